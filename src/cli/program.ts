@@ -1,0 +1,22 @@
+import { Command } from 'commander';
+import { registerMigrate } from './commands/migrate.js';
+import { registerTasks } from './commands/tasks.js';
+import type { CliContext } from './context.js';
+
+export const VERSION = '0.1.0';
+
+/** Builds the `kernelseek` command tree. Each command lives in its own file under commands/. */
+export function createProgram(ctx: CliContext): Command {
+  const program = new Command('kernelseek')
+    .description('Make GPU kernels faster with a question-driven coding agent, from Slack or a terminal.')
+    .version(VERSION)
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({
+      writeOut: (s) => ctx.stdout.write(s),
+      writeErr: (s) => ctx.stderr.write(s),
+    })
+    .exitOverride();
+  registerMigrate(program, ctx);
+  registerTasks(program, ctx);
+  return program;
+}

@@ -1,0 +1,122 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import pg from 'pg';
+import type { DbConfig } from '../config/index.js';
+import { REPO_ROOT } from '../config/index.js';
+import { AppError } from '../core/errors.js';
+import * as schema from './schema.js';
+
+/** The one database type repositories see, whichever driver is underneath. */
+export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
+
+export interface DatabaseHandle {
+  db: Database;
+  kind: DbConfig['kind'];
+  /** Applies pending migrations; safe to call any number of times, from several processes at once. */
+  migrate(): Promise<{ applied: number }>;
+  close(): Promise<void>;
+}
+
+export const MIGRATIONS_DIR = path.join(REPO_ROOT, 'migrations');
+
+/** An advisory-lock key shared by every KernelSeek process migrating the same Postgres database. */
+const MIGRATION_LOCK_KEY = 7_310_551_022;
+
+async function countApplied(query: (sql: string) => Promise<{ rows: unknown[] }>): Promise<number> {
+  try {
+    const { rows } = await query('select count(*)::int as n from drizzle.__drizzle_migrations');
+    return (rows[0] as { n: number }).n;
+  } catch {
+    return 0;
+  }
+}
+
+async function openPostgres(url: string): Promise<DatabaseHandle> {
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // An idle client's network error would otherwise crash the process.
+  pool.on('error', () => {});
+  try {
+    await pool.query('select 1');
+  } catch (cause) {
+    await pool.end().catch(() => {});
+    throw new AppError('db_unreachable', `Cannot connect to PostgreSQL at ${redact(url)}: ${(cause as Error).message}`, {
+      cause,
+      userMessage: `Cannot connect to PostgreSQL at ${redact(url)}. Is it running, and is DATABASE_URL right?`,
+    });
+  }
+  const db = drizzlePg(pool, { schema }) as unknown as Database;
+  return {
+    db,
+    kind: 'postgres',
+    async migrate() {
+      const lock = await pool.connect();
+      try {
+        await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+        const before = await countApplied((q) => lock.query(q));
+        await migratePg(drizzlePg(pool, { schema }), { migrationsFolder: MIGRATIONS_DIR });
+        return { applied: (await countApplied((q) => lock.query(q))) - before };
+      } finally {
+        await lock.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => {});
+        lock.release();
+      }
+    },
+    close: () => pool.end(),
+  };
+}
+
+async function openPglite(dataDir: string | null): Promise<DatabaseHandle> {
+  if (dataDir) await mkdir(path.dirname(dataDir), { recursive: true });
+  let client: PGlite;
+  try {
+    client = dataDir ? new PGlite(dataDir) : new PGlite();
+    await client.waitReady;
+  } catch (cause) {
+    throw new AppError('db_unavailable', `Cannot open the embedded database at ${dataDir}: ${(cause as Error).message}`, {
+      cause,
+      userMessage: `Cannot open the embedded database at ${dataDir}. Another KernelSeek process may hold it; stop it or set DATABASE_URL.`,
+    });
+  }
+  const db = drizzlePglite(client, { schema }) as unknown as Database;
+  return {
+    db,
+    kind: 'pglite',
+    async migrate() {
+      const before = await countApplied((q) => client.query(q));
+      await migratePglite(drizzlePglite(client, { schema }), { migrationsFolder: MIGRATIONS_DIR });
+      return { applied: (await countApplied((q) => client.query(q))) - before };
+    },
+    close: () => client.close(),
+  };
+}
+
+/**
+ * Opens the configured database: PostgreSQL for a URL, otherwise embedded PGlite in the data dir.
+ * `memory` opens a throwaway PGlite (tests).
+ */
+export async function openDatabase(config: DbConfig | { kind: 'memory' }): Promise<DatabaseHandle> {
+  switch (config.kind) {
+    case 'postgres':
+      return openPostgres(config.url);
+    case 'pglite':
+      return openPglite(config.dataDir);
+    case 'memory':
+      return openPglite(null);
+  }
+}
+
+/** A connection string with its password hidden, for messages. */
+export function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparseable URL)';
+  }
+}

@@ -1,0 +1,10 @@
+export { openDatabase, redact, MIGRATIONS_DIR, type Database, type DatabaseHandle } from './client.js';
+export { createStore, type Store } from './store.js';
+export * from './run-status.js';
+export type { Run, NewRun, UsageDelta } from './repositories/runs.js';
+export type { RunMessage, AgentStep, ToolCall } from './repositories/transcript.js';
+export type { Evaluation, NewEvaluation, EvaluationOutcome } from './repositories/evaluations.js';
+export type { Question, NewQuestion } from './repositories/questions.js';
+export type { BankEntryRow } from './repositories/bank.js';
+export type { DigestRow } from './repositories/digests.js';
+export * as tables from './schema.js';

@@ -1,0 +1,104 @@
+import { and, desc, eq, inArray, sql } from 'drizzle-orm';
+import { newRunId } from '../../core/ids.js';
+import type { Database } from '../client.js';
+import { allowedSources, isTerminal, type RunStatus } from '../run-status.js';
+import { runs } from '../schema.js';
+
+export type Run = typeof runs.$inferSelect;
+export type NewRun = Omit<typeof runs.$inferInsert, 'id' | 'status'> & { id?: string };
+
+export interface UsageDelta {
+  costUsd: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+}
+
+export function createRunRepository(db: Database) {
+  return {
+    async create(input: NewRun): Promise<Run> {
+      const [row] = await db
+        .insert(runs)
+        .values({ ...input, id: input.id ?? newRunId(), status: 'queued' })
+        .returning();
+      return row!;
+    },
+
+    async get(id: string): Promise<Run | undefined> {
+      const [row] = await db.select().from(runs).where(eq(runs.id, id));
+      return row;
+    },
+
+    async findByThread(channel: string, threadTs: string): Promise<Run | undefined> {
+      const [row] = await db
+        .select()
+        .from(runs)
+        .where(and(eq(runs.slackChannel, channel), eq(runs.slackThreadTs, threadTs)));
+      return row;
+    },
+
+    async list(options: { statuses?: RunStatus[]; limit?: number } = {}): Promise<Run[]> {
+      const query = db.select().from(runs);
+      const filtered = options.statuses?.length ? query.where(inArray(runs.status, options.statuses)) : query;
+      return filtered.orderBy(desc(runs.createdAt)).limit(options.limit ?? 50);
+    },
+
+    /**
+     * Moves a run to `to` if, and only if, it is in a state from which that move is legal.
+     * Returns the updated run, or undefined when another process moved it first or the move is illegal.
+     */
+    async transition(id: string, to: RunStatus, patch: Partial<Pick<Run, 'endReason' | 'error'>> = {}): Promise<Run | undefined> {
+      const now = new Date();
+      const [row] = await db
+        .update(runs)
+        .set({
+          status: to,
+          updatedAt: now,
+          ...(to === 'running' ? { startedAt: sql`coalesce(${runs.startedAt}, now())` } : {}),
+          ...(isTerminal(to) ? { finishedAt: now } : {}),
+          ...patch,
+        })
+        .where(and(eq(runs.id, id), inArray(runs.status, allowedSources(to))))
+        .returning();
+      return row;
+    },
+
+    async update(id: string, patch: Partial<Omit<Run, 'id' | 'status' | 'createdAt'>>): Promise<Run | undefined> {
+      const [row] = await db
+        .update(runs)
+        .set({ ...patch, updatedAt: new Date() })
+        .where(eq(runs.id, id))
+        .returning();
+      return row;
+    },
+
+    /** Adds model usage to the run's totals atomically (several turns never lose an increment). */
+    async addUsage(id: string, usage: UsageDelta & { steps?: number }): Promise<void> {
+      await db
+        .update(runs)
+        .set({
+          costUsd: sql`${runs.costUsd} + ${usage.costUsd}`,
+          inputTokens: sql`${runs.inputTokens} + ${usage.inputTokens}`,
+          outputTokens: sql`${runs.outputTokens} + ${usage.outputTokens}`,
+          cacheReadTokens: sql`${runs.cacheReadTokens} + ${usage.cacheReadTokens}`,
+          cacheWriteTokens: sql`${runs.cacheWriteTokens} + ${usage.cacheWriteTokens}`,
+          stepsUsed: sql`${runs.stepsUsed} + ${usage.steps ?? 0}`,
+          updatedAt: new Date(),
+        })
+        .where(eq(runs.id, id));
+    },
+
+    /** Records a correct candidate as the best if it beats the current best (atomic compare). */
+    async offerBest(id: string, evaluationId: number, speedup: number, speedupVsPeer: number | null): Promise<boolean> {
+      const rows = await db
+        .update(runs)
+        .set({ bestEvaluationId: evaluationId, bestSpeedup: speedup, bestSpeedupVsPeer: speedupVsPeer, updatedAt: new Date() })
+        .where(and(eq(runs.id, id), sql`(${runs.bestSpeedup} is null or ${runs.bestSpeedup} < ${speedup})`))
+        .returning({ id: runs.id });
+      return rows.length > 0;
+    },
+  };
+}
+
+export type RunRepository = ReturnType<typeof createRunRepository>;

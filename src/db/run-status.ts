@@ -1,0 +1,37 @@
+/**
+ * The run state machine.
+ *
+ *   queued ──▶ running ◀──▶ waiting        (a decision point waits for a question)
+ *                 │  ▲
+ *                 ▼  │
+ *               paused                      (a person paused it)
+ *   any live state ──▶ finished | stopped | failed   (terminal)
+ */
+export const RUN_STATUSES = ['queued', 'running', 'waiting', 'paused', 'finished', 'stopped', 'failed'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+export const LIVE_STATUSES = ['queued', 'running', 'waiting', 'paused'] as const satisfies readonly RunStatus[];
+export const TERMINAL_STATUSES = ['finished', 'stopped', 'failed'] as const satisfies readonly RunStatus[];
+
+const TRANSITIONS: Record<RunStatus, readonly RunStatus[]> = {
+  queued: ['running', 'paused', 'stopped', 'failed'],
+  running: ['waiting', 'paused', 'finished', 'stopped', 'failed'],
+  waiting: ['running', 'paused', 'finished', 'stopped', 'failed'],
+  paused: ['running', 'stopped', 'failed'],
+  finished: [],
+  stopped: [],
+  failed: [],
+};
+
+export function canTransition(from: RunStatus, to: RunStatus): boolean {
+  return TRANSITIONS[from].includes(to);
+}
+
+/** The states a run may be in for a move to `to` to be legal. */
+export function allowedSources(to: RunStatus): RunStatus[] {
+  return RUN_STATUSES.filter((from) => canTransition(from, to));
+}
+
+export function isTerminal(status: RunStatus): boolean {
+  return (TERMINAL_STATUSES as readonly RunStatus[]).includes(status);
+}

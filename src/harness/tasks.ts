@@ -1,0 +1,202 @@
+import { readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { isMap, isSeq, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
+import { UserInputError } from '../core/errors.js';
+import { evaluateExpression } from './expression.js';
+import { TaskSchema, type Task } from './task-schema.js';
+
+/** One problem in one task file, precise enough to fix without reading our code. */
+export interface TaskProblem {
+  file: string;
+  /** Dotted path to the field at fault (`scenarios.grid[0].rows`), empty for the whole file. */
+  field: string;
+  line: number | undefined;
+  message: string;
+}
+
+export interface Scenario {
+  id: string;
+  params: Record<string, number | string | boolean>;
+}
+
+export interface LoadedTask {
+  task: Task;
+  dir: string;
+  file: string;
+  scenarios: Scenario[];
+  quick: Scenario[];
+}
+
+export interface TaskCatalog {
+  tasks: LoadedTask[];
+  problems: TaskProblem[];
+}
+
+function formatPath(segments: readonly PropertyKey[]): string {
+  let out = '';
+  for (const s of segments) out += typeof s === 'number' ? `[${s}]` : out ? `.${String(s)}` : String(s);
+  return out;
+}
+
+/** The line of the YAML node at `segments`, or of its closest ancestor that exists. */
+function lineOf(root: YamlNode | null, segments: readonly PropertyKey[], counter: LineCounter): number | undefined {
+  let node: unknown = root;
+  let best: number | undefined = root?.range ? counter.linePos(root.range[0]).line : undefined;
+  for (const seg of segments) {
+    if (isMap(node)) {
+      const pair = node.items.find((p) => (p.key as { value?: unknown } | null)?.value === seg);
+      if (!pair) break;
+      const keyNode = pair.key as YamlNode | null;
+      if (keyNode?.range) best = counter.linePos(keyNode.range[0]).line;
+      node = pair.value;
+    } else if (isSeq(node) && typeof seg === 'number') {
+      node = node.items[seg];
+      const n = node as YamlNode | undefined;
+      if (n?.range) best = counter.linePos(n.range[0]).line;
+    } else break;
+  }
+  return best;
+}
+
+/** Expands a task's grid and list into scenarios with unique ids. */
+export function expandScenarios(task: Task): Scenario[] {
+  const out: Scenario[] = [];
+  const { params, grid, list, id } = task.scenarios;
+  const makeId = (p: Scenario['params']) =>
+    id.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
+      if (!(name in p)) throw new Error(`scenarios.id uses {${name}}, which is not a parameter`);
+      return String(p[name]);
+    });
+  grid.forEach((block, b) => {
+    const missing = params.filter((p) => !(p in block));
+    if (missing.length) throw new Error(`scenarios.grid[${b}] gives no values for ${missing.join(', ')}`);
+    let combos: Scenario['params'][] = [{}];
+    for (const p of params) {
+      const values = block[p] as (number | string | boolean)[];
+      combos = combos.flatMap((c) => values.map((v) => ({ ...c, [p]: v })));
+    }
+    for (const combo of combos) {
+      if (block.where && !evaluateExpression(block.where, combo as Record<string, number | boolean>)) continue;
+      out.push({ id: makeId(combo), params: combo });
+    }
+  });
+  list.forEach((item, i) => {
+    const missing = params.filter((p) => !(p in item));
+    if (missing.length) throw new Error(`scenarios.list[${i}] gives no values for ${missing.join(', ')}`);
+    out.push({ id: makeId(item), params: item });
+  });
+  const seen = new Set<string>();
+  for (const s of out) {
+    if (seen.has(s.id)) throw new Error(`scenario id '${s.id}' appears twice; make scenarios.id distinguish every parameter`);
+    seen.add(s.id);
+  }
+  return out;
+}
+
+/** Reads and validates one task.yaml. */
+export async function loadTask(file: string): Promise<{ task?: LoadedTask; problems: TaskProblem[] }> {
+  const rel = path.relative(process.cwd(), file) || file;
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    return { problems: [{ file: rel, field: '', line: undefined, message: `cannot read: ${(error as Error).message}` }] };
+  }
+  const counter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: counter });
+  if (doc.errors.length > 0) {
+    return {
+      problems: doc.errors.map((e) => ({
+        file: rel,
+        field: '',
+        line: e.linePos?.[0]?.line,
+        message: `invalid YAML: ${e.message.split('\n')[0]}`,
+      })),
+    };
+  }
+  const parsed = TaskSchema.safeParse(doc.toJS());
+  if (!parsed.success) {
+    return {
+      problems: parsed.error.issues.map((issue) => ({
+        file: rel,
+        field: formatPath(issue.path),
+        line: lineOf(doc.contents as YamlNode | null, issue.path, counter),
+        message: issue.message,
+      })),
+    };
+  }
+  const task = parsed.data;
+  const dir = path.dirname(file);
+  const problems: TaskProblem[] = [];
+  if (task.name !== path.basename(dir)) {
+    problems.push({ file: rel, field: 'name', line: lineOf(doc.contents as YamlNode, ['name'], counter), message: `must equal the folder name '${path.basename(dir)}'` });
+  }
+  try {
+    await stat(path.join(dir, task.kernel.baseline));
+  } catch {
+    problems.push({ file: rel, field: 'kernel.baseline', line: lineOf(doc.contents as YamlNode, ['kernel', 'baseline'], counter), message: `file ${task.kernel.baseline} not found next to task.yaml` });
+  }
+  let scenarios: Scenario[] = [];
+  try {
+    scenarios = expandScenarios(task);
+  } catch (error) {
+    problems.push({ file: rel, field: 'scenarios', line: lineOf(doc.contents as YamlNode, ['scenarios'], counter), message: (error as Error).message });
+  }
+  const byId = new Map(scenarios.map((s) => [s.id, s]));
+  const unknownQuick = task.scenarios.quick.filter((q) => !byId.has(q));
+  if (scenarios.length > 0 && unknownQuick.length > 0) {
+    problems.push({ file: rel, field: 'scenarios.quick', line: lineOf(doc.contents as YamlNode, ['scenarios', 'quick'], counter), message: `unknown scenario ids: ${unknownQuick.join(', ')}` });
+  }
+  if (problems.length > 0) return { problems };
+  const quick = task.scenarios.quick.map((q) => byId.get(q)!);
+  return { task: { task, dir, file, scenarios, quick }, problems: [] };
+}
+
+/**
+ * Loads every `kernels/<task>/task.yaml`. A broken file is reported with its path and the field at
+ * fault; it never hides the valid tasks.
+ */
+export async function loadTaskCatalog(kernelsDir: string): Promise<TaskCatalog> {
+  let entries: string[];
+  try {
+    entries = (await readdir(kernelsDir, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+  } catch (error) {
+    return { tasks: [], problems: [{ file: kernelsDir, field: '', line: undefined, message: `cannot read the tasks folder: ${(error as Error).message}` }] };
+  }
+  const results = await Promise.all(
+    entries.map(async (name) => {
+      const file = path.join(kernelsDir, name, 'task.yaml');
+      try {
+        await stat(file);
+      } catch {
+        return undefined; // not a task folder
+      }
+      return loadTask(file);
+    }),
+  );
+  const catalog: TaskCatalog = { tasks: [], problems: [] };
+  for (const r of results) {
+    if (!r) continue;
+    if (r.task) catalog.tasks.push(r.task);
+    catalog.problems.push(...r.problems);
+  }
+  return catalog;
+}
+
+/** Finds one task by name, with an error that lists the valid names. */
+export async function findTask(kernelsDir: string, name: string): Promise<LoadedTask> {
+  const catalog = await loadTaskCatalog(kernelsDir);
+  const hit = catalog.tasks.find((t) => t.task.name === name);
+  if (hit) return hit;
+  const broken = catalog.problems.filter((p) => p.file.includes(`${path.sep}${name}${path.sep}`));
+  if (broken.length > 0) {
+    throw new UserInputError(`Task '${name}' is invalid:\n${broken.map(formatProblem).join('\n')}`, { code: 'task_invalid' });
+  }
+  const names = catalog.tasks.map((t) => t.task.name).join(', ') || '(none)';
+  throw new UserInputError(`Unknown task '${name}'. Available tasks: ${names}.`, { code: 'task_unknown' });
+}
+
+export function formatProblem(p: TaskProblem): string {
+  const where = `${p.file}${p.line ? `:${p.line}` : ''}`;
+  return `${where}: ${p.field ? `${p.field}: ` : ''}${p.message}`;
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    // Integration tests share one Redis and one Postgres; each test isolates itself by name/schema.
+    pool: 'forks',
+    reporters: process.env.CI ? ['default'] : ['default'],
+  },
+});
