@@ -1,0 +1,78 @@
+import { z } from 'zod';
+
+/**
+ * The harness's result, schema `kernelseek.eval/1` (DESIGN §5). Fields may be added by the harness;
+ * none of those below may change meaning. Unknown fields are kept.
+ */
+export const EVAL_STATUSES = ['ok', 'compile_error', 'runtime_error', 'timeout', 'incorrect', 'rejected'] as const;
+export type EvalStatus = (typeof EVAL_STATUSES)[number];
+
+const nullableNumber = z.number().nullable();
+
+export const ScenarioResultSchema = z
+  .object({
+    id: z.string(),
+    params: z.record(z.string(), z.unknown()),
+    correct: z.boolean(),
+    max_abs_err: nullableNumber.optional(),
+    tolerance: nullableNumber.optional(),
+    time_ms: nullableNumber.optional(),
+    baseline_ms: nullableNumber.optional(),
+    peer_ms: z.record(z.string(), nullableNumber).optional(),
+    tflops: nullableNumber.optional(),
+    pct_of_peak: nullableNumber.optional(),
+    reason: z.string().nullable().optional(),
+  })
+  .loose();
+
+export const EvalResultSchema = z
+  .object({
+    schema: z.literal('kernelseek.eval/1'),
+    task: z.string(),
+    device: z.enum(['cpu', 'cuda']),
+    gpu: z.string().nullable().optional(),
+    arch: z.string().nullable().optional(),
+    status: z.enum(EVAL_STATUSES),
+    correct: z.boolean(),
+    summary: z
+      .object({
+        scenarios: z.number().int().nonnegative(),
+        correct: z.number().int().nonnegative(),
+        speedup_vs_baseline_geomean: nullableNumber,
+        speedup_vs_peer_geomean: z.record(z.string(), nullableNumber),
+        best_peer: z.string().nullable(),
+        pct_of_peak_median: nullableNumber,
+        seconds: z.number(),
+      })
+      .loose(),
+    scenarios: z.array(ScenarioResultSchema),
+    compile: z
+      .object({
+        seconds: nullableNumber,
+        registers: nullableNumber.optional(),
+        smem_bytes: nullableNumber.optional(),
+        spills: nullableNumber.optional(),
+        log: z.string(),
+      })
+      .loose(),
+    messages: z.array(z.string()),
+  })
+  .loose();
+
+export type EvalResult = z.infer<typeof EvalResultSchema>;
+export type ScenarioResult = z.infer<typeof ScenarioResultSchema>;
+
+/**
+ * What running the harness can come to. Candidate failures are results (with the harness's JSON);
+ * `harness_error` means no result could be produced at all (the harness crashed, or was killed at
+ * the hard time limit before it wrote one).
+ */
+export type EvalOutcome =
+  | { status: EvalStatus; result: EvalResult; wallSeconds: number }
+  | { status: 'harness_error'; message: string; stderrTail: string; wallSeconds: number };
+
+/** Speedup over the fastest peer (geomean), when the result has one. */
+export function speedupVsBestPeer(result: EvalResult): number | null {
+  const best = result.summary.best_peer;
+  return best ? (result.summary.speedup_vs_peer_geomean[best] ?? null) : null;
+}

@@ -1,0 +1,70 @@
+import type { EvalOutcome } from '../harness/result.js';
+
+/**
+ * How the agent (and `kernelseek eval`) gets work done on GPU hosts. Two implementations: BullMQ over
+ * Redis for `serve` and `--remote`, and an in-process one for `kernelseek run`/`eval` (no Redis).
+ */
+
+/** One candidate to evaluate. The task folder comes from the executor's trusted checkout, by name. */
+export interface EvaluationRequest {
+  task: string;
+  /** The candidate's source: exactly one file. */
+  source: string;
+  /** The file name the task expects (task.yaml kernel.file), e.g. `kernel.cu`. */
+  fileName: string;
+  /** `all`, `quick`, or a scenario filter. */
+  scenarios: string;
+  /** Which pool evaluates it: `cpu` tasks anywhere, cuda tasks on workers of this architecture. */
+  arch?: string;
+  /** With a run and an evaluation number the job id is deterministic: a retry never runs twice. */
+  runId?: string;
+  seq?: number;
+}
+
+export interface EvaluationProgress {
+  phase: string;
+  /** Scenario index and count, when the phase is per scenario. */
+  i?: number;
+  n?: number;
+  message?: string;
+}
+
+export type EvaluationOutcome = EvalOutcome & {
+  jobId: string;
+  /** Host and GPU index that ran it, e.g. `gpu-host-1/0`. */
+  worker: string;
+  gpu: string | null;
+};
+
+/** A command to run on a GPU host against a snapshot of a run's workspace. */
+export interface GpuBashRequest {
+  runId: string;
+  seq: number;
+  command: string;
+  /** The workspace as a gzipped tar archive (size-capped by the producer). */
+  archive: Buffer;
+  timeoutSeconds: number;
+  arch?: string;
+}
+
+export interface GpuBashResult {
+  exitCode: number | null;
+  /** stdout and stderr interleaved, head and tail kept when over the cap. */
+  output: string;
+  truncated: boolean;
+  timedOut: boolean;
+  durationMs: number;
+  worker: string;
+  gpu: string | null;
+}
+
+export interface DispatchOptions {
+  signal?: AbortSignal;
+  onProgress?: (progress: EvaluationProgress) => void;
+}
+
+export interface Dispatcher {
+  evaluate(request: EvaluationRequest, options?: DispatchOptions): Promise<EvaluationOutcome>;
+  gpuBash(request: GpuBashRequest, options?: DispatchOptions): Promise<GpuBashResult>;
+  close(): Promise<void>;
+}
