@@ -72,6 +72,7 @@ CREATE TABLE "questions" (
 	"text" text NOT NULL,
 	"author" text NOT NULL,
 	"trigger" text,
+	"evidence" jsonb,
 	"external_id" text,
 	"eval_seq_at_ask" integer DEFAULT 0 NOT NULL,
 	"best_before" double precision,

@@ -176,6 +176,8 @@ export const questions = pgTable(
     text: text('text').notNull(),
     author: text('author').notNull(),
     trigger: text('trigger'),
+    /** Measured evidence the question was asked with (filled placeholders, decision-point figures). */
+    evidence: jsonb('evidence').$type<Record<string, unknown>>(),
     /** Idempotency key from the channel it came through (e.g. the Slack message ts). */
     externalId: text('external_id'),
     evalSeqAtAsk: integer('eval_seq_at_ask').notNull().default(0),
