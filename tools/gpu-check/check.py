@@ -10,6 +10,12 @@ peers (CUDA events, L2 flushed before each rep, median) on the scenarios picked 
       [--only SUBSTR] [--time all|quick|none|SUBSTR,...] [--seeds 2] [--reps 10]
       [--budget SECONDS] [--log out.jsonl]
 
+Without a GPU, `--device cpu` with a C++ stand-in of the kernel (standins/*.cpp, same signature,
+bf16 as uint16_t) exercises this tool, reference.py and the tolerance rule on small scenarios:
+  python3 tools/gpu-check/check.py kernels/flash_attn_fwd tools/gpu-check/standins/flash_attn_fwd.cpp \
+      --device cpu --only sq113 --time none
+run_device.sh is the one-call GPU run (both tasks, full logs under $OUT); summary.py condenses its log.
+
 Uses the standard library, torch and PyYAML (to read task.yaml). Not the harness: no process
 isolation, no anti-cheat; it is a tool to verify task folders and baselines.
 """
