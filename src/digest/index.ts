@@ -1,0 +1,1 @@
+export { computeDigest } from './compute.js';
