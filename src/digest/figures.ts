@@ -52,6 +52,11 @@ export const DigestTaskSchema = z.object({
   best: DigestBestSchema.nullable(),
   /** The best counted candidate before the window, for "up from"; null when there was none. */
   previousBest: speedup,
+  /**
+   * Each new best of the window in time order: a counted candidate that beat the best before it
+   * (the previous best, or the baseline at 1.0). The digest's chart is drawn from these.
+   */
+  progress: z.array(z.object({ at: iso, speedup: z.number() })),
   harnessSeconds: z.number(),
   costUsd: z.number(),
 });

@@ -100,6 +100,17 @@ function bestOf(evals: DigestEvaluationRow[]): DigestBest | null {
   };
 }
 
+function progressOf(evals: DigestEvaluationRow[], previousBest: number | null): DigestTask['progress'] {
+  let best = previousBest ?? 1;
+  const out: DigestTask['progress'] = [];
+  for (const e of [...evals].sort((a, b) => a.finishedAt.getTime() - b.finishedAt.getTime() || a.id - b.id)) {
+    if (!countsForBest(e) || !e.runId || !(e.speedupVsBaseline! > best)) continue;
+    best = e.speedupVsBaseline!;
+    out.push({ at: e.finishedAt.toISOString(), speedup: best });
+  }
+  return out;
+}
+
 function summarizeTasks(rows: DigestRows): DigestTask[] {
   const runArch = new Map(rows.runs.map((r) => [r.id, r.arch]));
   const lines = new Map<string, { task: string; arch: string | null; evals: DigestEvaluationRow[]; runs: Set<string>; costUsd: number }>();
@@ -127,17 +138,21 @@ function summarizeTasks(rows: DigestRows): DigestTask[] {
   }
   const previous = new Map(rows.previousBests.map((p) => [keyOf(p.task, p.arch), p.best]));
   return [...lines.values()]
-    .map((l) => ({
-      task: l.task,
-      arch: l.arch,
-      runs: l.runs.size,
-      evaluations: l.evals.length,
-      correct: l.evals.filter(countsForBest).length,
-      best: bestOf(l.evals),
-      previousBest: previous.get(keyOf(l.task, l.arch)) ?? null,
-      harnessSeconds: sumOf(l.evals.map((e) => e.harnessSeconds ?? 0)),
-      costUsd: l.costUsd,
-    }))
+    .map((l) => {
+      const previousBest = previous.get(keyOf(l.task, l.arch)) ?? null;
+      return {
+        task: l.task,
+        arch: l.arch,
+        runs: l.runs.size,
+        evaluations: l.evals.length,
+        correct: l.evals.filter(countsForBest).length,
+        best: bestOf(l.evals),
+        previousBest,
+        progress: progressOf(l.evals, previousBest),
+        harnessSeconds: sumOf(l.evals.map((e) => e.harnessSeconds ?? 0)),
+        costUsd: l.costUsd,
+      };
+    })
     .sort((a, b) => a.task.localeCompare(b.task) || (a.arch ?? '').localeCompare(b.arch ?? '', 'en', { numeric: true }));
 }
 

@@ -36,21 +36,23 @@ describe.each(BACKENDS)('computeDigest over a seeded store (%s)', (backend) => {
     const f = await computeDigest(t.store, WINDOW);
     expect(f.tasks).toEqual([
       {
-        task: 'cpu_softmax', arch: 'cpu', runs: 1, evaluations: 1, correct: 1, previousBest: null, harnessSeconds: 4, costUsd: 0,
+        task: 'cpu_softmax', arch: 'cpu', runs: 1, evaluations: 1, correct: 1, previousBest: null, progress: [{ at: '2026-03-14T08:45:00.000Z', speedup: 2 }], harnessSeconds: 4, costUsd: 0,
         best: { speedupVsBaseline: 2, speedupVsPeer: null, peer: null, runId: 'ks-run4', evaluationId: ids.evals.e8, seq: 1, at: '2026-03-14T08:45:00.000Z' },
       },
       {
         // The quick-subset 2.0x and the rejected 3.0x do not count; the ad-hoc 5.0x is not a run's.
-        task: 'flash_attn_fwd', arch: 'sm_90', runs: 1, evaluations: 3, correct: 1, previousBest: null, harnessSeconds: 85, costUsd: 1,
+        task: 'flash_attn_fwd', arch: 'sm_90', runs: 1, evaluations: 3, correct: 1, previousBest: null, progress: [{ at: '2026-03-13T11:30:00.000Z', speedup: 1.125 }], harnessSeconds: 85, costUsd: 1,
         best: { speedupVsBaseline: 1.125, speedupVsPeer: 0.5, peer: 'cudnn', runId: 'ks-run3', evaluationId: ids.evals.e5, seq: 1, at: '2026-03-13T11:30:00.000Z' },
       },
       {
         // Two candidates at 1.5x: the earlier one is the best. Up from 1.25x (the quick 1.1x never counted).
-        task: 'rmsnorm', arch: 'sm_90', runs: 2, evaluations: 4, correct: 2, previousBest: 1.25, harnessSeconds: 62.5, costUsd: 0.875,
+        task: 'rmsnorm', arch: 'sm_90', runs: 2, evaluations: 4, correct: 2, previousBest: 1.25,
+        // The second 1.5x is no new best.
+        progress: [{ at: '2026-03-13T10:00:00.000Z', speedup: 1.5 }], harnessSeconds: 62.5, costUsd: 0.875,
         best: { speedupVsBaseline: 1.5, speedupVsPeer: 0.875, peer: 'torch_compile', runId: 'ks-run1', evaluationId: ids.evals.e1, seq: 3, at: '2026-03-13T10:00:00.000Z' },
       },
       // Model calls but no evaluation: the line shows money spent without a candidate.
-      { task: 'rmsnorm', arch: 'sm_100', runs: 1, evaluations: 0, correct: 0, previousBest: null, harnessSeconds: 0, costUsd: 0.0625, best: null },
+      { task: 'rmsnorm', arch: 'sm_100', runs: 1, evaluations: 0, correct: 0, previousBest: null, progress: [], harnessSeconds: 0, costUsd: 0.0625, best: null },
     ]);
   });
 
@@ -95,7 +97,7 @@ describe.each(BACKENDS)('computeDigest over a seeded store (%s)', (backend) => {
   it('moves with the window: the next day sees the late evaluation, not yesterday’s', async () => {
     const next = await computeDigest(t.store, { from: WINDOW.to, to: at('2026-03-15T09:00:00Z') });
     expect(next.evaluations.total).toBe(1);
-    expect(next.tasks.find((l) => l.task === 'rmsnorm')).toMatchObject({ arch: 'sm_90', previousBest: 1.5, best: { speedupVsBaseline: 4, evaluationId: ids.evals.e10 } });
+    expect(next.tasks.find((l) => l.task === 'rmsnorm')).toMatchObject({ arch: 'sm_90', previousBest: 1.5, progress: [{ at: '2026-03-14T09:00:00.000Z', speedup: 4 }], best: { speedupVsBaseline: 4, evaluationId: ids.evals.e10 } });
     expect(next.questions).toMatchObject({ human: 1, bank: 0, people: 1, top: [] });
     expect(next.model).toEqual({ costUsd: 2, steps: 1, inputTokens: 1, outputTokens: 1 });
     expect(next.runs.list.map((r) => [r.id, r.state])).toEqual([
