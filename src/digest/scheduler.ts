@@ -62,15 +62,26 @@ export async function scheduleDigests(
 }
 
 /**
+ * Who claims a digest: this job, in every attempt of it, and no other. A scheduler's job ids repeat
+ * in another queue (`repeat:<scheduler>:<time>`), so the queue and the job's creation time are part of it.
+ */
+export function claimOwnerOf(job: Pick<Job, 'id' | 'timestamp' | 'queueQualifiedName'>): string {
+  return `${job.queueQualifiedName}/${job.id}@${job.timestamp}`;
+}
+
+/**
  * Processes one digest job: the window ends at the time the job was scheduled for (a job that runs
  * late still reports on its own day). Failures no retry can fix fail the job at once.
  */
-export async function processDigestJob(deps: DigestDeps, job: Pick<Job, 'id' | 'data' | 'opts' | 'timestamp'>): Promise<DeliveryResult> {
+export async function processDigestJob(
+  deps: DigestDeps,
+  job: Pick<Job, 'id' | 'data' | 'opts' | 'timestamp' | 'queueQualifiedName'>,
+): Promise<DeliveryResult> {
   const parsed = ScheduledDigestJobSchema.safeParse(job.data);
   if (!parsed.success) throw new UnrecoverableError(`digest job ${job.id} has invalid data: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
   const scheduledAt = new Date(job.opts.prevMillis ?? job.timestamp);
   try {
-    return await deliverScheduledDigest(deps, { channel: parsed.data.channel, scheduledAt, owner: String(job.id) });
+    return await deliverScheduledDigest(deps, { channel: parsed.data.channel, scheduledAt, owner: claimOwnerOf(job) });
   } catch (error) {
     if (error instanceof NonRetryableError) throw new UnrecoverableError(error.message);
     throw error;

@@ -133,7 +133,7 @@ describe.each(BACKENDS)('posting the digest through Slack’s Web API (%s)', (ba
     expect((error as NonRetryableError).userMessage).toBe('The KernelSeek bot cannot post in C0DIGEST: check DIGEST_CHANNEL and invite the bot (/invite @KernelSeek).');
     // As a queue job the same failure is unrecoverable: BullMQ does not retry it.
     slack.failNext('chat.postMessage', { error: 'not_in_channel' });
-    const job = { id: 'job-a', data: { channel: CHANNEL }, opts: { prevMillis: NINE.getTime() }, timestamp: NINE.getTime() };
+    const job = { id: 'job-a', queueQualifiedName: 'bull:digest', data: { channel: CHANNEL }, opts: { prevMillis: NINE.getTime() }, timestamp: NINE.getTime() };
     await expect(processDigestJob(deps, job)).rejects.toBeInstanceOf(UnrecoverableError);
     await expect(processDigestJob(deps, { ...job, data: { channel: '#general' } })).rejects.toThrow(/Slack channel id/);
   });
