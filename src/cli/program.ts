@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerDigest } from './commands/digest.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerTasks } from './commands/tasks.js';
 import type { CliContext } from './context.js';
@@ -18,5 +19,6 @@ export function createProgram(ctx: CliContext): Command {
     .exitOverride();
   registerMigrate(program, ctx);
   registerTasks(program, ctx);
+  registerDigest(program, ctx);
   return program;
 }

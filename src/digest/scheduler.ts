@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { DigestConfig } from '../config/index.js';
 import { NonRetryableError } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
+import { chartTextRenders } from './charts.js';
 import { deliverScheduledDigest, type DeliveryResult, type DigestDeps } from './deliver.js';
 
 /** The BullMQ queue of digest jobs (the queue catalog's `digest` kind). */
@@ -116,6 +117,9 @@ export async function startDigestScheduler(options: {
   const { scheduled, removed } = await scheduleDigests(queue, options.config);
   if (removed.length) log.info({ removed }, 'removed digest schedulers for channels no longer configured');
   log.info({ scheduled, cron: options.config.cron, tz: options.config.timezone }, scheduled ? 'digest scheduled' : 'no DIGEST_CHANNEL: no scheduled digest');
+  if (scheduled && !chartTextRenders(options.deps.chart)) {
+    log.warn('no font found: digest charts will have blank labels; install a TrueType font (e.g. Debian fonts-dejavu-core)');
+  }
   const worker = new Worker(name, (job) => processDigestJob({ ...options.deps, logger: options.deps.logger ?? log }, job), { ...base, concurrency: 1 });
   worker.on('failed', (job, err) => log.error({ err, jobId: job?.id, attempts: job?.attemptsMade }, 'digest job failed'));
   worker.on('error', (err) => log.error({ err }, 'digest worker error'));
