@@ -19,7 +19,7 @@ export function registerBankLint(bank: Command, ctx: CliContext): void {
           names.map((n) => `${n} ${result.entries.filter((e) => pick(e).includes(n)).length}`).join(', ');
         writeLine(
           ctx.stdout,
-          `${result.problems.length === 0 ? 'ok' : `${result.problems.length} problem(s)`}: ${result.entries.length} valid questions in ${result.files.length} file(s), ${result.terms.length} terms.` +
+          `${result.problems.length === 0 ? 'ok' : `${result.problems.length} problem(s)`}: ${result.entries.length} valid question(s) in ${result.files.length} file(s), ${result.terms.length} terms.` +
             `\n  triggers: ${count((e) => e.triggers, TRIGGERS)}\n  kinds: ${count((e) => [e.kind], KINDS)}`,
         );
       }
