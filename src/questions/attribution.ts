@@ -1,6 +1,6 @@
 import type { Store } from '../db/index.js';
 import { isTerminal, type RunStatus } from '../db/index.js';
-import { createBankAttributionRepository, type EvaluationScore } from '../db/repositories/bank-attribution.js';
+import { createBankAttributionRepository, type AttributionUpdate, type EvaluationScore } from '../db/repositories/bank-attribution.js';
 import { isCorrect } from './evidence.js';
 
 /** Evaluations after a question over which its effect is measured, unless the caller says otherwise. */
@@ -75,13 +75,15 @@ export async function attributeGains(store: Store, options: { k?: number } = {})
     byRun.set(s.runId!, list);
   }
   const report: AttributionReport = { examined: open.length, updated: 0, finalized: 0 };
+  const changed: AttributionUpdate[] = [];
   for (const q of open) {
     const status = statuses.get(q.runId) as RunStatus | undefined;
     const a = attributeQuestion(q, byRun.get(q.runId) ?? [], { k, runEnded: status !== undefined && isTerminal(status) });
     if (a.bestBefore === q.bestBefore && a.bestAfter === q.bestAfter && a.gain === q.gain && a.evalsAfter === q.evalsAfter) continue;
-    await repo.recordAttribution(q.id, a);
-    report.updated += 1;
+    changed.push({ id: q.id, ...a });
     if (a.gain !== null && q.gain === null) report.finalized += 1;
   }
+  await repo.recordAttributions(changed);
+  report.updated = changed.length;
   return report;
 }

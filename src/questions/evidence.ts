@@ -19,7 +19,7 @@ interface EvidenceSpec {
  * something going wrong are absent when zero: a question that states one presupposes there is some.
  */
 export const EVIDENCE = {
-  evals: { format: 'count', description: 'evaluations finished in this run' },
+  evals: { format: 'count', description: 'evaluations finished in this run; absent before the first' },
   evals_since_gain: { format: 'count', description: 'evaluations since the last new best (all of them when there was none); absent when the latest was a new best' },
   best_speedup: { format: 'speedup', description: 'best correct speedup over the baseline (geomean), e.g. 1.23x' },
   best_vs_peer: { format: 'speedup', description: "the best candidate's speedup over the strongest peer (geomean)" },
@@ -123,7 +123,8 @@ function addScenarioEvidence(out: Evidence, result: EvalResult, slowestN: number
 export function computeEvidence(history: readonly EvaluationRecord[], options: { slowestN?: number; target?: number } = {}): Evidence {
   const slowestN = options.slowestN ?? 3;
   const finished = history.filter((e) => e.status !== 'pending' && e.seq != null).sort((a, b) => a.seq! - b.seq!);
-  const out: Evidence = { evals: finished.length };
+  const out: Evidence = {};
+  if (finished.length > 0) out.evals = finished.length;
   if (options.target !== undefined && Number.isFinite(options.target)) out.target = options.target;
 
   // The baseline kernel is correct by definition and is 1.00x: the best never starts lower.
