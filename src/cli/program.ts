@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerBank } from './commands/bank.js';
 import { registerDigest } from './commands/digest.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerTasks } from './commands/tasks.js';
@@ -19,6 +20,7 @@ export function createProgram(ctx: CliContext): Command {
     .exitOverride();
   registerMigrate(program, ctx);
   registerTasks(program, ctx);
+  registerBank(program, ctx);
   registerDigest(program, ctx);
   return program;
 }
