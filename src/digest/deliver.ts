@@ -3,6 +3,7 @@ import type { Store } from '../db/index.js';
 import { createDigestDeliveryRepository } from '../db/repositories/digest-delivery.js';
 import { AppError, describeError, NonRetryableError } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
+import { attributeGains } from '../questions/index.js';
 import { renderDigestBlocks, digestHeadline } from './blocks.js';
 import { digestChartPoints } from './chart-data.js';
 import { renderSpeedupChart, type SpeedupChartOptions } from './charts.js';
@@ -60,13 +61,22 @@ async function postChart(deps: DigestDeps, channel: string, figures: DigestFigur
 }
 
 /**
+ * The figures of a window after bringing gain attribution up to date, so "the questions that preceded
+ * the largest gains" include gains reached since the engine last attributed.
+ */
+export async function computeCurrentDigest(store: Store, window: { from: Date; to: Date }): Promise<DigestFigures> {
+  await attributeGains(store);
+  return computeDigest(store, window);
+}
+
+/**
  * Posts a digest of the last `since` (default 24 h) to `channel` now: what `/kernelseek digest` and
  * `kernelseek digest --post` do. Not tied to the daily claim: asking twice posts twice. A chart that
  * cannot be uploaded does not hold back the message; the result says so.
  */
 export async function postDigestNow(deps: DigestDeps, request: { channel: string; since?: string }): Promise<PostedDigest> {
   const window = windowSince(request.since ?? '24h', (deps.now ?? (() => new Date()))());
-  const figures = await computeDigest(deps.store, window);
+  const figures = await computeCurrentDigest(deps.store, window);
   const title = 'KernelSeek digest';
   const options = { timeZone: deps.timeZone, title };
   const { ts } = await deps.poster.postMessage(request.channel, renderDigestBlocks(figures, options), digestHeadline(figures, options));
@@ -94,7 +104,7 @@ export async function deliverScheduledDigest(
   const { from, to, day } = scheduledWindow(request.scheduledAt, deps.timeZone);
   let row = await store.digests.find(request.channel, day);
   if (!row) {
-    const figures = await computeDigest(store, { from, to });
+    const figures = await computeCurrentDigest(store, { from, to });
     const payload: StoredDigest = { claimedBy: request.owner, timeZone: deps.timeZone, chart: 'pending', figures };
     row = (await store.digests.claim({ channel: request.channel, day, windowStart: from, windowEnd: to, payload })) ?? (await store.digests.find(request.channel, day));
     if (!row) throw new AppError('digest_claim_lost', `digest ${request.channel}/${day}: claim neither inserted nor found`);

@@ -12,6 +12,7 @@ export { renderDigestText } from './text.js';
 export { createSlackWebClient, createWebApiDigestPoster, classifySlackError, type DigestPoster } from './poster.js';
 export {
   postDigestNow,
+  computeCurrentDigest,
   deliverScheduledDigest,
   StoredDigestSchema,
   type StoredDigest,

@@ -67,10 +67,9 @@ export function renderDigestText(f: DigestFigures, options: { timeZone: string; 
     out.push(
       ...indent(
         columns(
-          ['gain', '', 'run', 'task', 'asked by', 'question'],
+          ['gain', 'run', 'task', 'asked by', 'question'],
           f.questions.top.map((q) => [
-            formatSpeedup(q.gain),
-            q.final ? '' : 'so far',
+            q.final ? formatSpeedup(q.gain) : `${formatSpeedup(q.gain)} so far`,
             q.runId,
             q.task,
             q.source === 'bank' ? `bank:${q.bankId ?? '?'}` : q.author,

@@ -12,7 +12,7 @@ import {
   type DigestDeps,
 } from '../../src/digest/index.js';
 import { BACKENDS, createTestDatabase, type TestDatabase } from '../support/db.js';
-import { at } from './factories.js';
+import { at, insertEvaluation, insertQuestion, insertRun } from './factories.js';
 import { startFakeSlack, type FakeSlack } from './fake-slack.js';
 import { decodePng } from './png.js';
 import { seedDigestScenario } from './scenario.js';
@@ -54,6 +54,23 @@ describe.each(BACKENDS)('posting the digest through Slack’s Web API (%s)', (ba
     expect(file).toMatchObject({ channel: CHANNEL, filename: 'kernelseek-digest-202603140900.png', title: 'KernelSeek digest' });
     const png = decodePng(file!.bytes);
     expect({ width: png.width, height: png.height }).toEqual(chartPixelSize(CHART));
+  });
+
+  it('brings gain attribution up to date before it lists the questions that preceded gains', async () => {
+    await insertRun(t.store, { id: 'ks-attr', task: 'rmsnorm', createdAt: at('2026-03-13T08:00:00Z') });
+    await insertEvaluation(t.store, { runId: 'ks-attr', seq: 1, task: 'rmsnorm', status: 'ok', correct: true, speedupVsBaseline: 1.25, finishedAt: at('2026-03-13T08:30:00Z') });
+    // Asked after evaluation 1; nothing has attributed it yet.
+    const id = await insertQuestion(t.store, { runId: 'ks-attr', source: 'human', author: 'U0FRANK', text: 'Is the limit you found real?', createdAt: at('2026-03-13T09:30:00Z'), evalSeqAtAsk: 1 });
+    const speedups = [1.1, 2, 1.5, null, 1.9];
+    for (const [i, s] of speedups.entries()) {
+      await insertEvaluation(t.store, {
+        runId: 'ks-attr', seq: i + 2, task: 'rmsnorm', status: s === null ? 'incorrect' : 'ok', correct: s !== null, speedupVsBaseline: s,
+        finishedAt: at(`2026-03-13T1${i}:00:00Z`),
+      });
+    }
+    const posted = await postDigestNow(deps, { channel: CHANNEL });
+    expect(posted.figures.questions.top).toMatchObject([{ questionId: id, bestBefore: 1.25, bestAfter: 2, gain: 1.6, final: true, realizedAt: '2026-03-13T11:00:00.000Z' }]);
+    expect(JSON.stringify(slack.messages[0]!.blocks)).toContain('• *1.60x* after “Is the limit you found real?” — <@U0FRANK>, `ks-attr` rmsnorm');
   });
 
   it('posts a quiet day as one line and no chart', async () => {
@@ -131,9 +148,11 @@ describe.each(BACKENDS)('posting the digest through Slack’s Web API (%s)', (ba
     const error = await deliverScheduledDigest(deps, { channel: CHANNEL, scheduledAt: NINE, owner: 'job-a' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NonRetryableError);
     expect((error as NonRetryableError).userMessage).toBe('The KernelSeek bot cannot post in C0DIGEST: check DIGEST_CHANNEL and invite the bot (/invite @KernelSeek).');
-    // As a queue job the same failure is unrecoverable: BullMQ does not retry it.
+    expect((await t.store.digests.find(CHANNEL, '2026-03-14'))!.sentAt).toBeNull();
+    // As a queue job (the next day's) the same failure is unrecoverable: BullMQ does not retry it.
     slack.failNext('chat.postMessage', { error: 'not_in_channel' });
-    const job = { id: 'job-a', queueQualifiedName: 'bull:digest', data: { channel: CHANNEL }, opts: { prevMillis: NINE.getTime() }, timestamp: NINE.getTime() };
+    const nextDay = at('2026-03-15T09:00:00Z').getTime();
+    const job = { id: 'job-a', queueQualifiedName: 'bull:digest', data: { channel: CHANNEL }, opts: { prevMillis: nextDay }, timestamp: nextDay };
     await expect(processDigestJob(deps, job)).rejects.toBeInstanceOf(UnrecoverableError);
     await expect(processDigestJob(deps, { ...job, data: { channel: '#general' } })).rejects.toThrow(/Slack channel id/);
   });

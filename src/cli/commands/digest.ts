@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { UserInputError } from '../../core/errors.js';
 import { createStore, openDatabase } from '../../db/index.js';
 import {
-  computeDigest,
+  computeCurrentDigest,
   createSlackWebClient,
   createWebApiDigestPoster,
   digestChartPoints,
@@ -73,7 +73,7 @@ export function registerDigest(program: Command, ctx: CliContext): void {
         await handle.migrate();
         const store = createStore(handle.db);
         const show = opts.json || opts.print || !opts.post;
-        const figures = show || opts.chart ? await computeDigest(store, window) : undefined;
+        const figures = show || opts.chart ? await computeCurrentDigest(store, window) : undefined;
         if (figures && opts.json) writeLine(ctx.stdout, JSON.stringify(figures, null, 2));
         else if (figures && show) writeLine(ctx.stdout, renderDigestText(figures, { timeZone }));
         if (figures && opts.chart) {
