@@ -147,7 +147,9 @@ def _unseen_work(entry, samples):
     entry["tail_ms"] = tail
     if cand_gap is None:
         return
-    ref_gap = ref_gap if ref_gap is not None else 0.0
+    if ref_gap is None:   # the overhead is calibrated on the baseline, built and called the same way
+        entry["wall_check"] = "skipped: needs the baseline (--no-baseline was given)"
+        return
     excess = cand_gap - ref_gap
     limit = max(0.015, 0.1 * (entry["time_ms"] or 0))
     if excess > limit:

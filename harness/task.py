@@ -28,6 +28,7 @@ TOP_LEVEL = ("schema", "name", "summary", "device", "architectures", "kernel", "
              "metrics", "peak", "peers", "goal", "plausibility", "denylist", "timing", "cpu_threads")
 TIMING_DEFAULTS = {"target_rse": 0.005, "min_reps": 10, "max_reps": 2000, "max_seconds": 1.0,
                    "warmup_reps": 3}
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader when PyYAML has it
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -187,7 +188,7 @@ def load_task(task_dir):
     if not yaml_path.is_file():
         raise TaskError(where, "file not found (a task folder needs task.yaml)")
     try:
-        data = yaml.safe_load(yaml_path.read_text(encoding="utf-8"))
+        data = yaml.load(yaml_path.read_text(encoding="utf-8"), Loader=_YAML_LOADER)
     except yaml.YAMLError as exc:
         raise TaskError(where, f"invalid YAML: {exc}") from None
     warnings = []
