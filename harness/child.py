@@ -278,7 +278,13 @@ class Child:
                     try:
                         rc, ms, wall, tail = dev.timed_call(
                             lambda: self._run_impl(name, sets[k], outs[k], scalars, params))
-                    except RuntimeError as exc:
+                    except Exception as exc:
+                        if not native:   # a peer that fails mid-way is left out, not blamed on anyone
+                            self._sync_checked(name)
+                            unsupported[name[5:]] = f"failed during timing: {type(exc).__name__}: {exc}"
+                            impls.remove(name)
+                            del samples[name]
+                            continue
                         raise CallFailed(f"{name}: {exc}") from None
                     self.mark("")
                     s = samples[name]
