@@ -213,7 +213,8 @@ def _run_scenarios(ctx, scenarios, result, base_seed, t0, workdir, progress):
                 run_timing(ctx, scenario, entry, derive_seed(base_seed, scenario.id, "time"), rng_master)
                 scenario_figures(entry, ctx.task, scenario)
         except ChildFailure as exc:
-            ctx.child = None   # killed or dead; restarted for the next scenario
+            ctx.child.close()   # dead, hung or in an unknown state: a fresh one for the next scenario
+            ctx.child = None
             if exc.kind == "timeout":
                 entry.update(status="timeout", correct=False, reason=str(exc))
             elif exc.kind == "harness":
