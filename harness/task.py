@@ -17,7 +17,7 @@ import yaml
 
 from . import exprs
 from .errors import TaskError
-from .scenarios import Scenario, expand_scenarios
+from .scenarios import expand_scenarios
 
 SCHEMA = "kernelseek.task/1"
 DTYPES = ("float32", "float16", "bfloat16", "int32", "int64")

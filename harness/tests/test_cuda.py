@@ -14,7 +14,7 @@ from harness.adversarial.run import load_manifest, run_entry
 from harness.build import default_cache_dir
 from harness.schema import validate_result
 
-from .conftest import HAS_CUDA, NO_CUDA_REASON, REPO, cuda_task
+from .conftest import REPO, cuda_task
 
 MANIFEST = REPO / "harness" / "adversarial" / "cuda" / "manifest.yaml"
 TASK_DIR, ENTRIES = load_manifest(MANIFEST)

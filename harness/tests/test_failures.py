@@ -2,8 +2,6 @@
 
 import json
 
-import pytest
-
 from harness.schema import validate_result
 
 from .conftest import CPU_TASK
