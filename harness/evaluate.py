@@ -192,7 +192,7 @@ def _run_scenarios(ctx, scenarios, result, base_seed, t0, workdir, progress):
         entry = result["scenarios"][i]
         elapsed = time.monotonic() - t0
         if elapsed > ctx.opts.timeout:
-            _stop(result, "timeout", f"the evaluation's time limit ({ctx.opts.timeout:.0f} s) was reached after "
+            _stop(result, "timeout", f"the evaluation's time limit ({ctx.opts.timeout:g} s) was reached after "
                                      f"{i} of {n} scenarios; the rest were not run")
             _skip_rest(result, i, "not run: the evaluation's time limit was reached")
             return
