@@ -81,6 +81,7 @@ c=$(cap 400 15)
 run_step pytest "$c" "$PY" -m pytest -v -rs --junitxml="$OUT/pytest.xml" \
   harness/tests/test_cuda.py harness/tests/test_task_loading.py harness/tests/test_scenarios.py \
   harness/tests/test_tolerance.py harness/tests/test_static_checks.py harness/tests/test_tools.py \
+  harness/tests/test_timing_rules.py \
   harness/tests/test_cpu_eval.py \
   --deselect harness/tests/test_cuda.py::test_cuda_candidate_caught_at_run_time
 

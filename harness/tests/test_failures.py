@@ -105,3 +105,17 @@ def test_the_evaluation_time_limit(run_cli):
     assert proc.returncode == 0 and result["status"] == "timeout"
     assert all(s["status"] == "skipped" for s in result["scenarios"])
     assert any("time limit (0.01 s) was reached after 0 of 3 scenarios" in m for m in result["messages"])
+
+
+def test_run_to_run_differences_within_tolerance_are_reported(run_cli, candidate):
+    # One ulp of difference on every other call: correct, but not bit-reproducible.
+    source = (CPU_TASK / "baseline.cpp").read_text().replace(
+        "  return 0;\n}", "  static int calls = 0;\n  if (++calls % 2) y[0] = std::nextafter(y[0], 1.0f);\n"
+                          "  return 0;\n}")
+    result = _eval(run_cli, candidate(source))
+    assert result["status"] == "ok" and result["scenarios"][0]["nondeterministic"] is True
+
+
+def test_a_deterministic_candidate_is_not_flagged(run_cli):
+    result = _eval(run_cli, CPU_TASK / "baseline.cpp")
+    assert result["scenarios"][0]["nondeterministic"] is False
