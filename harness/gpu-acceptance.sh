@@ -65,13 +65,13 @@ cat "$OUT/env.txt"
 
 FLASH=kernels/flash_attn_fwd
 RMS=kernels/rmsnorm
-# Caps (seconds): flash 135 + 135, rmsnorm 40, adversarial 110, pytest what is left (>= ~80).
+# Caps (seconds): flash 125 + 125, rmsnorm 60, adversarial 110, pytest what is left (>= ~80).
 for run in 1 2; do
-  c=$(cap 135 $(( run == 1 ? 380 : 245 )))
+  c=$(cap 125 $(( run == 1 ? 390 : 265 )))
   run_step "flash-$run" "$c" "$PY" -m harness eval --task-dir "$FLASH" --candidate "$FLASH/baseline.cu" \
     --json "$OUT/flash-$run.json" --table --progress jsonl --timeout $(( c - 10 ))
 done
-c=$(cap 40 205)
+c=$(cap 60 205)
 run_step rmsnorm "$c" "$PY" -m harness eval --task-dir "$RMS" --candidate "$RMS/baseline.cu" \
   --json "$OUT/rmsnorm.json" --table --timeout $(( c - 5 ))
 c=$(cap 110 95)
