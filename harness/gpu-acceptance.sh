@@ -11,7 +11,8 @@
 #   3. full evaluation of kernels/rmsnorm with its baseline
 #   4. every CUDA adversarial candidate (harness/adversarial/cuda) against kernels/rmsnorm
 #   5. pytest: the CUDA tests, the fast unit tests and one CPU evaluation on this torch (the CPU
-#      failure and adversarial sets are CPU-only and left to CI; the CUDA adversarial set ran in step 4)
+#      failure and adversarial sets are CPU-only and left to CI; the CUDA adversarial set ran in step 4
+#      and the baselines' quick evaluations are covered by steps 1-3)
 #   6. reports: repeatability, peer TFLOP/s next to ANCHORS.md, summaries, adversarial outcomes
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -65,16 +66,18 @@ cat "$OUT/env.txt"
 
 FLASH=kernels/flash_attn_fwd
 RMS=kernels/rmsnorm
-# Caps (seconds): flash 125 + 125, rmsnorm 60, adversarial 110, pytest what is left (>= ~80).
+# Caps (seconds): flash 140 + 140, rmsnorm 50, adversarial 110, pytest what is left (>= ~60).
+# A flash evaluation that hits its cap stops with status timeout and reports the scenarios it ran;
+# repeatability is then computed over the scenarios both runs completed.
 for run in 1 2; do
-  c=$(cap 125 $(( run == 1 ? 390 : 265 )))
+  c=$(cap 140 $(( run == 1 ? 375 : 235 )))
   run_step "flash-$run" "$c" "$PY" -m harness eval --task-dir "$FLASH" --candidate "$FLASH/baseline.cu" \
     --json "$OUT/flash-$run.json" --table --progress jsonl --timeout $(( c - 10 ))
 done
-c=$(cap 60 205)
+c=$(cap 50 185)
 run_step rmsnorm "$c" "$PY" -m harness eval --task-dir "$RMS" --candidate "$RMS/baseline.cu" \
   --json "$OUT/rmsnorm.json" --table --timeout $(( c - 5 ))
-c=$(cap 110 95)
+c=$(cap 110 75)
 run_step adversarial-cuda "$c" "$PY" -m harness.adversarial.run harness/adversarial/cuda/manifest.yaml \
   --json "$OUT/adversarial-cuda.json" --cache-dir "$KERNELSEEK_DATA_DIR/compile-cache"
 c=$(cap 400 15)
@@ -83,7 +86,8 @@ run_step pytest "$c" "$PY" -m pytest -v -rs --junitxml="$OUT/pytest.xml" \
   harness/tests/test_tolerance.py harness/tests/test_static_checks.py harness/tests/test_tools.py \
   harness/tests/test_timing_rules.py \
   harness/tests/test_cpu_eval.py \
-  --deselect harness/tests/test_cuda.py::test_cuda_candidate_caught_at_run_time
+  --deselect harness/tests/test_cuda.py::test_cuda_candidate_caught_at_run_time \
+  --deselect harness/tests/test_cuda.py::test_baseline_quick_eval
 
 report() {
   echo "== harness GPU acceptance ($(( $(date +%s) - START )) s)"
