@@ -146,11 +146,11 @@ def main(argv=None):
         for entry in entries:
             out = run_entry(task_dir, entry, Path(tmp), args.cache_dir)
             outcomes.append(out)
+            if args.json:   # after every candidate, so that a run cut short keeps what it found
+                Path(args.json).write_text(json.dumps(outcomes, indent=1))
             mark = {True: "caught", False: "NOT CAUGHT", None: "not run"}[out["ok"]]
             print(f"{mark:10} hack {out['hack']:>2}  {out['file']:34} {out['status'] or '-':13} "
                   f"{(out['why'] or out['reason'] or '')[:110]}", flush=True)
-    if args.json:
-        Path(args.json).write_text(json.dumps(outcomes, indent=1))
     missed = [o for o in outcomes if o["ok"] is False]
     not_run = [o for o in outcomes if o["ok"] is None]
     caught = len(outcomes) - len(missed) - len(not_run)
