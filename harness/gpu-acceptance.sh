@@ -84,7 +84,7 @@ c=$(cap 400 10)
 run_step pytest "$c" 0 "$PY" -m pytest -v -rs --junitxml="$OUT/pytest.xml" \
   harness/tests/test_cuda.py harness/tests/test_task_loading.py harness/tests/test_scenarios.py \
   harness/tests/test_tolerance.py harness/tests/test_static_checks.py harness/tests/test_tools.py \
-  harness/tests/test_timing_rules.py \
+  harness/tests/test_timing_rules.py harness/tests/test_build.py \
   harness/tests/test_cpu_eval.py \
   --deselect harness/tests/test_cuda.py::test_cuda_candidate_caught_at_run_time \
   --deselect harness/tests/test_cuda.py::test_baseline_quick_eval
