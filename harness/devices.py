@@ -105,6 +105,7 @@ class CudaDevice:
         self._start = torch.cuda.Event(enable_timing=True)
         self._end = torch.cuda.Event(enable_timing=True)
         self._pad_cycles = None
+        self._probe = None
 
     @property
     def arch(self):
@@ -146,6 +147,19 @@ class CudaDevice:
             self._pad_cycles = max(1000, int(cycles * PAD_MS / max(min(times), 1e-3)))
         with torch.cuda.stream(self.stream):
             torch.cuda._sleep(self._pad_cycles)
+
+    def hold(self, ms):
+        """Queue about `ms` of sleep on the harness's stream (after a pad calibration)."""
+        if self._pad_cycles is None:
+            self._pad()
+        with torch.cuda.stream(self.stream):
+            torch.cuda._sleep(int(self._pad_cycles * ms / PAD_MS))
+
+    def probe_stream(self):
+        """A second stream that reads buffers without waiting for the harness's stream."""
+        if self._probe is None:
+            self._probe = torch.cuda.Stream(device=self.torch_device)
+        return self._probe
 
     def timed_call(self, fn, padded=True):
         """(return code, event ms, wall ms, tail ms) for one call, after an L2 flush.
