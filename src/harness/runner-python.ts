@@ -4,7 +4,21 @@ import { HarnessError } from '../core/errors.js';
 /** Tried in order when KERNELSEEK_PYTHON is unset: a virtualenv's python3 first, then the system's. */
 export const PYTHON_CANDIDATES = ['python3', '/usr/bin/python3'] as const;
 
-const PROBE = 'import torch, yaml, sys; sys.stdout.write(torch.__version__)';
+// Imports yaml and locates torch without importing it: importing torch takes seconds, and this
+// probe runs once per command. torch's version is read from its version.py.
+const PROBE = String.raw`
+import importlib.util, os, re, sys, yaml
+spec = importlib.util.find_spec("torch")
+if spec is None or not spec.origin:
+    raise SystemExit("ModuleNotFoundError: No module named 'torch'")
+v = "unknown"
+try:
+    m = re.search(r"__version__\s*=\s*.([^'\x22]+)", open(os.path.join(os.path.dirname(spec.origin), "version.py")).read())
+    v = m.group(1) if m else v
+except OSError:
+    pass
+sys.stdout.write(v)
+`;
 
 export interface ResolvedPython {
   path: string;
@@ -23,7 +37,7 @@ async function probe(python: string, env: Record<string, string>): Promise<{ ok:
 }
 
 /**
- * The interpreter that runs the harness: the configured one, else the first candidate that imports
+ * The interpreter that runs the harness: the configured one, else the first candidate that has
  * torch and PyYAML. The answer is cached for the life of the process.
  */
 export function resolvePython(configured: string | undefined, env: Record<string, string>): Promise<ResolvedPython> {

@@ -89,6 +89,13 @@ async function awaitJob<T>(client: QueueClient, job: Job, queueName: string, opt
   }
 }
 
+function announce(dispatch: DispatchOptions, job: Job, queueName: string, created: boolean): void {
+  dispatch.onProgress?.({
+    phase: 'queued',
+    message: created ? `queued as ${job.id} on ${queueName}` : `${job.id} was submitted before: waiting for that job's result`,
+  });
+}
+
 /**
  * The dispatcher `serve` and `kernelseek eval --remote` use: jobs go to Redis under deterministic
  * ids and GPU workers return the results. Calling `evaluate` twice with the same run and sequence
@@ -103,13 +110,15 @@ export function createBullmqDispatcher(options: BullmqDispatcherOptions): Dispat
       const payload = toEvaluatePayload(request);
       // Listen before adding, so that the events of a job that starts at once are not missed.
       await client.events(queueNameFor('evaluate', payload.arch));
-      const { job, queueName } = await client.enqueue('evaluate', payload);
+      const { job, queueName, created } = await client.enqueue('evaluate', payload);
+      announce(dispatch, job, queueName, created);
       return awaitJob<EvaluationOutcome>(client, job, queueName, dispatch, ttl);
     },
     async gpuBash(request: GpuBashRequest, dispatch: DispatchOptions = {}): Promise<GpuBashResult> {
       const payload = toGpuBashPayload(request);
       await client.events(queueNameFor('gpu-bash', payload.arch));
-      const { job, queueName } = await client.enqueue('gpu-bash', payload);
+      const { job, queueName, created } = await client.enqueue('gpu-bash', payload);
+      announce(dispatch, job, queueName, created);
       return awaitJob<GpuBashResult>(client, job, queueName, dispatch, ttl);
     },
     close: () => client.close(),

@@ -1,4 +1,5 @@
-import type { RedisOptions } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
+import { ConfigError } from '../core/errors.js';
 
 /**
  * Connection options for BullMQ from a `redis://` or `rediss://` URL. BullMQ creates (and closes)
@@ -17,4 +18,22 @@ export function redisOptionsFromUrl(url: string): RedisOptions {
     ...(u.protocol === 'rediss:' ? { tls: {} } : {}),
     maxRetriesPerRequest: null,
   };
+}
+
+/**
+ * Connects once with a short timeout and no retries, so a command fails at once with a clear
+ * message when Redis is down (BullMQ's own connections would wait for it indefinitely).
+ */
+export async function checkRedis(url: string, timeoutMs = 5000): Promise<void> {
+  const client = new Redis({ ...redisOptionsFromUrl(url), lazyConnect: true, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.ping();
+  } catch (error) {
+    const shown = url.replace(/\/\/[^@/]*@/, '//***@');
+    throw new ConfigError([`REDIS_URL: cannot reach Redis at ${shown} (${(error as Error).message}); start Redis or point REDIS_URL at a running one`]);
+  } finally {
+    client.disconnect();
+  }
 }

@@ -5,7 +5,7 @@
 export type * from './dispatcher.js';
 export { JOB_KINDS, JOB_KIND_NAMES, jobIdFor, jobOptionsFor, queueNameFor, type JobKind, type PayloadOf } from './catalog.js';
 export * from './payloads.js';
-export { redisOptionsFromUrl } from './connection.js';
+export { checkRedis, redisOptionsFromUrl } from './connection.js';
 export { createQueueClient, type QueueClient, type EnqueuedJob } from './producer.js';
 export { createKindWorker, type KindProcessor, type KindWorkerOptions, type ProcessorContext } from './kind-worker.js';
 export { createBullmqDispatcher, type BullmqDispatcherOptions } from './bullmq-dispatcher.js';
