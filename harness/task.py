@@ -170,6 +170,8 @@ def _as_tuple(types):
 
 
 def _type_names(types):
+    if set(_as_tuple(types)) == {int, float}:
+        return "a number"
     return " or ".join({"str": "a string", "int": "an integer", "float": "a number", "dict": "a mapping",
                         "list": "a list", "bool": "a boolean"}.get(t.__name__, t.__name__)
                        for t in _as_tuple(types))

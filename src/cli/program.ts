@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerBank } from './commands/bank.js';
 import { registerEval } from './commands/eval.js';
 import { registerGpuWorker } from './commands/gpu-worker.js';
 import { registerMigrate } from './commands/migrate.js';
@@ -21,6 +22,7 @@ export function createProgram(ctx: CliContext): Command {
     .exitOverride();
   registerMigrate(program, ctx);
   registerTasks(program, ctx);
+  registerBank(program, ctx);
   registerEval(program, ctx);
   registerGpuWorker(program, ctx);
   registerQueues(program, ctx);
