@@ -1,7 +1,10 @@
 import { Command } from 'commander';
 import { registerBank } from './commands/bank.js';
 import { registerDigest } from './commands/digest.js';
+import { registerEval } from './commands/eval.js';
+import { registerGpuWorker } from './commands/gpu-worker.js';
 import { registerMigrate } from './commands/migrate.js';
+import { registerQueues } from './commands/queues.js';
 import { registerTasks } from './commands/tasks.js';
 import type { CliContext } from './context.js';
 
@@ -22,5 +25,8 @@ export function createProgram(ctx: CliContext): Command {
   registerTasks(program, ctx);
   registerBank(program, ctx);
   registerDigest(program, ctx);
+  registerEval(program, ctx);
+  registerGpuWorker(program, ctx);
+  registerQueues(program, ctx);
   return program;
 }
