@@ -257,24 +257,26 @@ class Child:
         self.chan.send({"type": "result", "runs": runs, "input_fingerprints": fp_inputs}, blobs)
 
     def _call_with_stream_probe(self, inputs, outs, scalars):
-        """Call the candidate while the harness's stream is held asleep for HOLD_MS, then, while it is
-        still asleep, read the outputs from a second stream. Work launched on `stream` cannot have run
-        yet, so any output that is no longer poisoned was written by work on another stream (hack 3),
-        however short the kernel. Returns (rc, outputs written early); the probe says nothing (None)
-        when the call itself blocked past the hold (e.g. it synchronised the device)."""
+        """Call the candidate while the harness's stream is held asleep, then read the outputs from a
+        second stream and check that the hold was still in effect after that read. Work launched on
+        `stream` cannot have run before the hold ended, so an output that is no longer poisoned was
+        written by work on another stream (hack 3), however short the kernel. Returns (rc, outputs
+        written early), or (rc, None) when the probe proves nothing: the call itself blocked past the
+        hold (e.g. it synchronised the device) or the hold had ended by the time the read finished."""
         dev = self.device
         poisoned = fingerprints(outs)
         dev.sync()
-        dev.hold(HOLD_MS)
-        t0 = time.perf_counter()
+        held = dev.hold(HOLD_MS)
         rc = self._call("candidate", inputs, outs, scalars)
-        if (time.perf_counter() - t0) * 1e3 > HOLD_MS / 2:
+        if held.query():
             return rc, None
         time.sleep(HOLD_MS / 4 / 1e3)      # let work on another stream run, if there is any
         probe = dev.probe_stream()
         with torch.cuda.stream(probe):
             seen = fingerprints(outs)
         probe.synchronize()
+        if held.query():                   # the stream may have moved on before the read: no verdict
+            return rc, None
         return rc, [k for k in outs if seen[k] != poisoned[k]]
 
     def cmd_time(self, msg):

@@ -29,7 +29,7 @@ def run_correctness(ctx, scenario, entry, seeds):
         inputs, ref, tols = ctx.oracle.expected(scenario.params, seed)
         res, blobs = child.request({"cmd": "correct", "params": scenario.params, "seed": seed,
                                     "scalars": scalars, "runs": 2},
-                                   max_blob_bytes=ctx.oracle.output_bytes(scenario.params))
+                                   max_blob_bytes=ctx.oracle.output_bytes(scenario.params), deadline=ctx.deadline)
         if res["input_fingerprints"] != fingerprints(inputs):
             raise TaskError(str(task.reference_path), "make_inputs() returned different values for the same "
                                                       "seed in two processes: it must be deterministic")
@@ -97,7 +97,7 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
                                 "timing": policy, "seed_base": seed_base, "sets": n_sets,
                                 "shuffle_seed": rng.randrange(1 << 30), "recheck_reps": recheck,
                                 "impls": impls},
-                               max_blob_bytes=ctx.oracle.output_bytes(scenario.params))
+                               max_blob_bytes=ctx.oracle.output_bytes(scenario.params), deadline=ctx.deadline)
     samples = res["samples"]
     cand = samples.get("candidate", {}).get("ms", [])
     entry["timing"] = {"reps": len(cand), "seconds": res["seconds"], "sets": n_sets,
