@@ -1,5 +1,8 @@
 import { Command } from 'commander';
+import { registerEval } from './commands/eval.js';
+import { registerGpuWorker } from './commands/gpu-worker.js';
 import { registerMigrate } from './commands/migrate.js';
+import { registerQueues } from './commands/queues.js';
 import { registerTasks } from './commands/tasks.js';
 import type { CliContext } from './context.js';
 
@@ -18,5 +21,8 @@ export function createProgram(ctx: CliContext): Command {
     .exitOverride();
   registerMigrate(program, ctx);
   registerTasks(program, ctx);
+  registerEval(program, ctx);
+  registerGpuWorker(program, ctx);
+  registerQueues(program, ctx);
   return program;
 }
