@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerBank } from './commands/bank.js';
 import { registerEval } from './commands/eval.js';
 import { registerGpuWorker } from './commands/gpu-worker.js';
 import { registerMigrate } from './commands/migrate.js';
@@ -24,5 +25,6 @@ export function createProgram(ctx: CliContext): Command {
   registerEval(program, ctx);
   registerGpuWorker(program, ctx);
   registerQueues(program, ctx);
+  registerBank(program, ctx);
   return program;
 }
