@@ -129,8 +129,16 @@ function replyContent(request: RecordedRequest): Block[] | null {
 export function expectConsistentConversation(requests: RecordedRequest[]): void {
   const ok = requests.filter((r) => r.reply && !('error' in r.reply));
   for (let i = 0; i + 1 < ok.length; i++) {
-    const before = plain(ok[i]!.body.messages) as { role: string; content: Block[] }[];
-    const after = plain(ok[i + 1]!.body.messages) as { role: string; content: Block[] }[];
+    let before = plain(ok[i]!.body.messages) as { role: string; content: Block[] }[];
+    let after = plain(ok[i + 1]!.body.messages) as { role: string; content: Block[] }[];
+    if (before.at(-1)?.role === 'assistant') {
+      // A pause_turn continuation: the answer extends the assistant message the request ended with.
+      const open = before.at(-1)!;
+      const extended = after[before.length - 1]!;
+      expect(extended.content.slice(0, open.content.length)).toEqual(open.content);
+      after = [...after.slice(0, before.length - 1), { role: 'assistant', content: extended.content.slice(open.content.length) }, ...after.slice(before.length)];
+      before = before.slice(0, -1);
+    }
     // The prefix is unchanged...
     expect(after.slice(0, before.length), `request ${ok[i + 1]!.index} rewrote the conversation`).toEqual(before);
     // ...followed by the model's answer to request i, carried back exactly once.
