@@ -79,6 +79,7 @@ describe('agent engine', () => {
 
     const workspace = path.join(tmp.dir, 'workspaces', run.id);
     expect(await readFile(path.join(workspace, 'NOTES.md'), 'utf8')).toBe('idea: fewer passes\n');
+    await waitFor('the final summary', async () => h!.events.some((e) => e.event === 'runFinished'), Boolean);
     const order = h.events.map((e) => e.event).filter((e) => e !== 'stepFinished' && e !== 'toolStarted');
     expect(order).toEqual(['statusChanged', 'statusChanged', 'decisionPoint', 'questionAsked', 'statusChanged', 'statusChanged', 'runFinished']);
     const final = h.events.at(-1)!.data as unknown as { summary: { endReason: string; questions: { bank: number } } };
