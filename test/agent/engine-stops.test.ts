@@ -90,7 +90,7 @@ describe('stop reasons', () => {
       dataDir: tmp.dir,
       env: { KERNELSEEK_CONTEXT_BUDGET: String(budget) },
       server: {
-        fallback: (req) => {
+        fallback: () => {
           step++;
           if (step === 9) return { content: [text('partial')], stopReason: 'model_context_window_exceeded' };
           return reply(toolUse('bash', { command: `head -c 3000 /dev/zero | tr '\\0' 'a'; echo " step ${step}"` }));
