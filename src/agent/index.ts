@@ -33,3 +33,4 @@ export { exportTrace, type TraceOptions } from './trace/export-trace.js';
 export { createBankQuestionSource } from './decisions/bank-source.js';
 export { createTerminalReporter, summaryLines } from './terminal/terminal-reporter.js';
 export { listenForQuestions } from './terminal/stdin-questions.js';
+export { createQueueTurnScheduler, startAgentTurnWorker } from './queue-turns.js';
