@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { registerBank } from './commands/bank.js';
+import { registerDigest } from './commands/digest.js';
 import { registerEval } from './commands/eval.js';
 import { registerGpuWorker } from './commands/gpu-worker.js';
 import { registerMigrate } from './commands/migrate.js';
@@ -28,6 +29,7 @@ export function createProgram(ctx: CliContext): Command {
   registerGpuWorker(program, ctx);
   registerQueues(program, ctx);
   registerBank(program, ctx);
+  registerDigest(program, ctx);
   registerRun(program, ctx);
   registerTrace(program, ctx);
   return program;

@@ -1,12 +1,13 @@
 /**
  * The question bank (DESIGN §7): what the agent asks itself at a decision point when no person does.
  *
- *   const bank = await loadBank({ store });                       // shipped YAML + promoted entries
- *   const evidence = computeEvidence(await store.evaluations.forRun(runId), { target: run.target });
- *   const pick = selectQuestion({ entries: bank.entries, trigger: 'plateau', evidence,
- *     askedInRun, stats: await collectBankStats(store), seed: `${runId}:${questionCount}` });
- *   // store pick.text with bankId pick.entry.id, trigger and pick.evidence; later:
- *   await attributeGains(store);                                  // after evaluations finish
+ *   const bank = await loadBank({ store });                  // shipped YAML + promoted entries, once
+ *   const pick = await pickBankQuestion(store, { runId, trigger: 'plateau', bank });
+ *   if (pick) await store.questions.add(pick.question);      // then deliver pick.selection.text
+ *   await attributeGains(store);                             // after evaluations finish
+ *
+ * pickBankQuestion reads the run's evidence, asked ids and the bank's statistics and calls the pure
+ * selectQuestion, which tests and other callers can use directly.
  */
 export { TRIGGERS, KINDS, type Trigger, type QuestionKind, type BankEntry } from './bank-schema.js';
 export { EVIDENCE, EVIDENCE_NAMES, computeEvidence, formatEvidence, type Evidence, type EvidenceName, type EvaluationRecord } from './evidence.js';
@@ -17,3 +18,4 @@ export { attributeGains, attributeQuestion, DEFAULT_ATTRIBUTION_K, type Attribut
 export { collectBankStats, collectAskSummary, summarizeAsks, type BankStat, type AskSummary } from './stats.js';
 export { promoteQuestion, type PromoteOptions } from './promote.js';
 export { exportBankYaml } from './export.js';
+export { pickBankQuestion, type BankPick } from './pick.js';

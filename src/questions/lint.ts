@@ -67,7 +67,7 @@ async function parseYamlFile(absolute: string, file: string, problems: BankProbl
   const counter = new LineCounter();
   const doc = parseDocument(text, { lineCounter: counter, uniqueKeys: true });
   if (doc.errors.length > 0) {
-    for (const e of doc.errors) problems.push({ file, line: e.linePos?.[0]?.line, message: `invalid YAML: ${e.message.split('\n')[0]!.replace(/:$/, '')}` });
+    for (const e of doc.errors) problems.push({ file, line: e.linePos?.[0]?.line, message: `invalid YAML: ${e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}` });
     return undefined;
   }
   return { file, root: doc.contents, counter, data: doc.toJS() };

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { attributeGains, attributeQuestion, collectAskSummary, collectBankStats } from '../../src/questions/index.js';
+import { attributeGains, attributeQuestion, collectAskSummary, collectBankStats, pickBankQuestion } from '../../src/questions/index.js';
 import type { Store } from '../../src/db/index.js';
 import { BACKENDS, createTestDatabase, type TestDatabase } from '../support/db.js';
-import { ev } from './fixtures.js';
+import { entry, ev } from './fixtures.js';
 
 describe('attributeQuestion over a fixed history', () => {
   const history = [ev(1, 1.1), ev(2, 'incorrect'), ev(3, 1.3), ev(4, 1.2), ev(5, 'incorrect'), ev(6, 1.5)];
@@ -135,6 +135,37 @@ describe.each(BACKENDS)('attributeGains on %s', (backend) => {
     expect(stats.get('hardware-or-design')!.lastUsed).toBeInstanceOf(Date);
     expect(stats.get('smallest-experiment')).toMatchObject({ asks: 1, attributed: 0, meanGain: null });
     expect((await collectAskSummary(store)).people).toEqual({ asks: 1, attributed: 0, meanGain: null });
+  });
+
+  it('picks a bank question from what the store says about the run, ready to store and attribute', async () => {
+    const runId = await createRun();
+    await addEvaluations(runId, [1.2, 'incorrect', 'incorrect'], 1);
+    const entries = [
+      entry({ id: 'streak', triggers: ['failing'], text: 'After {failing_streak} failures, what do they share?', placeholders: ['failing_streak'] }),
+      entry({ id: 'plain', triggers: ['failing'], text: 'Is the idea wrong, or its implementation?' }),
+    ];
+    // In another run 'plain' was asked and followed by a 1.5x gain.
+    const otherRun = await createRun();
+    const earlier = await ask(otherRun, 0, { bankId: 'plain', externalId: 'o1' });
+    await store.questions.recordAttribution(earlier, { bestAfter: 1.5, gain: 1.5, evalsAfter: 5 });
+
+    const first = await pickBankQuestion(store, { runId, trigger: 'failing', bank: { entries } });
+    // 'streak' was never asked anywhere, so it is explored before 'plain', and filled with the measured streak.
+    expect(first?.selection.entry.id).toBe('streak');
+    expect(first?.question).toMatchObject({
+      runId, source: 'bank', bankId: 'streak', author: 'bank', trigger: 'failing',
+      text: 'After 2 failures, what do they share?', evalSeqAtAsk: 3, bestBefore: 1.2,
+    });
+    expect(first?.question.evidence).toMatchObject({ failing_streak: 2, best_speedup: 1.2, target: 1.5, stated: { failing_streak: 2 } });
+    // The same state gives the same pick.
+    expect((await pickBankQuestion(store, { runId, trigger: 'failing', bank: { entries } }))?.question).toEqual(first?.question);
+
+    await store.questions.add(first!.question);
+    await store.questions.claimPending(runId);
+    const second = await pickBankQuestion(store, { runId, trigger: 'failing', bank: { entries } });
+    expect(second?.selection.entry.id).toBe('plain'); // not repeated in the run
+    expect(await pickBankQuestion(store, { runId, trigger: 'plateau', bank: { entries } })).toBeUndefined();
+    await expect(pickBankQuestion(store, { runId: 'ks-nothere', trigger: 'failing', bank: { entries } })).rejects.toThrow(/does not exist/);
   });
 
   it('refuses a window of no evaluations', async () => {

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { computeEvidence, formatEvidence } from '../../src/questions/index.js';
 import { ev, evalResult } from './fixtures.js';
@@ -82,5 +83,21 @@ describe('evidence from an evaluation history', () => {
     expect(formatEvidence('slowest_ids', ['a', 'b'])).toBe('a, b');
     expect(formatEvidence('evals_since_gain', 7)).toBe('7');
     expect(formatEvidence('peer', 'cudnn')).toBe('cudnn');
+  });
+
+  it('reads a result the real harness wrote', async () => {
+    // Recorded with: python3 -m harness eval --task-dir kernels/cpu_softmax
+    //   --candidate kernels/cpu_softmax/baseline.cpp --scenarios quick --json <file>
+    const real = JSON.parse(await readFile(new URL('./fixtures/cpu-softmax-quick.result.json', import.meta.url), 'utf8')) as {
+      summary: { pct_of_peak_median: number; best_peer: string };
+      scenarios: { id: string; time_ms: number }[];
+    };
+    const evidence = computeEvidence([ev(1, 1.2, { result: real })], { slowestN: 2 });
+    expect(evidence.pct_of_peak).toBe(real.summary.pct_of_peak_median);
+    expect(evidence.peer).toBe(real.summary.best_peer);
+    expect(evidence.scenarios).toBe(real.scenarios.length);
+    const slowest = [...real.scenarios].sort((a, b) => b.time_ms - a.time_ms);
+    expect(evidence.slowest_ids).toEqual([slowest[0]!.id, slowest[1]!.id]);
+    expect(evidence.weakest_scenario).toEqual(expect.any(String));
   });
 });

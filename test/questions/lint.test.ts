@@ -187,7 +187,7 @@ describe('bank lint', () => {
 `),
     });
     expect(r.lines).toHaveLength(1);
-    expect(r.lines[0]).toMatch(/^broken\.yaml:\d+: invalid YAML: /);
+    expect(r.lines[0]).toMatch(/^broken\.yaml:\d+: invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a \]$/);
     expect(Number(r.lines[0]!.split(':')[1])).toBeGreaterThanOrEqual(5);
     expect(r.entries.map((e) => e.id)).toEqual(['good-one']);
   });
