@@ -5,7 +5,9 @@ import { registerEval } from './commands/eval.js';
 import { registerGpuWorker } from './commands/gpu-worker.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerQueues } from './commands/queues.js';
+import { registerRun } from './commands/run.js';
 import { registerTasks } from './commands/tasks.js';
+import { registerTrace } from './commands/trace.js';
 import type { CliContext } from './context.js';
 
 export const VERSION = '0.1.0';
@@ -23,10 +25,12 @@ export function createProgram(ctx: CliContext): Command {
     .exitOverride();
   registerMigrate(program, ctx);
   registerTasks(program, ctx);
-  registerBank(program, ctx);
-  registerDigest(program, ctx);
   registerEval(program, ctx);
   registerGpuWorker(program, ctx);
   registerQueues(program, ctx);
+  registerBank(program, ctx);
+  registerDigest(program, ctx);
+  registerRun(program, ctx);
+  registerTrace(program, ctx);
   return program;
 }
