@@ -105,7 +105,11 @@ describe('workers that die or stop in the middle of an evaluation', () => {
     workers.push(next);
     const outcome = await pending;
     expect(outcome.status).toBe('ok');
-    expect(countLogLines(next.output(), 'evaluation finished', jobId)).toBe(1);
+    // Any live worker may take the handed-back job (an earlier test's worker can be faster than
+    // `next` on a loaded machine); what matters is that exactly one finishes it, and not the one stopped.
+    const finishedBy = workers.filter((w) => countLogLines(w.output(), 'evaluation finished', jobId) > 0);
+    expect(finishedBy).toHaveLength(1);
+    expect(countLogLines(finishedBy[0]!.output(), 'evaluation finished', jobId)).toBe(1);
     expect(countLogLines(stopping.output(), 'evaluation finished', jobId)).toBe(0);
   }, 180_000);
 });
