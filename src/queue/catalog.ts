@@ -73,7 +73,9 @@ export const JOB_KINDS = {
     jobId: (p: AgentTurnPayload) => `turn:${p.runId}:${p.turn}`,
     attempts: 3,
     backoff: { type: 'exponential', delay: 2_000 },
-    timeoutSeconds: 900,
+    // A turn can wait on an evaluation (up to the evaluate job's 1800 s) plus its model steps: a turn
+    // aborted by its own limit in the middle of a long CUDA evaluation would only repeat the wait.
+    timeoutSeconds: 2400,
     keepCompletedSeconds: 7 * 24 * 3600,
   },
   digest: {
