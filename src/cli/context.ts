@@ -1,4 +1,4 @@
-import type { Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { loadConfig, type Config, type Env } from '../config/index.js';
 import { createLogger, type Logger } from '../core/logger.js';
 
@@ -6,6 +6,8 @@ import { createLogger, type Logger } from '../core/logger.js';
 export interface CliContext {
   env: Env;
   cwd: string;
+  /** Where questions typed at decision points come from (`kernelseek run`). */
+  stdin: Readable;
   stdout: Writable;
   stderr: Writable;
   /** True when stdout is a terminal (progress displays, colours). */

@@ -17,6 +17,7 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
 const ctx: CliContext = {
   env: readProcessEnv(),
   cwd: process.cwd(),
+  stdin: process.stdin,
   stdout: process.stdout,
   stderr: process.stderr,
   interactive: Boolean(process.stdout.isTTY),

@@ -18,6 +18,7 @@ export async function runKernelseek(args: string[], env: Env, options: { cwd?: s
   stderr.on('data', (d) => (err += String(d)));
   const code = await runCli(args, {
     env,
+    stdin: new PassThrough(),
     cwd: options.cwd ?? process.cwd(),
     stdout,
     stderr,

@@ -1,4 +1,3 @@
-import type { Readable } from 'node:stream';
 import type { Command } from 'commander';
 import {
   composeReporters,
@@ -31,7 +30,7 @@ interface RunOpts {
 }
 
 /** The CLI context, plus standard input for typed questions (tests pass a stream of their own). */
-export type RunCommandContext = CliContext & { stdin?: Readable };
+export type RunCommandContext = CliContext;
 
 function positive(flag: string, value: string | undefined, integer: boolean): number | undefined {
   if (value === undefined) return undefined;
@@ -111,7 +110,7 @@ export function registerRun(program: Command, ctx: RunCommandContext): void {
         writeLine(ctx.stdout, `Run ${run.id} on ${run.task} with ${run.model}: target ${run.target}x, budgets ${run.evaluations.budget} evaluations / ${run.steps.budget} steps / $${run.costUsd.budget}.`);
         writeLine(ctx.stdout, `Workspace: ${config.core.dataDir}/workspaces/${run.id}${params.autonomous ? '' : ' — type a question at any time; it reaches the agent at its next turn.'}`);
         if (!params.autonomous) {
-          stopListening = listenForQuestions(ctx.stdin ?? process.stdin, engine, run.id, { author: owner, report: (t) => writeLine(ctx.stdout, `  (${t})`) });
+          stopListening = listenForQuestions(ctx.stdin, engine, run.id, { author: owner, report: (t) => writeLine(ctx.stdout, `  (${t})`) });
         }
         const interrupted = new Promise<'interrupted'>((resolve) => {
           if (ctx.signal.aborted) resolve('interrupted');
