@@ -1,4 +1,6 @@
-import { ErrorCode } from '@slack/web-api';
+import { webApi } from '@slack/bolt';
+
+const { ErrorCode } = webApi;
 
 /**
  * What the poster does about a failed Web API call: wait for Retry-After, back off and try again,

@@ -1,9 +1,11 @@
-import type { KnownBlock } from '@slack/bolt';
-import type { WebClient } from '@slack/web-api';
+import type { webApi } from '@slack/bolt';
 import type { Logger } from '../../core/logger.js';
 import { classifyCallError, type CallFailure } from './classify-error.js';
 import { createLane, laneWaitMs, sleep, type Lane, type LanePolicy } from './lane.js';
 import { capText, SLACK_TEXT_LIMITS } from './limits.js';
+import type { KnownBlock } from '../views/block-kit.js';
+
+type WebClient = webApi.WebClient;
 
 /**
  * The one outbound path to Slack for the whole process: the Slack listeners, every run's reporter
