@@ -6,3 +6,4 @@ export type { SlackConfig } from './modules/slack.js';
 export type { HarnessConfig } from './modules/harness.js';
 export type { DigestConfig } from './modules/digest.js';
 export type { AnthropicConfig } from './modules/anthropic.js';
+export type { AgentConfig } from './modules/agent.js';

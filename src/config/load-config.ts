@@ -2,6 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { z } from 'zod';
 import { ConfigError } from '../core/errors.js';
+import { AgentEnvSchema, buildAgentConfig, type AgentConfig } from './modules/agent.js';
 import { AnthropicEnvSchema, type AnthropicConfig } from './modules/anthropic.js';
 import { CoreEnvSchema, type CoreConfig } from './modules/core.js';
 import { DbEnvSchema, type DbConfig } from './modules/db.js';
@@ -19,6 +20,7 @@ export interface Config {
   slack: SlackConfig;
   harness: HarnessConfig;
   digest: DigestConfig;
+  agent: AgentConfig;
 }
 
 export type Env = Record<string, string | undefined>;
@@ -59,7 +61,8 @@ export function loadConfig(env: Env, options: { cwd?: string } = {}): Config {
   const slack = check(SlackEnvSchema, env, problems);
   const harness = check(HarnessEnvSchema, env, problems);
   const digest = check(DigestEnvSchema, env, problems);
-  if (!core || !db || !redis || !anthropic || !slack || !harness || !digest || problems.length > 0) {
+  const agent = check(AgentEnvSchema, env, problems);
+  if (!core || !db || !redis || !anthropic || !slack || !harness || !digest || !agent || problems.length > 0) {
     throw new ConfigError(problems);
   }
   const cwd = options.cwd ?? process.cwd();
@@ -86,5 +89,6 @@ export function loadConfig(env: Env, options: { cwd?: string } = {}): Config {
     },
     harness: { python: harness.KERNELSEEK_PYTHON, nvcc: harness.KERNELSEEK_NVCC ?? 'nvcc' },
     digest: { cron: digest.DIGEST_CRON, timezone: digest.DIGEST_TZ, channel: digest.DIGEST_CHANNEL },
+    agent: buildAgentConfig(agent),
   };
 }

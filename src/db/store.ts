@@ -1,4 +1,5 @@
 import type { Database } from './client.js';
+import { createAgentRunRepository } from './repositories/agent-runs.js';
 import { createBankRepository } from './repositories/bank.js';
 import { createDigestRepository } from './repositories/digests.js';
 import { createEvaluationRepository } from './repositories/evaluations.js';
@@ -18,6 +19,7 @@ export function createStore(db: Database) {
     bank: createBankRepository(db),
     slackEvents: createSlackEventRepository(db),
     digests: createDigestRepository(db),
+    agentRuns: createAgentRunRepository(db),
   };
 }
 

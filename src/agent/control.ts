@@ -1,0 +1,162 @@
+import { UserInputError } from '../core/errors.js';
+import { isTerminal, type Question, type Run } from '../db/index.js';
+import { findTask } from '../harness/tasks.js';
+import { buildTaskBrief } from './prompt/system-prompt.js';
+import { DEFAULT_BUDGETS, StartRunParamsSchema, type StartRunParams } from './run-params.js';
+import { parseRunState, RunStateSchema } from './run-state.js';
+import { describeRun, type RunView } from './run-view.js';
+import { endRun } from './turn/finish.js';
+import { transitionRun, type EngineServices } from './turn/services.js';
+import { openWorkspaceFor } from './turn/turn-context.js';
+
+/** The most a question may hold (a Slack message is at most 40k characters; a question is short). */
+export const MAX_QUESTION_CHARS = 4000;
+
+export async function getLiveRun(services: EngineServices, runId: string): Promise<Run> {
+  const run = await services.store.runs.get(runId);
+  if (!run) throw new UserInputError(`There is no run '${runId}'.`, { code: 'run_unknown' });
+  if (isTerminal(run.status)) {
+    throw new UserInputError(`Run ${runId} has already ${run.status === 'finished' ? 'finished' : run.status === 'stopped' ? 'been stopped' : 'failed'} (${run.endReason ?? 'no reason recorded'}).`, {
+      code: 'run_not_live',
+    });
+  }
+  return run;
+}
+
+export async function startRun(services: EngineServices, input: StartRunParams): Promise<RunView> {
+  const parsed = StartRunParamsSchema.safeParse(input);
+  if (!parsed.success) {
+    throw new UserInputError(`Invalid run parameters: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'params'}: ${i.message}`).join('; ')}`, { code: 'run_params_invalid' });
+  }
+  const params = parsed.data;
+  const task = await findTask(services.config.core.tasksDir, params.task);
+  let arch: string | null = null;
+  if (task.task.device === 'cuda') {
+    arch = params.arch ?? task.task.architectures[0] ?? null;
+    if (arch && !task.task.architectures.includes(arch)) {
+      throw new UserInputError(`Task ${task.task.name} supports ${task.task.architectures.join(', ')}, not ${arch}.`, { code: 'arch_unsupported' });
+    }
+  }
+  if (params.slack) {
+    const existing = await services.store.runs.findByThread(params.slack.channel, params.slack.threadTs);
+    if (existing) throw new UserInputError(`This thread already belongs to run ${existing.id}.`, { code: 'thread_taken' });
+  }
+  const budgets = { ...DEFAULT_BUDGETS, ...params.budgets };
+  const target = params.target ?? task.task.goal.speedup;
+  const run = await services.store.runs.create({
+    ...(params.id ? { id: params.id } : {}),
+    task: task.task.name,
+    owner: params.owner,
+    origin: params.origin,
+    slackChannel: params.slack?.channel ?? null,
+    slackThreadTs: params.slack?.threadTs ?? null,
+    arch,
+    model: params.model ?? services.config.anthropic.model,
+    autonomous: params.autonomous,
+    target,
+    questionTimeoutSeconds: Math.round(params.questionTimeoutSeconds),
+    budgetEvals: budgets.evals,
+    budgetSteps: budgets.steps,
+    budgetUsd: budgets.usd,
+    budgetSeconds: budgets.seconds,
+    state: RunStateSchema.parse({ scenarios: params.scenarios }) as unknown as Record<string, unknown>,
+  });
+  await openWorkspaceFor(services, run, task);
+  const brief = buildTaskBrief({ task, scenarios: params.scenarios, target, arch, budgetEvals: budgets.evals });
+  await services.store.transcript.appendMessage(run.id, 0, 'user', [{ type: 'text', text: brief }]);
+  await services.scheduler.schedule({ runId: run.id, turn: 0 }, { delayMs: 0 });
+  return describeRun(run, services.now());
+}
+
+export async function stopRun(services: EngineServices, runId: string, options: { by?: string } = {}): Promise<RunView> {
+  const run = await getLiveRun(services, runId);
+  const ended = await endRun(services, run, 'stopped', 'stopped_by_user', options.by ? `stopped by ${options.by}` : null);
+  services.inFlight.get(runId)?.abort();
+  return describeRun(ended, services.now());
+}
+
+export async function pauseRun(services: EngineServices, runId: string): Promise<RunView> {
+  const run = await getLiveRun(services, runId);
+  if (run.status === 'paused') return describeRun(run, services.now());
+  const moved = await transitionRun(services, run, 'paused');
+  if (!moved) throw new UserInputError(`Run ${runId} cannot be paused while it is ${run.status}.`, { code: 'run_state' });
+  return describeRun(moved, services.now());
+}
+
+export async function resumeRun(services: EngineServices, runId: string): Promise<RunView> {
+  const run = await getLiveRun(services, runId);
+  if (run.status !== 'paused') throw new UserInputError(`Run ${runId} is ${run.status}, not paused.`, { code: 'run_state' });
+  const moved = await transitionRun(services, run, 'running');
+  if (!moved) throw new UserInputError(`Run ${runId} could not be resumed.`, { code: 'run_state' });
+  await services.scheduler.schedule({ runId, turn: parseRunState(moved.state).turn }, { delayMs: 0 });
+  return describeRun(moved, services.now());
+}
+
+export async function addBudget(services: EngineServices, runId: string, delta: { evals?: number; steps?: number; usd?: number; seconds?: number }): Promise<RunView> {
+  const values = Object.entries(delta).filter(([, v]) => v !== undefined);
+  if (values.length === 0) throw new UserInputError('Say which budget to add to, e.g. `budget +20` (evaluations).', { code: 'budget_invalid' });
+  for (const [name, v] of values) {
+    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw new UserInputError(`A budget can only grow: ${name} must be a positive number.`, { code: 'budget_invalid' });
+    if ((name === 'evals' || name === 'steps' || name === 'seconds') && !Number.isInteger(v)) {
+      throw new UserInputError(`${name} must be a whole number.`, { code: 'budget_invalid' });
+    }
+  }
+  await getLiveRun(services, runId);
+  const run = await services.store.agentRuns.addBudget(runId, delta);
+  return describeRun(run!, services.now());
+}
+
+export interface SubmittedQuestion {
+  question: Question;
+  /** False when the idempotency key was seen before (a redelivered event): nothing new was queued. */
+  created: boolean;
+  /** `answers_decision`: the run was waiting and takes it now; `next_turn`: at the next turn boundary. */
+  delivery: 'answers_decision' | 'next_turn';
+}
+
+export async function submitQuestion(
+  services: EngineServices,
+  runId: string,
+  input: { text: string; author: string; idempotencyKey: string },
+): Promise<SubmittedQuestion> {
+  const text = input.text.trim();
+  if (text === '') throw new UserInputError('The question is empty.', { code: 'question_empty' });
+  if (text.length > MAX_QUESTION_CHARS) {
+    throw new UserInputError(`The question is ${text.length} characters long; keep it under ${MAX_QUESTION_CHARS}.`, { code: 'question_too_long' });
+  }
+  if (!input.idempotencyKey) throw new UserInputError('A question needs an idempotency key (e.g. the Slack message ts).', { code: 'question_key' });
+  const run = await getLiveRun(services, runId);
+  const { question, created } = await services.store.questions.add({
+    runId,
+    source: 'human',
+    text,
+    author: input.author,
+    externalId: input.idempotencyKey,
+  });
+  const state = parseRunState(run.state);
+  if (created && state.decision && run.status !== 'paused') await services.scheduler.wake({ runId, turn: state.turn });
+  return { question, created, delivery: state.decision ? 'answers_decision' : 'next_turn' };
+}
+
+export async function askFromBankNow(services: EngineServices, runId: string): Promise<RunView> {
+  const run = await getLiveRun(services, runId);
+  const state = parseRunState(run.state);
+  if (!state.decision) {
+    throw new UserInputError(`Run ${runId} is not at a decision point; the bank is asked when it reaches one (or reply with your own question).`, { code: 'no_decision_pending' });
+  }
+  const patched = await services.store.agentRuns.patchState(runId, { bankRequestedAt: services.now().toISOString() });
+  if (run.status !== 'paused') await services.scheduler.wake({ runId, turn: state.turn });
+  return describeRun(patched ?? run, services.now());
+}
+
+/** Re-schedules every live run's current turn (after a restart); idempotent. */
+export async function resumeLiveRuns(services: EngineServices): Promise<string[]> {
+  const runs = await services.store.runs.list({ statuses: ['queued', 'running', 'waiting'], limit: 1000 });
+  for (const run of runs) {
+    const state = parseRunState(run.state);
+    const deadline = state.decision?.deadline ? Date.parse(state.decision.deadline) : null;
+    const delayMs = run.status === 'waiting' && deadline ? Math.max(0, deadline - services.now().getTime()) : 0;
+    await services.scheduler.schedule({ runId: run.id, turn: state.turn }, { delayMs });
+  }
+  return runs.map((r) => r.id);
+}

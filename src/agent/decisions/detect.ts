@@ -1,0 +1,105 @@
+import type { Evaluation } from '../../db/index.js';
+import { findLimitClaim } from './claims.js';
+import type { DecisionTrigger } from './triggers.js';
+
+export type EvaluationFacts = Pick<Evaluation, 'seq' | 'status' | 'correct' | 'speedupVsBaseline' | 'speedupVsBestPeer' | 'scenarios'>;
+
+export interface DecisionInput {
+  /** The run's finished evaluations, in order. */
+  evaluations: EvaluationFacts[];
+  runScenarios: 'quick' | 'all';
+  goalVs: 'best_peer' | 'baseline';
+  target: number;
+  targetAnnounced: number | null;
+  /** Streaks count only evaluations after this seq (the last decision point's). */
+  lastDecisionEvalSeq: number;
+  plateauEvals: number;
+  failingEvals: number;
+  /** Text of the latest assistant message, when it has not been checked for a claim yet. */
+  assistantText: string | null;
+  /** The model ended its turn without calling a tool. */
+  endedWithoutToolCall: boolean;
+}
+
+export interface Decision {
+  trigger: DecisionTrigger;
+  reason: string;
+  evidence: Record<string, unknown>;
+}
+
+const counts = (e: EvaluationFacts, runScenarios: string) => e.status === 'ok' && e.correct === true && (e.scenarios === 'all' || e.scenarios === runScenarios);
+const x = (v: number | null | undefined) => (v == null ? '-' : `${v.toFixed(3)}x`);
+
+/** Streaks and bests over the evaluation history (pure; also shown as decision evidence). */
+export function evaluationFacts(input: Pick<DecisionInput, 'evaluations' | 'runScenarios' | 'goalVs' | 'lastDecisionEvalSeq'>) {
+  let best: EvaluationFacts | null = null;
+  let lastGainSeq = 0;
+  for (const e of input.evaluations) {
+    if (counts(e, input.runScenarios) && e.speedupVsBaseline != null && (best === null || e.speedupVsBaseline > (best.speedupVsBaseline ?? -Infinity))) {
+      best = e;
+      lastGainSeq = e.seq ?? 0;
+    }
+  }
+  const since = Math.max(lastGainSeq, input.lastDecisionEvalSeq);
+  const evalsSinceGain = input.evaluations.filter((e) => (e.seq ?? 0) > since).length;
+  let failingStreak = 0;
+  for (const e of [...input.evaluations].reverse()) {
+    if ((e.seq ?? 0) <= input.lastDecisionEvalSeq || counts(e, input.runScenarios) || (e.status === 'ok' && e.correct)) break;
+    failingStreak++;
+  }
+  const bestGoal = best ? (input.goalVs === 'best_peer' ? best.speedupVsBestPeer : best.speedupVsBaseline) : null;
+  return {
+    best,
+    bestGoal,
+    evalsSinceGain,
+    failingStreak,
+    lastStatus: input.evaluations.at(-1)?.status ?? null,
+  };
+}
+
+/**
+ * Whether the run has reached a decision point (DESIGN §7), and which. When several apply, the most
+ * specific wins: target reached, then a claimed limit, then a stop, then failing, then plateau.
+ */
+export function detectDecision(input: DecisionInput): Decision | null {
+  const facts = evaluationFacts(input);
+  const evidence = {
+    evaluations: input.evaluations.length,
+    best_speedup_vs_baseline: facts.best?.speedupVsBaseline ?? null,
+    best_speedup_vs_peer: facts.best?.speedupVsBestPeer ?? null,
+    best_evaluation: facts.best?.seq ?? null,
+    evals_since_gain: facts.evalsSinceGain,
+    failing_streak: facts.failingStreak,
+    target: input.target,
+  };
+  const goalName = input.goalVs === 'best_peer' ? 'the strongest peer' : 'the baseline';
+  if (facts.bestGoal != null && facts.bestGoal >= input.target && !(input.targetAnnounced != null && input.targetAnnounced >= input.target)) {
+    return {
+      trigger: 'target_reached',
+      reason: `Evaluation #${facts.best!.seq} reached ${x(facts.bestGoal)} vs ${goalName}, meeting the target of ${input.target}x.`,
+      evidence,
+    };
+  }
+  const claim = input.assistantText ? findLimitClaim(input.assistantText) : null;
+  if (claim) {
+    return { trigger: 'claimed_limit', reason: `The agent claims a limit: “${claim}”`, evidence: { ...evidence, claim } };
+  }
+  if (input.endedWithoutToolCall) {
+    return { trigger: 'stopped', reason: 'The agent ended its turn without calling a tool.', evidence };
+  }
+  if (facts.failingStreak >= input.failingEvals) {
+    return {
+      trigger: 'failing',
+      reason: `${facts.failingStreak} candidates in a row failed or were incorrect (last: ${facts.lastStatus}).`,
+      evidence: { ...evidence, last_status: facts.lastStatus },
+    };
+  }
+  if (facts.evalsSinceGain >= input.plateauEvals) {
+    return {
+      trigger: 'plateau',
+      reason: `${facts.evalsSinceGain} evaluations without a new best (best: ${facts.best ? `#${facts.best.seq} at ${x(facts.best.speedupVsBaseline)} vs baseline` : 'none correct yet'}).`,
+      evidence,
+    };
+  }
+  return null;
+}

@@ -1,0 +1,32 @@
+import Anthropic from '@anthropic-ai/sdk';
+import type { AnthropicConfig } from '../../config/index.js';
+import { ConfigError } from '../../core/errors.js';
+import type { ModelClient } from './types.js';
+
+const ANTHROPIC_API = 'https://api.anthropic.com';
+
+/**
+ * The Messages API client. Streaming, so long outputs never hit the non-streaming time limit; the
+ * SDK's own retries are off (`maxRetries: 0`) because model-retry.ts retries with rules the SDK
+ * does not have (a spend-limit 429 is final, retry-after plus jitter, the run's abort signal).
+ */
+export function createAnthropicModelClient(config: AnthropicConfig, options: { timeoutMs?: number } = {}): ModelClient {
+  const baseURL = config.baseUrl ?? ANTHROPIC_API;
+  if (!config.apiKey && baseURL.replace(/\/+$/, '') === ANTHROPIC_API) {
+    throw new ConfigError(['ANTHROPIC_API_KEY: must be set to run the agent against the Anthropic API (or set ANTHROPIC_BASE_URL to another server that speaks the Messages API)']);
+  }
+  const client = new Anthropic({
+    // A server other than Anthropic's may need no key; the SDK still wants a credential, and the
+    // placeholder reveals nothing.
+    apiKey: config.apiKey ?? 'no-key-configured',
+    baseURL,
+    maxRetries: 0,
+    timeout: options.timeoutMs ?? 10 * 60 * 1000,
+  });
+  return {
+    async createMessage(request, { signal }) {
+      const stream = client.messages.stream(request, { signal });
+      return stream.finalMessage();
+    },
+  };
+}

@@ -1,0 +1,97 @@
+import { AppError } from '../../core/errors.js';
+import { classifyModelError } from './model-errors.js';
+import type { Message, ModelClient, ModelRequest } from './types.js';
+
+/** The context window is full: the caller compacts and calls again. */
+export class ContextOverflowError extends AppError {
+  constructor(reason: string) {
+    super('model_context_overflow', `The request no longer fits the model's context window: ${reason}`);
+  }
+}
+
+/** The run was stopped while a model call was in flight. */
+export class StepAbortedError extends AppError {
+  constructor() {
+    super('step_aborted', 'The model call was aborted because the run stopped.');
+  }
+}
+
+export interface RetryPolicy {
+  /** Attempts in all (first call included). */
+  attempts: number;
+  /** Backoff without retry-after: base * 2^n, capped, each with jitter. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  random?: () => number;
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { attempts: 6, baseDelayMs: 1000, maxDelayMs: 60_000 };
+
+export interface RetryNotice {
+  attempt: number;
+  delayMs: number;
+  reason: string;
+}
+
+function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new StepAbortedError());
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new StepAbortedError());
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * The delay before the next attempt. A server's retry-after is honoured (it knows when capacity
+ * returns) with up to 20% added so many workers do not return in the same millisecond; without one,
+ * exponential backoff with ±25% jitter.
+ */
+export function retryDelayMs(policy: RetryPolicy, attempt: number, retryAfterMs: number | null): number {
+  const random = policy.random ?? Math.random;
+  if (retryAfterMs !== null) return Math.round(retryAfterMs * (1 + 0.2 * random()));
+  const exp = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
+  return Math.round(exp * (0.75 + 0.5 * random()));
+}
+
+/**
+ * Calls the model, retrying 429 (not spend limits), 529, 5xx and connection failures. Throws
+ * ContextOverflowError for a request that is too long, StepAbortedError when the signal fires, and a
+ * NonRetryableError (with a message for people) for anything retrying cannot fix.
+ */
+export async function callModelWithRetry(
+  client: ModelClient,
+  request: ModelRequest,
+  options: { signal?: AbortSignal; policy?: RetryPolicy; onRetry?: (notice: RetryNotice) => void } = {},
+): Promise<{ message: Message; attempts: number }> {
+  const policy = options.policy ?? DEFAULT_RETRY_POLICY;
+  const sleep = policy.sleep ?? abortableSleep;
+  for (let attempt = 1; ; attempt++) {
+    if (options.signal?.aborted) throw new StepAbortedError();
+    try {
+      const message = await client.createMessage(request, { signal: options.signal });
+      return { message, attempts: attempt };
+    } catch (error) {
+      const failure = classifyModelError(error);
+      if (failure.kind === 'aborted' || options.signal?.aborted) throw new StepAbortedError();
+      if (failure.kind === 'context_overflow') throw new ContextOverflowError(failure.reason);
+      if (failure.kind === 'fatal') throw failure.error;
+      if (attempt >= policy.attempts) {
+        throw new AppError('model_unavailable', `The model call failed ${attempt} times; last: ${failure.reason}`, {
+          cause: error,
+          userMessage: `The Anthropic API kept failing (${attempt} attempts; last: ${failure.reason}). The run will try again on its next turn.`,
+        });
+      }
+      const delayMs = retryDelayMs(policy, attempt, failure.retryAfterMs);
+      options.onRetry?.({ attempt, delayMs, reason: failure.reason });
+      await sleep(delayMs, options.signal);
+    }
+  }
+}

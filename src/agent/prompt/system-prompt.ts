@@ -1,0 +1,69 @@
+import type { LoadedTask } from '../../harness/tasks.js';
+
+/**
+ * The system prompt: the goal and the harness's rules, nothing about how to optimise this operator
+ * (no techniques, no hardware features, no faster implementation to imitate). It is identical for
+ * every step of a run, so it stays in the cached prefix.
+ */
+export function buildSystemPrompt(input: { task: LoadedTask; workspaceDir: string; bashTimeoutSeconds: number; networkIsolated: boolean }): string {
+  const { task } = input.task;
+  const goalRef = task.goal.vs === 'best_peer' ? 'the fastest peer implementation' : 'the baseline kernel';
+  const deviceWord = task.device === 'cuda' ? 'GPU' : 'CPU';
+  return [
+    `You are a performance engineer making one ${deviceWord} kernel faster. Your goal: a kernel that is correct on every scenario and at least ${task.goal.speedup}x as fast as ${goalRef} (geometric mean over the scenarios), then as much faster as you can.`,
+    '',
+    `Your workspace is the git repository ${input.workspaceDir}. The harness evaluates exactly one file in it, ${task.kernel.file}: it starts as the task's baseline. You may create other files (notes, experiments); they are yours, the harness ignores them.`,
+    '',
+    'How the harness judges a candidate (you cannot change it):',
+    `- It compiles ${task.kernel.file} on its own (${task.kernel.language === 'cuda' ? 'nvcc' : 'g++'}) into a shared library and calls the entry point through a C ABI with buffers it owns.`,
+    '- Correctness is checked on every scenario with fresh random inputs and several seeds; outputs are poisoned before each call; the error must stay within the tolerance set by the reference computed in the same low precision. NaN or Inf never passes.',
+    '- Timing is the median of many repetitions with caches flushed and inputs rotated, measured side by side with the baseline and the peers in the same process. Outputs are re-checked after timing.',
+    `- A candidate counts only when it is correct on every scenario of the run. The libraries on the task's denylist (${task.denylist.join(', ') || 'none'}) are refused at link and load time; caching results between calls, doing work outside the call, or depending on the harness's internals is detected and fails the candidate. Implausible speedups are flagged.`,
+    '- Each `evaluate` call uses one evaluation of the run\'s budget; every evaluated candidate is committed to the workspace\'s git history.',
+    '',
+    'Your tools:',
+    `- bash: each command runs in a fresh shell in the workspace${input.networkIsolated ? ', without network access' : ''}, with a ${input.bashTimeoutSeconds}-second time limit and long output shortened to its head and tail.`,
+    '- str_replace_based_edit_tool: view, create and edit files inside the workspace (paths outside it are refused).',
+    '- evaluate: submit the kernel file to the harness; returns the outcome, the failing or slowest scenarios and the compile report.',
+    `- gpu_bash: run a command on ${task.device === 'cuda' ? 'a GPU host' : 'an evaluation host'} against a snapshot of the workspace.`,
+    '',
+    'Work on your own: form a hypothesis, change the kernel, evaluate, and keep going. From time to time a message will bring you a question, from a person or from a question bank. Take it seriously: think it through before you continue. If you end your turn without calling a tool, the run pauses until a question arrives.',
+  ].join('\n');
+}
+
+function signature(task: LoadedTask['task']): string {
+  const ctype: Record<string, string> = { float32: 'float', float16: 'half', bfloat16: 'bfloat16', float64: 'double', int32: 'int32_t', int64: 'int64_t', int8: 'int8_t', uint8: 'uint8_t' };
+  const args = task.kernel.args.map((a) => {
+    if (a.kind === 'tensor') return `${a.role === 'input' ? 'const ' : ''}${ctype[a.dtype] ?? a.dtype}* ${a.name}`;
+    if (a.kind === 'stream') return `cudaStream_t ${a.name}`;
+    const t = a.kind === 'float32' ? 'float' : a.kind === 'int32' ? 'int32_t' : 'int64_t';
+    return `${t} ${a.name} /* = ${a.value} */`;
+  });
+  return `extern "C" int ${task.kernel.entry}(${args.join(', ')})`;
+}
+
+/** The first user message: the task itself (the same for every run of the task on one host). */
+export function buildTaskBrief(input: { task: LoadedTask; scenarios: 'quick' | 'all'; target: number; arch: string | null; budgetEvals: number }): string {
+  const { task, scenarios, quick } = input.task;
+  const t = task;
+  const set = input.scenarios === 'quick' ? quick : scenarios;
+  const ids = set.map((s) => s.id);
+  const shown = ids.length > 40 ? `${ids.slice(0, 40).join(', ')}, … (${ids.length} in all)` : ids.join(', ');
+  return [
+    `Task: ${t.name} — ${t.summary}`,
+    `Device: ${t.device}${input.arch ? ` (${input.arch})` : ''}.`,
+    `Kernel file: ${t.kernel.file} (${t.kernel.language}). Entry point, which returns 0 on success:`,
+    `  ${signature(t)}`,
+    t.device === 'cuda' ? '  The entry point is a host function that launches its kernels on `stream` and returns; the harness synchronises.' : '',
+    `Scenarios (${set.length}, parameters ${t.scenarios.params.join(', ')}): ${shown}.`,
+    `Quick subset: ${quick.map((s) => s.id).join(', ') || '(none)'}.`,
+    `Tolerance: max |candidate − reference| ≤ ${t.tolerance.factor} × max |low-precision reference − reference| + ${t.tolerance.atol}.`,
+    `Peers timed alongside: ${t.peers.map((p) => p.name).join(', ') || 'none'}.`,
+    `Target: ${input.target}x vs ${t.goal.vs === 'best_peer' ? 'the strongest peer' : 'the baseline'} (geometric mean).`,
+    `Evaluation budget: ${input.budgetEvals}.`,
+    '',
+    `The workspace holds the baseline as ${t.kernel.file}. Start by reading it, then improve it.`,
+  ]
+    .filter((line) => line !== '')
+    .join('\n');
+}

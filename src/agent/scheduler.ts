@@ -1,0 +1,111 @@
+import type { Logger } from '../core/logger.js';
+
+/** The payload of an `agent-turn` job. */
+export interface TurnJob {
+  runId: string;
+  turn: number;
+}
+
+/**
+ * How the next turn of a run gets run. In `serve` it is a BullMQ job (`agent-turn`, job id
+ * `turn:<runId>:<turn>`, so scheduling twice is harmless); in `kernelseek run` and in tests, a timer
+ * in this process.
+ */
+export interface TurnScheduler {
+  /** Runs `job` after `delayMs` (0: as soon as possible). Idempotent per (runId, turn). */
+  schedule(job: TurnJob, options: { delayMs: number }): Promise<void>;
+  /** Runs an already scheduled, delayed `job` now (a question arrived while the run waited). */
+  wake(job: TurnJob): Promise<void>;
+}
+
+export interface TurnProcessor {
+  processTurn(job: TurnJob, options?: { signal?: AbortSignal }): Promise<unknown>;
+  /** Called when a turn keeps failing: the run is marked failed with the error. */
+  failRun(runId: string, error: unknown): Promise<void>;
+}
+
+/**
+ * Runs turns in this process: one turn at a time per run, delayed turns on timers. A turn that
+ * throws (the dispatcher or the database unreachable) is retried with backoff, then the run fails.
+ */
+export function createLocalTurnScheduler(options: { logger: Logger; retries?: number; retryDelayMs?: number }) {
+  let processor: TurnProcessor | undefined;
+  const timers = new Map<string, { timer: NodeJS.Timeout; job: TurnJob }>();
+  const chains = new Map<string, Promise<void>>();
+  const retries = options.retries ?? 4;
+  const baseDelay = options.retryDelayMs ?? 2000;
+  let closed = false;
+
+  const run = (job: TurnJob) => {
+    const previous = chains.get(job.runId) ?? Promise.resolve();
+    const next = previous.then(async () => {
+      if (closed || !processor) return;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await processor.processTurn(job);
+          return;
+        } catch (error) {
+          if (closed) return;
+          options.logger.warn({ err: error, runId: job.runId, turn: job.turn, attempt }, 'turn failed');
+          if (attempt > retries) {
+            await processor.failRun(job.runId, error).catch(() => {});
+            return;
+          }
+          await new Promise((r) => setTimeout(r, baseDelay * 2 ** (attempt - 1)));
+        }
+      }
+    });
+    chains.set(job.runId, next);
+    return next;
+  };
+
+  const key = (job: TurnJob) => `${job.runId}:${job.turn}`;
+  const scheduler: TurnScheduler & {
+    attach(p: TurnProcessor): void;
+    /** Resolves when no turn of `runId` is running or queued in this process. */
+    idle(runId: string): Promise<void>;
+    close(): void;
+  } = {
+    attach(p) {
+      processor = p;
+    },
+    async schedule(job, { delayMs }) {
+      if (closed) return;
+      const k = key(job);
+      if (timers.has(k)) return;
+      if (delayMs <= 0) {
+        void run(job);
+        return;
+      }
+      const timer = setTimeout(() => {
+        timers.delete(k);
+        void run(job);
+      }, delayMs);
+      timers.set(k, { timer, job });
+    },
+    async wake(job) {
+      const k = key(job);
+      const pending = timers.get(k);
+      if (pending) {
+        clearTimeout(pending.timer);
+        timers.delete(k);
+      }
+      void run(job);
+    },
+    async idle(runId) {
+      for (;;) {
+        const chain = chains.get(runId);
+        await chain;
+        if (chains.get(runId) === chain) return;
+      }
+    },
+    close() {
+      closed = true;
+      for (const { timer } of timers.values()) clearTimeout(timer);
+      timers.clear();
+    },
+  };
+  return scheduler;
+}
+
+export type LocalTurnScheduler = ReturnType<typeof createLocalTurnScheduler>;

@@ -1,0 +1,118 @@
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Evaluation, EvaluationOutcome as StoredOutcome } from '../../db/index.js';
+import { speedupVsBestPeer } from '../../harness/result.js';
+import type { EvaluationOutcome } from '../../queue/dispatcher.js';
+import { formatEvaluationForModel, isCorrectCandidate, reportOf } from '../evaluation/summary.js';
+import { describeRun } from '../run-view.js';
+import { commitWorkspace, tagCommit } from '../workspace/workspace.js';
+import { ToolInputError } from './paths.js';
+import type { ToolContext, ToolResult } from './tool-types.js';
+
+/** Maps the dispatcher's outcome onto the evaluations row. */
+export function storedOutcome(outcome: EvaluationOutcome): StoredOutcome {
+  if (outcome.status === 'harness_error') {
+    return {
+      status: 'error',
+      correct: false,
+      speedupVsBaseline: null,
+      speedupVsBestPeer: null,
+      result: { message: outcome.message, stderrTail: outcome.stderrTail },
+      gpu: outcome.gpu,
+      arch: null,
+      worker: outcome.worker,
+      harnessSeconds: outcome.wallSeconds,
+      startedAt: null,
+    };
+  }
+  const r = outcome.result;
+  return {
+    status: outcome.status,
+    correct: r.correct,
+    speedupVsBaseline: r.summary.speedup_vs_baseline_geomean,
+    speedupVsBestPeer: speedupVsBestPeer(r),
+    result: r as unknown as Record<string, unknown>,
+    gpu: outcome.gpu ?? r.gpu ?? null,
+    arch: r.arch ?? null,
+    worker: outcome.worker,
+    harnessSeconds: outcome.wallSeconds,
+    startedAt: null,
+  };
+}
+
+/**
+ * The `evaluate` tool: submits the workspace's kernel file to the harness through the Dispatcher,
+ * stores the evaluation, commits the candidate, offers it as the run's best and returns a compact
+ * summary. Re-executing the same tool call (after a crash) reuses its evaluation number, hence its
+ * job id: the candidate is never evaluated twice.
+ */
+export async function runEvaluateTool(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+  const { run, task, workspace, store } = ctx;
+  const runScenarios = ((run.state as { scenarios?: 'quick' | 'all' }).scenarios ?? 'all') as 'quick' | 'all';
+  const requested = input.scenarios ?? runScenarios;
+  if (requested !== 'quick' && requested !== 'all') throw new ToolInputError('`scenarios` must be "quick" or "all"');
+  const file = path.join(workspace.dir, workspace.kernelFile);
+  const source = await readFile(file, 'utf8').catch(() => {
+    throw new ToolInputError(`the kernel file ${file} does not exist; create it (the task evaluates exactly this file)`);
+  });
+  if (source.trim() === '') throw new ToolInputError(`the kernel file ${file} is empty`);
+
+  const reserved = (run.state as { toolSeqs?: Record<string, { evalSeq?: number }> }).toolSeqs?.[ctx.toolUseId]?.evalSeq;
+  if (reserved === undefined && run.evalsUsed >= run.budgetEvals) {
+    return { content: `The run's evaluation budget (${run.budgetEvals}) is used up; this candidate was not evaluated.`, isError: true };
+  }
+  const seq = await store.agentRuns.reserveEvaluationSeq(run.id, ctx.toolUseId);
+  const jobId = `eval:${run.id}:${seq}`;
+  const arch = task.task.device === 'cuda' ? (run.arch ?? task.task.architectures[0]) : undefined;
+  let evaluation: Evaluation = await store.evaluations.createPending({
+    runId: run.id,
+    seq,
+    task: task.task.name,
+    jobId,
+    candidateHash: createHash('sha256').update(source).digest('hex'),
+    source,
+    scenarios: requested,
+    arch: arch ?? null,
+  });
+  if (evaluation.status === 'pending') {
+    // The source of a re-executed call is the one first submitted (the row's), not the file now.
+    const outcome = await ctx.dispatcher.evaluate(
+      { task: task.task.name, source: evaluation.source, fileName: task.task.kernel.file, scenarios: requested, arch, runId: run.id, seq },
+      { signal: ctx.signal },
+    );
+    evaluation = await store.evaluations.complete(evaluation.id, storedOutcome(outcome));
+  }
+
+  const pathEnv = ctx.config.agent.bash.env.PATH ?? '/usr/local/bin:/usr/bin:/bin';
+  const counts = requested === 'all' || requested === runScenarios;
+  const correct = isCorrectCandidate(evaluation) && counts;
+  const previous = await store.runs.get(run.id);
+  const headline = reportOf(evaluation, null).headline;
+  const commit = await commitWorkspace(workspace, `${headline}${correct ? '' : ' (not counted)'}\n\nevaluation id ${evaluation.id}, job ${jobId}`, pathEnv);
+  await tagCommit(workspace, `eval-${seq}`, commit, pathEnv);
+  let newBest = false;
+  if (correct && evaluation.speedupVsBaseline != null) {
+    newBest = await store.runs.offerBest(run.id, evaluation.id, evaluation.speedupVsBaseline, evaluation.speedupVsBestPeer);
+    if (newBest) await tagCommit(workspace, 'best', commit, pathEnv);
+  }
+  const after = (await store.runs.get(run.id))!;
+  const bestEval = after.bestEvaluationId != null ? await store.evaluations.get(after.bestEvaluationId) : undefined;
+  const report = reportOf(evaluation, commit);
+  const view = describeRun(after);
+  await ctx.reporter.evaluationFinished({ run: view, evaluation: report });
+  if (newBest) await ctx.reporter.newBest({ run: view, evaluation: report, previousSpeedup: previous?.bestSpeedup ?? null });
+  return {
+    content: formatEvaluationForModel({
+      evaluation,
+      task: task.task,
+      newBest,
+      best: bestEval ? { seq: bestEval.seq ?? 0, speedup: bestEval.speedupVsBaseline } : null,
+      commit,
+      budget: { used: after.evalsUsed, total: after.budgetEvals },
+      counts,
+    }),
+    isError: false,
+    evaluation: { id: evaluation.id, seq, newBest },
+  };
+}

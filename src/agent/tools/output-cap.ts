@@ -1,0 +1,38 @@
+/**
+ * Collects a command's output, keeping the first and last halves of `cap` characters when it is
+ * longer: the start shows what ran, the end shows how it ended (errors, summaries).
+ */
+export class OutputCap {
+  private head = '';
+  private tail = '';
+  private total = 0;
+  constructor(private readonly cap: number) {}
+
+  push(chunk: string): void {
+    this.total += chunk.length;
+    const half = Math.floor(this.cap / 2);
+    if (this.head.length < half) {
+      const take = chunk.slice(0, half - this.head.length);
+      this.head += take;
+      chunk = chunk.slice(take.length);
+    }
+    if (chunk.length > 0) this.tail = (this.tail + chunk).slice(-(this.cap - half));
+  }
+
+  get truncated(): boolean {
+    return this.total > this.cap;
+  }
+
+  text(): string {
+    if (!this.truncated) return this.head + this.tail;
+    const omitted = this.total - this.head.length - this.tail.length;
+    return `${this.head}\n[... ${omitted} characters omitted ...]\n${this.tail}`;
+  }
+}
+
+/** Caps a finished string the same way. */
+export function capText(text: string, cap: number): string {
+  const c = new OutputCap(cap);
+  c.push(text);
+  return c.text();
+}

@@ -1,0 +1,72 @@
+import type { Run, RunStatus } from '../../db/index.js';
+import { findTask } from '../../harness/tasks.js';
+import type { RunSummary } from '../reporter.js';
+import { activeSeconds, describeRun } from '../run-view.js';
+import { exportBest, workspacePaths } from '../workspace/workspace.js';
+import { transitionRun, type EngineServices } from './services.js';
+
+/** The final summary: the best correct candidate (written out as a file), usage and questions. */
+export async function summarizeRun(services: EngineServices, run: Run): Promise<RunSummary> {
+  const [questions, best] = await Promise.all([
+    services.store.questions.forRun(run.id),
+    run.bestEvaluationId != null ? services.store.evaluations.get(run.bestEvaluationId) : Promise.resolve(undefined),
+  ]);
+  let bestSummary: RunSummary['best'] = null;
+  if (best && best.speedupVsBaseline != null) {
+    let kernelFile = 'kernel.src';
+    try {
+      kernelFile = (await findTask(services.config.core.tasksDir, run.task)).task.kernel.file;
+    } catch {
+      // The task may have been removed since; the source is still worth keeping.
+    }
+    const file = await exportBest(services.config.core.dataDir, run.id, kernelFile, best.source);
+    bestSummary = {
+      evaluationSeq: best.seq ?? 0,
+      speedupVsBaseline: best.speedupVsBaseline,
+      speedupVsBestPeer: best.speedupVsBestPeer,
+      file,
+      commit: `eval-${best.seq}`,
+    };
+  }
+  const delivered = questions.filter((q) => q.deliveredAt);
+  return {
+    status: run.status,
+    endReason: run.endReason,
+    best: bestSummary,
+    evaluations: run.evalsUsed,
+    steps: run.stepsUsed,
+    costUsd: run.costUsd,
+    questions: { human: delivered.filter((q) => q.source === 'human').length, bank: delivered.filter((q) => q.source === 'bank').length },
+    elapsedSeconds: Math.round(activeSeconds(run, services.now())),
+    workspace: workspacePaths(services.config.core.dataDir, run.id).dir,
+    error: run.error,
+  };
+}
+
+/**
+ * Ends a run (finished, stopped or failed) and tells the reporter, in that order, whatever fails in
+ * between: the status card always shows the final state.
+ */
+export async function endRun(
+  services: EngineServices,
+  run: Run,
+  status: Extract<RunStatus, 'finished' | 'stopped' | 'failed'>,
+  endReason: string,
+  error: string | null = null,
+): Promise<Run> {
+  const moved = await transitionRun(services, run, status, { endReason, ...(error ? { error } : {}) });
+  const final = moved ?? (await services.store.runs.get(run.id)) ?? run;
+  if (!moved) return final; // someone else ended it (and reported it)
+  // The decision point, if any, is over; its wait counts as waiting.
+  const decisionAt = (final.state as { decision?: { at?: string } | null }).decision?.at;
+  const waited = Number((final.state as { waitedMs?: number }).waitedMs ?? 0);
+  const patch = decisionAt ? { decision: null, waitedMs: waited + Math.max(0, (final.finishedAt ?? services.now()).getTime() - Date.parse(decisionAt)) } : { decision: null };
+  const patched = (await services.store.agentRuns.patchState(run.id, patch)) ?? final;
+  try {
+    const summary = await summarizeRun(services, patched);
+    await services.reporter.runFinished({ run: describeRun(patched, services.now()), summary });
+  } catch (e) {
+    services.logger.error({ err: e, runId: run.id }, 'could not summarise the finished run');
+  }
+  return patched;
+}

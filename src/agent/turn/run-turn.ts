@@ -1,0 +1,157 @@
+import { describeError, NonRetryableError } from '../../core/errors.js';
+import { isTerminal, type RunStatus } from '../../db/index.js';
+import { StepAbortedError } from '../model/model-retry.js';
+import { parseRunState } from '../run-state.js';
+import { describeRun } from '../run-view.js';
+import type { TurnJob } from '../scheduler.js';
+import { spentBudget } from './budgets.js';
+import { checkForDecision, deliverPendingQuestions, enterDecision, resolveDecision } from './decision-step.js';
+import { endRun } from './finish.js';
+import { maxTokensNote, runModelStep } from './model-step.js';
+import { transitionRun, type EngineServices } from './services.js';
+import { appendMessage, loadConversation, pendingToolRow } from './session.js';
+import { runToolStep } from './tool-step.js';
+import { loadTurnContext, refreshRun, type TurnContext } from './turn-context.js';
+
+export type TurnOutcome =
+  | { kind: 'ignored'; reason: string }
+  | { kind: 'continued'; nextTurn: number }
+  | { kind: 'waiting'; nextTurn: number; until: Date | null }
+  | { kind: 'paused'; nextTurn: number }
+  | { kind: 'ended'; status: RunStatus; endReason: string | null };
+
+/** Ends this turn: advances the counter (only one worker can) and schedules the next, if any. */
+async function closeTurn(ctx: TurnContext, job: TurnJob, next: { delayMs: number } | null): Promise<boolean> {
+  const advanced = await ctx.store.agentRuns.advanceTurn(ctx.run.id, job.turn);
+  if (!advanced) return false;
+  if (next) await ctx.scheduler.schedule({ runId: ctx.run.id, turn: job.turn + 1 }, { delayMs: Math.max(0, next.delayMs) });
+  return true;
+}
+
+async function wait(ctx: TurnContext, job: TurnJob, deadline: Date | null): Promise<TurnOutcome> {
+  if (ctx.run.status === 'running') {
+    const moved = await transitionRun(ctx, ctx.run, 'waiting');
+    if (moved) await refreshRun(ctx);
+  }
+  // A person may have answered while the decision point was being recorded: go at once.
+  const pending = await ctx.store.agentRuns.pendingQuestions(ctx.run.id);
+  const delayMs = pending.length > 0 || !deadline ? 0 : deadline.getTime() - ctx.now().getTime() + 25;
+  await closeTurn(ctx, job, { delayMs });
+  return { kind: 'waiting', nextTurn: job.turn + 1, until: deadline };
+}
+
+async function stepsOfTurn(ctx: TurnContext, job: TurnJob): Promise<TurnOutcome> {
+  const rows = await loadConversation(ctx.store, ctx.run.id);
+  // The turn boundary: a pending decision point is settled, or questions that arrived meanwhile are delivered.
+  if (ctx.state.decision) {
+    const settled = await resolveDecision(ctx, rows);
+    if (settled.kind === 'wait') return wait(ctx, job, settled.deadline);
+  } else if (!pendingToolRow(rows)) {
+    await deliverPendingQuestions(ctx, rows);
+  }
+
+  for (let step = 0; step < ctx.config.agent.stepsPerTurn; step++) {
+    await refreshRun(ctx);
+    if (isTerminal(ctx.run.status)) return { kind: 'ended', status: ctx.run.status, endReason: ctx.run.endReason };
+    if (ctx.run.status === 'paused') {
+      await closeTurn(ctx, job, null);
+      return { kind: 'paused', nextTurn: job.turn + 1 };
+    }
+    const spent = spentBudget(ctx.run, ctx.now());
+    if (spent) {
+      const ended = await endRun(ctx, ctx.run, 'finished', spent);
+      return { kind: 'ended', status: ended.status, endReason: ended.endReason };
+    }
+
+    if (pendingToolRow(rows)) {
+      await runToolStep(ctx, rows);
+      const decision = await checkForDecision(ctx, rows, { endedWithoutToolCall: false });
+      if (decision) return wait(ctx, job, (await enterDecision(ctx, decision)).deadline);
+      continue;
+    }
+
+    const last = rows.at(-1);
+    if (last?.role === 'assistant' && last.seq !== ctx.state.pauseTurnSeq) {
+      // The model ended its turn, and the decision point it made was lost (the worker died).
+      const decision = await checkForDecision(ctx, rows, { endedWithoutToolCall: true });
+      if (decision) return wait(ctx, job, (await enterDecision(ctx, decision)).deadline);
+    }
+
+    const outcome = await runModelStep(ctx, rows);
+    switch (outcome.kind) {
+      case 'tool_use':
+      case 'pause_turn':
+      case 'compacted':
+        break;
+      case 'max_tokens':
+        await appendMessage(ctx.store, ctx.run.id, rows, 'user', maxTokensNote(outcome.droppedToolCall, ctx.config.agent.maxOutputTokens));
+        break;
+      case 'refusal': {
+        await ctx.reporter.error({ run: describeRun(ctx.run, ctx.now()), message: `The model refused to continue: ${outcome.explanation}`, fatal: true });
+        const ended = await endRun(ctx, ctx.run, 'stopped', 'model_refusal', `The model refused to continue: ${outcome.explanation}`);
+        return { kind: 'ended', status: ended.status, endReason: ended.endReason };
+      }
+      case 'end_turn': {
+        const decision = await checkForDecision(ctx, rows, { endedWithoutToolCall: true });
+        if (decision) return wait(ctx, job, (await enterDecision(ctx, decision)).deadline);
+        break;
+      }
+    }
+  }
+  await closeTurn(ctx, job, { delayMs: 0 });
+  return { kind: 'continued', nextTurn: job.turn + 1 };
+}
+
+/**
+ * One turn of one run (the `agent-turn` job): loads the run from the store, settles a pending
+ * decision point or delivers waiting questions, performs up to `stepsPerTurn` model steps with
+ * their tool calls, and schedules the next turn. Safe to run again after a crash: a duplicate or
+ * stale job (another turn number) does nothing.
+ */
+export async function processTurn(services: EngineServices, job: TurnJob, signal?: AbortSignal): Promise<TurnOutcome> {
+  let run = await services.store.runs.get(job.runId);
+  if (!run) return { kind: 'ignored', reason: 'no such run' };
+  if (isTerminal(run.status)) return { kind: 'ignored', reason: `run is ${run.status}` };
+  if (parseRunState(run.state).turn !== job.turn) return { kind: 'ignored', reason: 'stale turn' };
+  if (run.status === 'paused') return { kind: 'ignored', reason: 'run is paused' };
+
+  const controller = new AbortController();
+  const onAbort = () => controller.abort();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  services.inFlight.set(run.id, controller);
+  try {
+    if (run.status === 'queued') run = (await transitionRun(services, run, 'running')) ?? run;
+    const ctx = await loadTurnContext(services, run, controller.signal);
+    try {
+      return await stepsOfTurn(ctx, job);
+    } catch (error) {
+      const current = (await services.store.runs.get(job.runId)) ?? run;
+      if (error instanceof StepAbortedError || controller.signal.aborted) {
+        if (isTerminal(current.status)) return { kind: 'ended', status: current.status, endReason: current.endReason };
+        if (current.status === 'paused') {
+          await services.store.agentRuns.advanceTurn(current.id, job.turn);
+          return { kind: 'paused', nextTurn: job.turn + 1 };
+        }
+        throw error;
+      }
+      if (error instanceof NonRetryableError) {
+        await services.reporter.error({ run: describeRun(current, services.now()), message: error.userMessage, fatal: true });
+        const ended = await endRun(services, current, 'failed', error.code === 'model_spend_limit' ? 'spend_limit' : error.code, error.userMessage);
+        return { kind: 'ended', status: ended.status, endReason: ended.endReason };
+      }
+      throw error;
+    }
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+    if (services.inFlight.get(job.runId) === controller) services.inFlight.delete(job.runId);
+  }
+}
+
+/** A turn kept failing (infrastructure): the run fails with the reason, and people are told. */
+export async function failRun(services: EngineServices, runId: string, error: unknown): Promise<void> {
+  const run = await services.store.runs.get(runId);
+  if (!run || isTerminal(run.status)) return;
+  const message = `The run failed: ${describeError(error)}`;
+  await services.reporter.error({ run: describeRun(run, services.now()), message, fatal: true });
+  await endRun(services, run, 'failed', 'error', message);
+}

@@ -1,0 +1,85 @@
+import type { StoredMessage } from '../context/messages.js';
+import { describeToolCall, executeTool } from '../tools/execute-tool.js';
+import type { ToolResult } from '../tools/tool-types.js';
+import { describeRun } from '../run-view.js';
+import { appendMessage, pendingToolRow, toolUses } from './session.js';
+import { refreshRun, type TurnContext } from './turn-context.js';
+import { StepAbortedError } from '../model/model-retry.js';
+
+/**
+ * Whether a call that was started but whose result was never stored (its worker died) may simply
+ * run again. evaluate and gpu_bash reuse their reserved job number, so the harness never runs the
+ * candidate twice; viewing or (re)creating a file gives the same result twice. A shell command or an
+ * in-place edit may have half-happened: the model is told so, once, instead.
+ */
+export function isSafeToRerun(name: string, input: unknown): boolean {
+  if (name === 'evaluate' || name === 'gpu_bash') return true;
+  if (name === 'str_replace_based_edit_tool') {
+    const command = (input as { command?: string } | null)?.command;
+    return command === 'view' || command === 'create';
+  }
+  return false;
+}
+
+const INTERRUPTED =
+  'This tool call was interrupted (the worker running it stopped) before its result was recorded. It may have run partly or completely: check the state of the workspace before repeating it.';
+
+export interface ToolStepOutcome {
+  evaluated: number;
+  newBest: boolean;
+}
+
+/**
+ * Answers every tool call of the conversation's last assistant message, in order, and appends the
+ * user message with the results. Each result is stored as soon as it exists, so a resumed turn
+ * answers each call exactly once.
+ */
+export async function runToolStep(ctx: TurnContext, rows: StoredMessage[]): Promise<ToolStepOutcome> {
+  const row = pendingToolRow(rows);
+  if (!row) return { evaluated: 0, newBest: false };
+  const stepSeq = Math.max(0, (await ctx.store.transcript.nextStepSeq(ctx.run.id)) - 1);
+  const blocks: unknown[] = [];
+  const outcome: ToolStepOutcome = { evaluated: 0, newBest: false };
+  for (const use of toolUses(row)) {
+    if (ctx.signal.aborted) throw new StepAbortedError();
+    const existing = await ctx.store.agentRuns.findToolCall(ctx.run.id, use.id);
+    let result: ToolResult;
+    if (existing?.finishedAt) {
+      result = { content: String(existing.result ?? ''), isError: existing.isError };
+    } else if (existing && !isSafeToRerun(use.name, use.input)) {
+      result = { content: INTERRUPTED, isError: true };
+      await ctx.store.transcript.finishToolCall(ctx.run.id, use.id, result.content, true, 0);
+    } else {
+      if (!existing) await ctx.store.transcript.startToolCall({ runId: ctx.run.id, stepSeq, toolUseId: use.id, name: use.name, input: use.input ?? {} });
+      await refreshRun(ctx);
+      const input = (use.input ?? {}) as Record<string, unknown>;
+      await ctx.reporter.toolStarted({ run: describeRun(ctx.run, ctx.now()), name: use.name, summary: describeToolCall(use.name, input) });
+      const started = Date.now();
+      result = await executeTool(use.name, use.input, {
+        config: ctx.config,
+        store: ctx.store,
+        dispatcher: ctx.dispatcher,
+        run: ctx.run,
+        task: ctx.task,
+        workspace: ctx.workspace,
+        reporter: ctx.reporter,
+        logger: ctx.logger,
+        toolUseId: use.id,
+        signal: ctx.signal,
+      });
+      if (ctx.signal.aborted) throw new StepAbortedError();
+      await ctx.store.transcript.finishToolCall(ctx.run.id, use.id, result.content, result.isError, Date.now() - started);
+      if (result.evaluation) {
+        outcome.evaluated++;
+        outcome.newBest ||= result.evaluation.newBest;
+      }
+    }
+    blocks.push({ type: 'tool_result', tool_use_id: use.id, content: result.content, ...(result.isError ? { is_error: true } : {}) });
+  }
+  await refreshRun(ctx);
+  if (ctx.state.maxTokensBoost) {
+    blocks.push({ type: 'text', text: '(Your last response was cut off at the output limit; a tool call after these was dropped. Keep each tool call small.)' });
+  }
+  await appendMessage(ctx.store, ctx.run.id, rows, 'user', blocks);
+  return outcome;
+}

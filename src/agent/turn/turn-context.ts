@@ -1,0 +1,74 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Run } from '../../db/index.js';
+import { findTask, type LoadedTask } from '../../harness/tasks.js';
+import { toolDefinitions } from '../tools/definitions.js';
+import { probeNetworkIsolation } from '../tools/sandbox.js';
+import type { ToolUnion } from '../model/types.js';
+import { buildSystemPrompt } from '../prompt/system-prompt.js';
+import { parseRunState, type RunState } from '../run-state.js';
+import { ensureWorkspace, type Workspace } from '../workspace/workspace.js';
+import type { EngineServices } from './services.js';
+
+/** Everything one turn works with. `run` and `state` are refreshed between steps. */
+export interface TurnContext extends EngineServices {
+  run: Run;
+  state: RunState;
+  task: LoadedTask;
+  workspace: Workspace;
+  system: string;
+  tools: ToolUnion[];
+  signal: AbortSignal;
+}
+
+export function pathEnvOf(services: EngineServices): string {
+  return services.config.agent.bash.env.PATH ?? '/usr/local/bin:/usr/bin:/bin';
+}
+
+export async function openWorkspaceFor(services: EngineServices, run: Run, task: LoadedTask): Promise<Workspace> {
+  const { workspace, created } = await ensureWorkspace(
+    { dataDir: services.config.core.dataDir, runId: run.id, kernelFile: task.task.kernel.file, pathEnv: pathEnvOf(services) },
+    async () => {
+      const evaluations = await services.store.evaluations.forRun(run.id);
+      const last = evaluations.filter((e) => e.status !== 'pending').at(-1);
+      if (last) return { source: last.source, message: `restored from evaluation #${last.seq} (the workspace was not on this host)` };
+      return { source: await readFile(path.join(task.dir, task.task.kernel.baseline), 'utf8'), message: `baseline of ${task.task.name}` };
+    },
+  );
+  if (created && run.evalsUsed > 0) {
+    services.logger.warn({ runId: run.id }, 'workspace recreated on this host from the last evaluated candidate; unevaluated edits were lost');
+  }
+  return workspace;
+}
+
+export async function loadTurnContext(services: EngineServices, run: Run, signal: AbortSignal): Promise<TurnContext> {
+  const task = await findTask(services.config.core.tasksDir, run.task);
+  const workspace = await openWorkspaceFor(services, run, task);
+  const isolated = services.config.agent.bash.network !== 'allow' && probeNetworkIsolation().kind === 'unshare';
+  return {
+    ...services,
+    run,
+    state: parseRunState(run.state),
+    task,
+    workspace,
+    system: buildSystemPrompt({ task, workspaceDir: workspace.dir, bashTimeoutSeconds: services.config.agent.bash.timeoutSeconds, networkIsolated: isolated }),
+    tools: toolDefinitions(task.task.device),
+    signal,
+  };
+}
+
+/** Re-reads the run (another process may have stopped it, added budget, asked for the bank). */
+export async function refreshRun(ctx: TurnContext): Promise<void> {
+  const run = await ctx.store.runs.get(ctx.run.id);
+  if (!run) throw new Error(`run ${ctx.run.id} disappeared`);
+  ctx.run = run;
+  ctx.state = parseRunState(run.state);
+}
+
+export async function patchState(ctx: TurnContext, patch: Partial<RunState>): Promise<void> {
+  const run = await ctx.store.agentRuns.patchState(ctx.run.id, patch as Record<string, unknown>);
+  if (run) {
+    ctx.run = run;
+    ctx.state = parseRunState(run.state);
+  }
+}

@@ -1,0 +1,82 @@
+import { z } from 'zod';
+import { duration, optionalString, positiveInt } from '../fields.js';
+
+/**
+ * The agent engine's tunables. Budgets and targets are per run (command options); these are the
+ * deployment-wide limits every run shares.
+ */
+export const AgentEnvSchema = z.object({
+  KERNELSEEK_STEPS_PER_TURN: positiveInt(8),
+  KERNELSEEK_CONTEXT_BUDGET: positiveInt(150_000, '150000'),
+  KERNELSEEK_MAX_OUTPUT_TOKENS: positiveInt(16_000, '16000'),
+  KERNELSEEK_MODEL_RETRIES: positiveInt(6),
+  KERNELSEEK_BASH_TIMEOUT: duration('120s'),
+  KERNELSEEK_BASH_OUTPUT_CAP: positiveInt(30_000, '30000'),
+  KERNELSEEK_BASH_NETWORK: z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+    z.enum(['auto', 'isolate', 'allow'], { message: 'must be auto, isolate or allow' }).default('auto'),
+  ),
+  KERNELSEEK_PLATEAU_EVALS: positiveInt(5),
+  KERNELSEEK_FAILING_EVALS: positiveInt(3),
+  KERNELSEEK_SECRETS: optionalString(),
+  // Passed through to the agent's bash (nothing else of this process's environment is).
+  PATH: optionalString(),
+  LANG: optionalString(),
+  TERM: optionalString(),
+  CUDA_HOME: optionalString(),
+  CUDA_PATH: optionalString(),
+  LD_LIBRARY_PATH: optionalString(),
+});
+
+export const TOOL_ENV_PASSTHROUGH = ['PATH', 'LANG', 'TERM', 'CUDA_HOME', 'CUDA_PATH', 'LD_LIBRARY_PATH'] as const;
+
+export interface AgentConfig {
+  /** Model steps one turn job performs before it re-enqueues the next turn. */
+  stepsPerTurn: number;
+  /** Estimated request size (tokens) above which old tool results are compacted. */
+  contextBudgetTokens: number;
+  /** `max_tokens` of each model call (raised once after a max_tokens cut-off). */
+  maxOutputTokens: number;
+  /** Attempts for 429/529/5xx/connection failures of one model call (spend limits never retry). */
+  modelRetries: number;
+  bash: {
+    timeoutSeconds: number;
+    /** Characters of output kept (head and tail) per command. */
+    outputCapChars: number;
+    /** `auto`: no network when the host allows it (unshare -n), else network with a warning;
+     * `isolate`: refuse to run bash without isolation; `allow`: never isolate. */
+    network: 'auto' | 'isolate' | 'allow';
+    /** The only variables of this process's environment the agent's commands see. */
+    env: Record<string, string>;
+  };
+  decisions: {
+    /** Evaluations in a row without a new best that make a plateau. */
+    plateauEvals: number;
+    /** Failing or incorrect candidates in a row that make a `failing` decision point. */
+    failingEvals: number;
+  };
+  /** Extra strings `kernelseek trace` redacts, beyond the configured credentials. */
+  extraSecrets: string[];
+}
+
+export function buildAgentConfig(env: z.output<typeof AgentEnvSchema>): AgentConfig {
+  const passthrough: Record<string, string> = {};
+  for (const name of TOOL_ENV_PASSTHROUGH) {
+    const value = env[name];
+    if (value !== undefined) passthrough[name] = value;
+  }
+  return {
+    stepsPerTurn: env.KERNELSEEK_STEPS_PER_TURN,
+    contextBudgetTokens: env.KERNELSEEK_CONTEXT_BUDGET,
+    maxOutputTokens: env.KERNELSEEK_MAX_OUTPUT_TOKENS,
+    modelRetries: env.KERNELSEEK_MODEL_RETRIES,
+    bash: {
+      timeoutSeconds: env.KERNELSEEK_BASH_TIMEOUT,
+      outputCapChars: env.KERNELSEEK_BASH_OUTPUT_CAP,
+      network: env.KERNELSEEK_BASH_NETWORK,
+      env: passthrough,
+    },
+    decisions: { plateauEvals: env.KERNELSEEK_PLATEAU_EVALS, failingEvals: env.KERNELSEEK_FAILING_EVALS },
+    extraSecrets: (env.KERNELSEEK_SECRETS ?? '').split(',').map((s) => s.trim()).filter((s) => s.length >= 4),
+  };
+}
