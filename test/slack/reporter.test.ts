@@ -42,7 +42,7 @@ afterEach(async () => {
   await fake.close();
 });
 
-const blocksText = (m: { blocks?: unknown[] | undefined }) => JSON.stringify(m.blocks ?? []);
+const blocksText = (m: { blocks?: unknown[] | undefined } | undefined) => JSON.stringify(m?.blocks ?? []);
 
 describe('Slack reporter', () => {
   it('edits the status card in place, without posting a message per step', async () => {

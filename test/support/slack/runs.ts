@@ -1,9 +1,9 @@
 import type { Run, Store } from '../../../src/db/index.js';
-import type { EvaluationReport, RunView } from '../../../src/slack/agent-port.js';
+import { describeRun, type EvaluationReport, type RunView } from '../../../src/slack/agent-port.js';
 
 /**
  * Small factories for runs and evaluations as the store holds them, and the view the agent
- * reports. The view is built from the stored row the same way for every test.
+ * reports for them (the agent's own describeRun).
  */
 
 let counter = 0;
@@ -26,34 +26,9 @@ export async function createStoredRun(store: Store, fields: Partial<Parameters<S
   });
 }
 
+/** The view the agent reports for a stored run, with `patch` applied (a state the test wants to show). */
 export function viewOf(run: Run, patch: Partial<RunView> = {}): RunView {
-  return {
-    id: run.id,
-    task: run.task,
-    owner: run.owner,
-    origin: run.origin,
-    status: run.status,
-    endReason: run.endReason,
-    model: run.model,
-    arch: run.arch,
-    autonomous: run.autonomous,
-    target: run.target,
-    slack: run.slackChannel && run.slackThreadTs ? { channel: run.slackChannel, threadTs: run.slackThreadTs } : null,
-    steps: { used: run.stepsUsed, budget: run.budgetSteps },
-    evaluations: { used: run.evalsUsed, budget: run.budgetEvals },
-    costUsd: { used: run.costUsd, budget: run.budgetUsd },
-    elapsedSeconds: { used: 0, budget: run.budgetSeconds },
-    best:
-      run.bestEvaluationId != null && run.bestSpeedup != null
-        ? { evaluationId: run.bestEvaluationId, speedupVsBaseline: run.bestSpeedup, speedupVsBestPeer: run.bestSpeedupVsPeer }
-        : null,
-    tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-    waitingFor: null,
-    createdAt: run.createdAt.toISOString(),
-    finishedAt: run.finishedAt ? run.finishedAt.toISOString() : null,
-    error: run.error,
-    ...patch,
-  };
+  return { ...describeRun(run), ...patch };
 }
 
 /** Stores a finished evaluation of `source` with the given speedup (null: the candidate failed). */
