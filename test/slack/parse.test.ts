@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { canAsk, canControl, canPromote, canStart, type AccessPolicy } from '../../src/slack/auth.js';
-import { parseSlashCommand } from '../../src/slack/commands/parse-command.js';
-import { parseThreadReply } from '../../src/slack/messages/parse-reply.js';
+import { parseSlashCommand } from '../../src/slack/listeners/commands/parse-command.js';
+import { parseThreadReply } from '../../src/slack/listeners/messages/parse-reply.js';
 
 const ok = (text: string) => {
   const r = parseSlashCommand(text);

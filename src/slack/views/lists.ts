@@ -1,7 +1,7 @@
 import type { RunView } from '../agent-port.js';
 import { escapeMrkdwn } from '../poster/limits.js';
-import { START_OPTIONS, START_USAGE } from '../commands/parse-command.js';
-import { ASIDE_PREFIXES } from '../messages/parse-reply.js';
+import { START_OPTIONS, START_USAGE } from '../listeners/commands/parse-command.js';
+import { ASIDE_PREFIXES } from '../listeners/messages/parse-reply.js';
 import type { KnownBlock } from './block-kit.js';
 import { context, fmtSpeedup, section, STATUS_LABEL, who, type SlackView } from './format.js';
 import { renderStatusCard, type CardExtras } from './status-card.js';

@@ -1,4 +1,4 @@
-import { parseDuration } from '../../config/index.js';
+import { parseDuration } from '../../../config/index.js';
 
 /**
  * `/kernelseek …` text → a command, or an error that says exactly how to fix the input. Pure, so
