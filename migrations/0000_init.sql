@@ -155,6 +155,7 @@ ALTER TABLE "questions" ADD CONSTRAINT "questions_run_id_runs_id_fk" FOREIGN KEY
 ALTER TABLE "run_messages" ADD CONSTRAINT "run_messages_run_id_runs_id_fk" FOREIGN KEY ("run_id") REFERENCES "public"."runs"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "tool_calls" ADD CONSTRAINT "tool_calls_run_id_runs_id_fk" FOREIGN KEY ("run_id") REFERENCES "public"."runs"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE UNIQUE INDEX "agent_steps_seq_uq" ON "agent_steps" USING btree ("run_id","seq");--> statement-breakpoint
+CREATE UNIQUE INDEX "bank_entries_origin_uq" ON "bank_entries" USING btree ("origin_question_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "digests_channel_day_uq" ON "digests" USING btree ("channel","day");--> statement-breakpoint
 CREATE UNIQUE INDEX "evaluations_run_seq_uq" ON "evaluations" USING btree ("run_id","seq");--> statement-breakpoint
 CREATE UNIQUE INDEX "evaluations_job_uq" ON "evaluations" USING btree ("job_id");--> statement-breakpoint

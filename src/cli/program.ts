@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerBank } from './commands/bank.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerTasks } from './commands/tasks.js';
 import type { CliContext } from './context.js';
@@ -18,5 +19,6 @@ export function createProgram(ctx: CliContext): Command {
     .exitOverride();
   registerMigrate(program, ctx);
   registerTasks(program, ctx);
+  registerBank(program, ctx);
   return program;
 }

@@ -196,18 +196,23 @@ export const questions = pgTable(
 );
 
 /** Questions in the bank beyond the shipped YAML: promoted from people's questions. */
-export const bankEntries = pgTable('bank_entries', {
-  id: text('id').primaryKey(),
-  text: text('text').notNull(),
-  kind: text('kind', { enum: ['layer_shift', 'limit_rejection'] }).notNull(),
-  triggers: jsonb('triggers').$type<string[]>().notNull(),
-  placeholders: jsonb('placeholders').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
-  source: text('source', { enum: ['seed', 'promoted'] }).notNull(),
-  originQuestionId: bigint('origin_question_id', { mode: 'number' }),
-  promotedBy: text('promoted_by'),
-  createdAt: createdAt(),
-  retiredAt: timestamp('retired_at', { withTimezone: true }),
-});
+export const bankEntries = pgTable(
+  'bank_entries',
+  {
+    id: text('id').primaryKey(),
+    text: text('text').notNull(),
+    kind: text('kind', { enum: ['layer_shift', 'limit_rejection'] }).notNull(),
+    triggers: jsonb('triggers').$type<string[]>().notNull(),
+    placeholders: jsonb('placeholders').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
+    source: text('source', { enum: ['seed', 'promoted'] }).notNull(),
+    originQuestionId: bigint('origin_question_id', { mode: 'number' }),
+    promotedBy: text('promoted_by'),
+    createdAt: createdAt(),
+    retiredAt: timestamp('retired_at', { withTimezone: true }),
+  },
+    // A person's question is promoted at most once, even when two people press the button together.
+    (t) => [uniqueIndex('bank_entries_origin_uq').on(t.originQuestionId)],
+);
 
 /** Slack event ids already handled: Slack retries deliveries and each must act once. */
 export const slackEvents = pgTable('slack_events', {

@@ -110,7 +110,7 @@ export async function loadTask(file: string): Promise<{ task?: LoadedTask; probl
         file: rel,
         field: '',
         line: e.linePos?.[0]?.line,
-        message: `invalid YAML: ${e.message.split('\n')[0]}`,
+        message: `invalid YAML: ${e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`,
       })),
     };
   }

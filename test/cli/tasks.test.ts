@@ -79,7 +79,7 @@ describe('kernelseek tasks', () => {
     const brokenFile = path.relative(process.cwd(), path.join(dir, 'broken', 'task.yaml'));
     expect(result.stderr).toContain(`${brokenFile}:12: kernel.args[1].dtype: Invalid option: expected one of "float32"`);
     expect(result.stderr).toMatch(/gamma\/task\.yaml:\d+: scenarios\.quick: unknown scenario ids: r64-c999/);
-    expect(result.stderr).toMatch(/notyaml\/task\.yaml:1: invalid YAML/);
+    expect(result.stderr).toMatch(/notyaml\/task\.yaml:\d+: invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a \]\n/);
   });
 
   it('reports a where-expression that names an unknown parameter', async () => {

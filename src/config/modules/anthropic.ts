@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { optionalString, url } from '../fields.js';
 
 /** The default model for runs; a run may override it. */
-export const DEFAULT_MODEL = 'claude-sonnet-4-5';
+export const DEFAULT_MODEL = 'claude-sonnet-4-6';
 
 export const AnthropicEnvSchema = z.object({
   ANTHROPIC_API_KEY: optionalString(),
@@ -11,7 +11,7 @@ export const AnthropicEnvSchema = z.object({
     (v) => (v === '' ? undefined : v),
     z
       .string()
-      .regex(/^[a-z0-9][a-z0-9.\-_@:]*$/i, { message: 'must be a model id such as claude-sonnet-4-5' })
+      .regex(/^[a-z0-9][a-z0-9.\-_@:]*$/i, { message: 'must be a model id such as claude-sonnet-4-6' })
       .default(DEFAULT_MODEL),
   ),
 });

@@ -1,0 +1,104 @@
+"""Command line: `python3 -m harness eval|scenarios|check-task|check-result ...`."""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .errors import HarnessError
+from .progress import Progress
+from .result import json_safe
+
+
+def _parser():
+    p = argparse.ArgumentParser(prog="python3 -m harness", description="KernelSeek kernel harness")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    ev = sub.add_parser("eval", help="evaluate one candidate kernel file against a task")
+    ev.add_argument("--task-dir", required=True, help="task folder (kernels/<task>) from the trusted checkout")
+    ev.add_argument("--candidate", required=True, help="the candidate's single source file")
+    ev.add_argument("--scenarios", default="all", help="all | quick | comma-separated substrings or globs of ids")
+    ev.add_argument("--device", choices=["cpu", "cuda"], help="defaults to the task's device")
+    ev.add_argument("--json", dest="json_out", help="write the result JSON to this file, or - for stdout")
+    ev.add_argument("--table", action="store_true", help="print a readable table")
+    ev.add_argument("--seeds", type=int, default=2, help="correctness seeds per scenario (>= 2)")
+    ev.add_argument("--seed", type=int, help="base seed (random per evaluation when omitted)")
+    ev.add_argument("--no-peers", action="store_true", help="do not time the task's peers")
+    ev.add_argument("--no-baseline", action="store_true", help="do not time the baseline")
+    ev.add_argument("--progress", choices=["jsonl"], help="progress events on stderr")
+    ev.add_argument("--cache-dir", help="compile cache (default $KERNELSEEK_DATA_DIR/compile-cache)")
+    ev.add_argument("--call-timeout", type=float, default=30.0, help="seconds without progress before a "
+                                                                      "call counts as hung")
+    ev.add_argument("--timeout", type=float, default=1800.0, help="seconds for the whole evaluation")
+
+    sc = sub.add_parser("scenarios", help="list a task's scenario ids")
+    sc.add_argument("--task-dir", required=True)
+    sc.add_argument("--scenarios", default="all")
+    sc.add_argument("--json", action="store_true", help="ids with their params as JSON")
+
+    ct = sub.add_parser("check-task", help="validate a task folder (task.yaml and reference.py)")
+    ct.add_argument("--task-dir", required=True)
+
+    cr = sub.add_parser("check-result", help="validate a result JSON against kernelseek.eval/1")
+    cr.add_argument("path")
+    return p
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
+    try:
+        return _dispatch(args)
+    except HarnessError as exc:
+        sys.stderr.write(f"harness: error: {exc}\n")
+        return exc.exit_code
+
+
+def _dispatch(args):
+    if args.command == "eval":
+        return _eval(args)
+    if args.command == "scenarios":
+        from .scenarios import select_scenarios
+        from .task import load_task
+        task = load_task(args.task_dir)
+        chosen = select_scenarios(task, args.scenarios)
+        if args.json:
+            print(json.dumps([{"id": s.id, "params": s.params} for s in chosen], indent=1))
+        else:
+            print("\n".join(s.id for s in chosen))
+        return 0
+    if args.command == "check-task":
+        from .task import load_reference, load_task
+        task = load_task(args.task_dir)
+        load_reference(task)
+        for w in task.warnings:
+            sys.stderr.write(f"warning: {w}\n")
+        print(json.dumps({"task": task.name, "device": task.device, "scenarios": len(task.scenarios),
+                          "quick": len(task.quick), "peers": [p for p, _ in task.peers],
+                          "entry": task.entry}))
+        return 0
+    if args.command == "check-result":
+        from .schema import validate_result
+        problems = validate_result(json.loads(Path(args.path).read_text()))
+        for p in problems:
+            print(p)
+        return 1 if problems else 0
+    raise AssertionError(args.command)
+
+
+def _eval(args):
+    from .evaluate import Options, evaluate
+    from .table import render_table
+    opts = Options(task_dir=args.task_dir, candidate=args.candidate, scenarios=args.scenarios,
+                   device=args.device, seeds=args.seeds, seed=args.seed, with_peers=not args.no_peers,
+                   with_baseline=not args.no_baseline, cache_dir=args.cache_dir,
+                   call_timeout=args.call_timeout, timeout=args.timeout, progress=Progress(args.progress))
+    result = evaluate(opts)
+    text = json.dumps(json_safe(result), indent=1, allow_nan=False)
+    json_to_stdout = args.json_out == "-" or (args.json_out is None and not args.table)
+    if args.json_out and args.json_out != "-":
+        Path(args.json_out).write_text(text + "\n")
+    if json_to_stdout:
+        sys.stdout.write(text + "\n")
+    if args.table:
+        (sys.stderr if json_to_stdout else sys.stdout).write(render_table(result))
+    return 0

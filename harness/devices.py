@@ -1,0 +1,166 @@
+"""Device-specific pieces: synchronisation, cache flushing, one timed call, device information.
+
+The CPU and CUDA paths share the timing logic in timing.py; only what differs lives here.
+"""
+
+import os
+import platform
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import torch
+
+from .errors import EnvironmentProblem
+
+MIB = 1 << 20
+
+
+def make_device(kind):
+    if kind == "cuda":
+        return CudaDevice()
+    return CpuDevice()
+
+
+def _cpu_llc_bytes():
+    """Size of the largest CPU cache level (sysfs), or 32 MiB when unknown."""
+    best = 0
+    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            text = (index / "size").read_text().strip().upper()
+            mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+            best = max(best, int(text.rstrip("KMG")) * mult)
+        except (OSError, ValueError):
+            continue
+    return best or 32 * MIB
+
+
+class CpuDevice:
+    kind = "cpu"
+
+    def __init__(self):
+        self.torch_device = torch.device("cpu")
+        self.cache_bytes = _cpu_llc_bytes()
+        self._flush_buf = None
+        self._flush_value = 0.0
+
+    def sync(self):
+        pass
+
+    def flush(self):
+        """Write a buffer of twice the last-level cache so that the next call starts cold."""
+        if self._flush_buf is None:
+            self._flush_buf = torch.empty(2 * self.cache_bytes // 4, dtype=torch.float32)
+        self._flush_value += 1.0
+        self._flush_buf.fill_(self._flush_value)
+
+    def stream_handle(self):
+        return None
+
+    def stream_context(self):
+        return _NullContext()
+
+    def timed_call(self, fn):
+        """(return code, elapsed ms, wall ms, tail ms): on the CPU the elapsed time is the wall time."""
+        t0 = time.perf_counter_ns()
+        rc = fn()
+        t1 = time.perf_counter_ns()
+        ms = (t1 - t0) / 1e6
+        return rc, ms, ms, 0.0
+
+    def info(self):
+        model = platform.processor() or platform.machine()
+        try:
+            for line in Path("/proc/cpuinfo").read_text().splitlines():
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+        except OSError:
+            pass
+        return {"name": model, "cores": os.cpu_count(), "cache_bytes": self.cache_bytes,
+                "torch": torch.__version__}
+
+
+class CudaDevice:
+    kind = "cuda"
+
+    def __init__(self):
+        if not torch.cuda.is_available():
+            raise EnvironmentProblem("CUDA is not available to PyTorch on this machine "
+                                     f"(torch {torch.__version__}, built for CUDA {torch.version.cuda})")
+        self.torch_device = torch.device("cuda", torch.cuda.current_device())
+        props = torch.cuda.get_device_properties(self.torch_device)
+        self.props = props
+        self.l2_bytes = getattr(props, "L2_cache_size", 0) or 0
+        # A dedicated stream: the candidate must launch on the stream it is given, and everything the
+        # harness measures or reads is ordered on that stream.
+        self.stream = torch.cuda.Stream(device=self.torch_device)
+        self._flush_buf = None
+        self._start = torch.cuda.Event(enable_timing=True)
+        self._end = torch.cuda.Event(enable_timing=True)
+
+    @property
+    def arch(self):
+        major, minor = self.props.major, self.props.minor
+        return f"sm_{major}{minor}"
+
+    def sync(self):
+        torch.cuda.synchronize(self.torch_device)
+
+    def flush(self):
+        """Write a buffer of at least twice the L2 size (256 MiB when the size is unknown)."""
+        if self._flush_buf is None:
+            size = max(2 * self.l2_bytes, 64 * MIB) if self.l2_bytes else 256 * MIB
+            self._flush_buf = torch.empty(size // 4, dtype=torch.float32, device=self.torch_device)
+        self._flush_buf.zero_()
+
+    def stream_handle(self):
+        return self.stream.cuda_stream
+
+    def stream_context(self):
+        return torch.cuda.stream(self.stream)
+
+    def timed_call(self, fn):
+        """(return code, event ms, wall ms, tail ms) for one call.
+
+        The device is idle when `start` is recorded, so no work can run before the start event
+        (hack 3: a side stream racing ahead of the timer). After the end event completes, the
+        device is synchronised: `tail` is how long other work kept running past the end event,
+        the signature of deferred or side-stream work the events do not see (hacks 2 and 3).
+        """
+        self.sync()
+        t0 = time.perf_counter_ns()
+        self._start.record(self.stream)
+        rc = fn()
+        self._end.record(self.stream)
+        self._end.synchronize()
+        t_end = time.perf_counter_ns()
+        self.sync()
+        t1 = time.perf_counter_ns()
+        return rc, self._start.elapsed_time(self._end), (t1 - t0) / 1e6, (t1 - t_end) / 1e6
+
+    def info(self):
+        return {"name": self.props.name, "arch": self.arch, "memory_bytes": self.props.total_memory,
+                "l2_bytes": self.l2_bytes, "sms": self.props.multi_processor_count,
+                "driver": _driver_version(), "torch": torch.__version__, "cuda": torch.version.cuda}
+
+
+class _NullContext:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _driver_version():
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return None
+    try:
+        out = subprocess.run([smi, "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20)
+        return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else None
+    except (OSError, subprocess.TimeoutExpired, IndexError):
+        return None

@@ -1,0 +1,244 @@
+"""Evaluate one candidate file against one task: the stages, in order, and the result they build.
+
+checks on the source -> compile (cached) -> checks on the binary -> child process -> for each
+scenario: correctness, then timing -> summary. Each stage that fails sets the status and a message
+and stops; everything after that is reported as not run.
+"""
+
+import hashlib
+import random
+import secrets
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import static_checks
+from .build import build
+from .devices import make_device
+from .errors import EnvironmentProblem, TaskError, UsageError
+from .oracle import Oracle
+from .progress import Progress
+from .result import new_result, scenario_figures, summarise
+from .runner import ChildFailure, ChildProcess
+from .scenario_eval import derive_seed, run_correctness, run_timing
+from .scenarios import select_scenarios
+from .task import load_reference, load_task
+
+MAX_CRASH_RESTARTS = 3
+
+
+@dataclass
+class Options:
+    task_dir: str
+    candidate: str
+    scenarios: str = "all"
+    device: str = None
+    seeds: int = 2
+    seed: int = None
+    with_peers: bool = True
+    with_baseline: bool = True
+    cache_dir: str = None
+    call_timeout: float = 30.0
+    timeout: float = 1800.0
+    progress: Progress = None
+
+
+class Context:
+    """What the per-scenario code needs: the task, the oracle, the live child and the options."""
+
+    def __init__(self, task, oracle, device_kind, opts, messages):
+        self.task, self.oracle, self.device_kind = task, oracle, device_kind
+        self.opts, self.messages = opts, messages
+        self.child = None
+        self.has_baseline = opts.with_baseline
+        self.with_peers = opts.with_peers and bool(task.peers)
+
+
+def evaluate(opts):
+    """Run an evaluation; returns the result dict. Raises HarnessError only for harness problems."""
+    t0 = time.monotonic()
+    progress = opts.progress or Progress()
+    task = load_task(opts.task_dir)
+    module = load_reference(task)
+    device_kind = opts.device or task.device
+    if device_kind != task.device:
+        raise UsageError(f"task {task.name} runs on {task.device}; --device {device_kind} is not possible")
+    scenarios = select_scenarios(task, opts.scenarios)
+    if opts.seeds < 2:
+        raise UsageError("--seeds must be at least 2 (several seeds defeat outputs that match one input)")
+    cand_path = Path(opts.candidate)
+    if not cand_path.is_file():
+        raise UsageError(f"candidate file not found: {cand_path}")
+    source = cand_path.read_bytes()
+    base_seed = opts.seed if opts.seed is not None else secrets.randbelow(1 << 31)
+    result = new_result(task, device_kind,
+                        {"file": str(cand_path), "sha256": hashlib.sha256(source).hexdigest()},
+                        {"scenarios": opts.scenarios, "seeds": opts.seeds, "peers": opts.with_peers,
+                         "baseline": opts.with_baseline, "call_timeout": opts.call_timeout,
+                         "timeout": opts.timeout})
+    result["seeds"] = {"base": base_seed, "per_scenario": opts.seeds,
+                       "derivation": "random.Random(f'{base}:{scenario_id}:{purpose}:{index}')"}
+    result["messages"].extend(task.warnings)
+    result["scenarios"] = [{"id": s.id, "params": dict(s.params), "correct": False, "status": "skipped",
+                            "reason": "not run"} for s in scenarios]
+    workdir = Path(tempfile.mkdtemp(prefix="kernelseek-eval-"))
+    ctx = None
+    try:
+        ctx = _prepare(task, module, device_kind, opts, result, source, workdir, progress)
+        if ctx is not None:
+            _run_scenarios(ctx, scenarios, result, base_seed, t0, workdir, progress)
+    finally:
+        if ctx is not None and ctx.child is not None:
+            ctx.child.close()
+        shutil.rmtree(workdir, ignore_errors=True)
+        summarise(result, task, time.monotonic() - t0)
+    progress.emit("done", status=result["status"], correct=result["correct"],
+                  seconds=result["summary"]["seconds"])
+    return result
+
+
+def _stop(result, status, message):
+    result["status"] = status
+    result["messages"].append(message)
+
+
+def _prepare(task, module, device_kind, opts, result, source, workdir, progress):
+    """Static checks, compile, binary checks, device and child start. None when a stage failed."""
+    reasons = static_checks.check_source(source, task)
+    if reasons:
+        _stop(result, "rejected", "source check: " + "; ".join(reasons))
+        return None
+    b = build(task, source, opts.cache_dir)
+    result["compile"] = {"seconds": b.seconds, "registers": b.ptxas.get("registers"),
+                         "smem_bytes": b.ptxas.get("smem_bytes"), "spills": b.ptxas.get("spills"),
+                         "log": b.log, "cached": b.cached, "kernels": b.ptxas.get("kernels", [])}
+    progress.emit("compile", ok=b.ok, seconds=b.seconds, cached=b.cached)
+    if not b.ok:
+        _stop(result, "compile_error", "compile failed; see compile.log")
+        return None
+    problem = static_checks.entry_problem(b.lib, task)
+    if problem:
+        _stop(result, "compile_error", problem)
+        return None
+    reasons = static_checks.check_object(b.obj, task) + static_checks.check_library(b.lib, task)
+    if reasons:
+        _stop(result, "rejected", "binary check: " + "; ".join(reasons))
+        return None
+    libs = {"candidate": str(workdir / "candidate.so")}
+    # Copies: a separate file per role, so candidate and baseline never share one loaded library
+    # even when the candidate is the baseline's source (the loader shares libraries by inode).
+    shutil.copyfile(b.so_path, libs["candidate"])
+    if opts.with_baseline:
+        libs["baseline"] = str(workdir / "baseline.so")
+        shutil.copyfile(_build_baseline(task, opts.cache_dir), libs["baseline"])
+
+    device = make_device(device_kind)
+    info = device.info()
+    result["device_info"] = info
+    if device_kind == "cuda":
+        result["gpu"], result["arch"] = info["name"], info["arch"]
+        if info["arch"] not in task.architectures:
+            raise EnvironmentProblem(f"this GPU is {info['arch']}; task {task.name} is for "
+                                     f"{', '.join(task.architectures)}")
+    ctx = Context(task, Oracle(task, module, device.torch_device), device_kind, opts, result["messages"])
+    ctx.libs, ctx.device = libs, device
+    try:
+        ctx.child = _start_child(ctx, workdir)
+    except ChildFailure as exc:
+        status = "compile_error" if exc.kind == "load" else "timeout" if exc.kind == "timeout" else "runtime_error"
+        _stop(result, status, f"loading the candidate failed: {exc}")
+        return None
+    if ctx.init_findings:
+        _stop(result, "rejected", "at load time: " + "; ".join(ctx.init_findings))
+        ctx.child.close()
+        ctx.child = None
+        return None
+    return ctx
+
+
+def _build_baseline(task, cache_dir):
+    source = task.baseline.read_bytes()
+    reasons = static_checks.check_source(source, task)
+    b = build(task, source, cache_dir)
+    if not b.ok:
+        raise TaskError(str(task.baseline), f"the baseline does not compile:\n{b.log}")
+    reasons += static_checks.check_object(b.obj, task) + static_checks.check_library(b.lib, task)
+    problem = static_checks.entry_problem(b.lib, task)
+    if reasons or problem:
+        raise TaskError(str(task.baseline), "the baseline breaks the task's own rules: "
+                                            + "; ".join(reasons + ([problem] if problem else [])))
+    return b.so_path
+
+
+def _start_child(ctx, workdir):
+    child = ChildProcess(workdir, ctx.opts.call_timeout)
+    try:
+        res, _ = child.request({"cmd": "init", "task_dir": str(ctx.task.dir), "device": ctx.device_kind,
+                                "libraries": ctx.libs},
+                               timeout=ctx.opts.call_timeout + 120)
+    except ChildFailure:
+        child.close()
+        raise
+    ctx.init_findings = res["findings"]
+    return child
+
+
+def _run_scenarios(ctx, scenarios, result, base_seed, t0, workdir, progress):
+    n, crashes = len(scenarios), 0
+    rng_master = random.Random(f"{base_seed}:timing")
+    for i, scenario in enumerate(scenarios):
+        entry = result["scenarios"][i]
+        elapsed = time.monotonic() - t0
+        if elapsed > ctx.opts.timeout:
+            _stop(result, "timeout", f"the evaluation's time limit ({ctx.opts.timeout:.0f} s) was reached after "
+                                     f"{i} of {n} scenarios; the rest were not run")
+            _skip_rest(result, i, "not run: the evaluation's time limit was reached")
+            return
+        if ctx.child is None:
+            try:
+                ctx.child = _start_child(ctx, workdir)
+            except ChildFailure as exc:
+                _stop(result, "runtime_error", f"restarting the child process failed: {exc}")
+                _skip_rest(result, i, "not run: the child process could not be restarted")
+                return
+        entry.update(status=None, reason=None)
+        seeds = [derive_seed(base_seed, scenario.id, "correct", j) for j in range(ctx.opts.seeds)]
+        try:
+            progress.emit("phase", phase="correctness", id=scenario.id, i=i, n=n)
+            run_correctness(ctx, scenario, entry, seeds)
+            if entry["status"] == "ok":
+                progress.emit("phase", phase="timing", id=scenario.id, i=i, n=n)
+                run_timing(ctx, scenario, entry, derive_seed(base_seed, scenario.id, "time"), rng_master)
+                scenario_figures(entry, ctx.task, scenario)
+        except ChildFailure as exc:
+            ctx.child = None   # killed or dead; restarted for the next scenario
+            if exc.kind == "timeout":
+                entry.update(status="timeout", correct=False, reason=str(exc))
+            elif exc.kind == "harness":
+                entry.update(status="runtime_error", correct=False,
+                             reason=f"the child process reported an internal error (the candidate may have "
+                                    f"corrupted its memory): {exc}")
+            else:
+                entry.update(status="runtime_error", correct=False, reason=str(exc))
+            crashes += 1
+        if entry.get("reason") is None:
+            entry.pop("reason", None)
+        progress.emit("scenario", id=scenario.id, i=i, n=n, status=entry["status"], correct=entry["correct"],
+                      time_ms=entry.get("time_ms"), reason=entry.get("reason"))
+        if entry["status"] == "timeout":
+            _skip_rest(result, i + 1, "not run: an earlier scenario timed out")
+            return
+        if entry["status"] == "rejected":
+            _skip_rest(result, i + 1, "not run: the candidate was rejected")
+            return
+        if crashes >= MAX_CRASH_RESTARTS:
+            result["messages"].append(f"stopped after {crashes} crashes")
+            _skip_rest(result, i + 1, f"not run: stopped after {crashes} crashes")
+            return
+
+
+def _skip_rest(result, start, reason):
+    for entry in result["scenarios"][start:]:
+        entry.update(status="skipped", correct=False, reason=reason)

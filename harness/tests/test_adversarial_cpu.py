@@ -1,0 +1,27 @@
+"""Every CPU adversarial candidate is rejected or marked incorrect (or flagged) for the stated reason."""
+
+from pathlib import Path
+
+import pytest
+
+from harness.adversarial.run import load_manifest, run_entry
+
+from .conftest import REPO
+
+MANIFEST = REPO / "harness" / "adversarial" / "cpu" / "manifest.yaml"
+TASK_DIR, ENTRIES = load_manifest(MANIFEST)
+
+
+def test_manifest_covers_every_hack_cpp_can_express():
+    # Hack 3 (a non-default CUDA stream) has no CPU form; every other hack has a candidate.
+    assert sorted({e["hack"] for e in ENTRIES}) == [1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]
+    listed = {e["file"] for e in ENTRIES}
+    assert listed == {p.name for p in MANIFEST.parent.glob("*.cpp")}
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e["file"] for e in ENTRIES])
+def test_adversarial_candidate_is_caught(entry, tmp_path, cache_dir):
+    out = run_entry(TASK_DIR, entry, Path(tmp_path), cache_dir)
+    assert out["ok"], f"{entry['file']} (hack {entry['hack']}): {out['why']}; first reason: {out['reason']}"
+    if entry["expect"]["status"] != "ok":
+        assert not out["result"]["correct"]

@@ -1,0 +1,92 @@
+"""Candidates that do not build, crash, hang or fail; and the harness's own argument errors."""
+
+import json
+
+import pytest
+
+from harness.schema import validate_result
+
+from .conftest import CPU_TASK
+
+ENTRY = 'extern "C" int softmax_rows(const float* x, float* y, long long rows, long long cols)'
+
+
+def _eval(run_cli, path, *extra):
+    proc = run_cli("eval", "--task-dir", str(CPU_TASK), "--candidate", str(path), "--json", "-",
+                   "--no-peers", "--scenarios", "r7-c33", *extra)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert validate_result(result) == []
+    return result
+
+
+def _reason(result):
+    return " ".join([s.get("reason") or "" for s in result["scenarios"]] + result["messages"])
+
+
+def test_compile_error_keeps_the_log(run_cli, candidate):
+    result = _eval(run_cli, candidate(ENTRY + " { return undeclared_name; }\n"))
+    assert result["status"] == "compile_error" and not result["correct"]
+    assert "undeclared_name" in result["compile"]["log"] and "error" in result["compile"]["log"]
+    assert result["scenarios"][0]["status"] == "skipped"
+
+
+def test_missing_entry_point(run_cli, candidate):
+    result = _eval(run_cli, candidate('extern "C" int other(void) { return 0; }\n'))
+    assert result["status"] == "compile_error" and "does not export softmax_rows" in _reason(result)
+
+
+def test_unresolved_symbol_fails_at_load(run_cli, candidate):
+    result = _eval(run_cli, candidate('extern "C" void not_defined_anywhere();\n'
+                                      + ENTRY + " { not_defined_anywhere(); return 0; }\n"))
+    assert result["status"] == "compile_error" and "does not load" in _reason(result)
+    assert "not_defined_anywhere" in _reason(result)
+
+
+def test_segfault_is_a_runtime_error(run_cli, candidate):
+    result = _eval(run_cli, candidate(ENTRY + " { *(volatile int*)0 = 1; return 0; }\n"))
+    assert result["status"] == "runtime_error"
+    assert "killed by SIGSEGV while running candidate" in _reason(result)
+
+
+def test_abort_and_exit_are_runtime_errors(run_cli, candidate):
+    result = _eval(run_cli, candidate("#include <cstdlib>\n" + ENTRY + " { std::abort(); }\n"))
+    assert result["status"] == "runtime_error" and "SIGABRT" in _reason(result)
+    result = _eval(run_cli, candidate("#include <cstdlib>\n" + ENTRY + " { std::exit(0); }\n"))
+    assert result["status"] == "runtime_error" and "exited with code 0" in _reason(result)
+
+
+def test_hang_is_a_timeout_and_stops_the_evaluation(run_cli, candidate):
+    path = candidate(ENTRY + " { for (volatile int i = 0; ; ) (void)i; return 0; }\n")
+    proc = run_cli("eval", "--task-dir", str(CPU_TASK), "--candidate", str(path), "--json", "-",
+                   "--no-peers", "--scenarios", "quick", "--call-timeout", "3")
+    result = json.loads(proc.stdout)
+    assert result["status"] == "timeout"
+    first, *rest = result["scenarios"]
+    assert first["status"] == "timeout" and "no progress for 3 s while running candidate" in first["reason"]
+    assert all(s["status"] == "skipped" and "timed out" in s["reason"] for s in rest)
+
+
+def test_nonzero_return_is_a_runtime_error(run_cli, candidate):
+    result = _eval(run_cli, candidate(ENTRY + " { return 7; }\n"))
+    assert result["status"] == "runtime_error" and "returned 7" in _reason(result)
+
+
+def test_harness_errors_exit_non_zero(run_cli, candidate, task_copy):
+    ok = candidate(ENTRY + " { return 0; }\n")
+    proc = run_cli("eval", "--task-dir", str(CPU_TASK), "--candidate", "/nonexistent.cpp")
+    assert proc.returncode == 2 and "candidate file not found" in proc.stderr
+    proc = run_cli("eval", "--task-dir", str(CPU_TASK), "--candidate", str(ok), "--scenarios", "nothing-like-this")
+    assert proc.returncode == 2 and "no scenario" in proc.stderr
+    broken = task_copy(edit=lambda t: t.replace("factor: 2.0", "factor: two"))
+    proc = run_cli("eval", "--task-dir", str(broken), "--candidate", str(ok))
+    assert proc.returncode == 3 and "tolerance.factor: expected a number" in proc.stderr
+    proc = run_cli("eval", "--task-dir", str(CPU_TASK), "--candidate", str(ok), "--device", "cuda")
+    assert proc.returncode == 2 and "runs on cpu" in proc.stderr
+
+
+def test_check_task_and_scenarios_commands(run_cli):
+    proc = run_cli("check-task", "--task-dir", str(CPU_TASK))
+    assert proc.returncode == 0 and json.loads(proc.stdout)["scenarios"] == 11
+    proc = run_cli("scenarios", "--task-dir", str(CPU_TASK), "--scenarios", "quick")
+    assert proc.stdout.split() == ["r64-c128", "r256-c1024", "r7-c33"]
