@@ -56,6 +56,7 @@ export interface BankLine {
   kind: string;
   triggers: string[];
   asks: number;
+  /** Geometric mean of best-after / best-before over its attributed asks (1.00x = no gain). */
   meanGain: number | null;
   lastUsed: string | null;
 }
@@ -63,7 +64,7 @@ export interface BankLine {
 export function renderBankList(entries: BankLine[]): SlackView {
   const top = [...entries].sort((a, b) => (b.meanGain ?? -Infinity) - (a.meanGain ?? -Infinity) || b.asks - a.asks).slice(0, 25);
   const lines = top.map(
-    (e) => `• \`${e.id}\` ${e.kind.replace(/_/g, ' ')} · ${e.triggers.join(', ')} · asked ${e.asks}× · mean gain ${e.meanGain == null ? '—' : `${(e.meanGain * 100).toFixed(1)}%`}`,
+    (e) => `• \`${e.id}\` ${e.kind.replace(/_/g, ' ')} · ${e.triggers.join(', ')} · asked ${e.asks}× · mean gain ${e.meanGain == null ? '—' : `${e.meanGain.toFixed(2)}x`}`,
   );
   return {
     text: `Question bank: ${entries.length} questions`,
