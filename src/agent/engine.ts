@@ -73,7 +73,7 @@ export function createAgentEngine(deps: AgentEngineDeps): AgentEngine {
     scheduler: deps.scheduler,
     reporter: guardReporter(deps.reporter ?? noopReporter, logger),
     logger,
-    model: deps.model ?? createAnthropicModelClient(deps.config.anthropic),
+    model: deps.model ?? createAnthropicModelClient(deps.config.anthropic, { logger }),
     questions: deps.questions,
     retryPolicy: { ...DEFAULT_RETRY_POLICY, ...deps.retryPolicy },
     now: deps.now ?? (() => new Date()),

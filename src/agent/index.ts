@@ -30,3 +30,4 @@ export type { TurnOutcome } from './turn/run-turn.js';
 export { describeEnd } from './turn/budgets.js';
 export type { ModelClient } from './model/types.js';
 export { exportTrace, type TraceOptions } from './trace/export-trace.js';
+export { createBankQuestionSource } from './decisions/bank-source.js';

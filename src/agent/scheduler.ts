@@ -62,6 +62,8 @@ export function createLocalTurnScheduler(options: { logger: Logger; retries?: nu
   const key = (job: TurnJob) => `${job.runId}:${job.turn}`;
   const scheduler: TurnScheduler & {
     attach(p: TurnProcessor): void;
+    /** Turns waiting on a timer (a decision point's deadline), with when they run. */
+    delayed(): TurnJob[];
     /** Resolves when no turn of `runId` is running or queued in this process. */
     idle(runId: string): Promise<void>;
     close(): void;
@@ -82,6 +84,9 @@ export function createLocalTurnScheduler(options: { logger: Logger; retries?: nu
         void run(job);
       }, delayMs);
       timers.set(k, { timer, job });
+    },
+    delayed() {
+      return [...timers.values()].map((t) => t.job);
     },
     async wake(job) {
       const k = key(job);

@@ -1,6 +1,9 @@
 import { Command } from 'commander';
 import { registerBank } from './commands/bank.js';
+import { registerEval } from './commands/eval.js';
+import { registerGpuWorker } from './commands/gpu-worker.js';
 import { registerMigrate } from './commands/migrate.js';
+import { registerQueues } from './commands/queues.js';
 import { registerTasks } from './commands/tasks.js';
 import type { CliContext } from './context.js';
 
@@ -19,6 +22,9 @@ export function createProgram(ctx: CliContext): Command {
     .exitOverride();
   registerMigrate(program, ctx);
   registerTasks(program, ctx);
+  registerEval(program, ctx);
+  registerGpuWorker(program, ctx);
+  registerQueues(program, ctx);
   registerBank(program, ctx);
   return program;
 }

@@ -7,3 +7,5 @@ export type { HarnessConfig } from './modules/harness.js';
 export type { DigestConfig } from './modules/digest.js';
 export type { AnthropicConfig } from './modules/anthropic.js';
 export type { AgentConfig } from './modules/agent.js';
+export type { QueueConfig } from './modules/queue.js';
+export type { RedisConfig } from './modules/redis.js';

@@ -8,6 +8,7 @@ import { CoreEnvSchema, type CoreConfig } from './modules/core.js';
 import { DbEnvSchema, type DbConfig } from './modules/db.js';
 import { DigestEnvSchema, type DigestConfig } from './modules/digest.js';
 import { HarnessEnvSchema, type HarnessConfig } from './modules/harness.js';
+import { QueueEnvSchema, type QueueConfig } from './modules/queue.js';
 import { RedisEnvSchema, type RedisConfig } from './modules/redis.js';
 import { SlackEnvSchema, type SlackConfig } from './modules/slack.js';
 
@@ -16,6 +17,7 @@ export interface Config {
   core: CoreConfig;
   db: DbConfig;
   redis: RedisConfig;
+  queue: QueueConfig;
   anthropic: AnthropicConfig;
   slack: SlackConfig;
   harness: HarnessConfig;
@@ -62,7 +64,8 @@ export function loadConfig(env: Env, options: { cwd?: string } = {}): Config {
   const harness = check(HarnessEnvSchema, env, problems);
   const digest = check(DigestEnvSchema, env, problems);
   const agent = check(AgentEnvSchema, env, problems);
-  if (!core || !db || !redis || !anthropic || !slack || !harness || !digest || !agent || problems.length > 0) {
+  const queue = check(QueueEnvSchema, env, problems);
+  if (!core || !db || !redis || !anthropic || !slack || !harness || !digest || !agent || !queue || problems.length > 0) {
     throw new ConfigError(problems);
   }
   const cwd = options.cwd ?? process.cwd();
@@ -76,6 +79,12 @@ export function loadConfig(env: Env, options: { cwd?: string } = {}): Config {
     },
     db: db.DATABASE_URL ? { kind: 'postgres', url: db.DATABASE_URL } : { kind: 'pglite', dataDir: path.join(dataDir, 'pgdata') },
     redis: { url: redis.REDIS_URL ?? DEFAULT_REDIS_URL },
+    queue: {
+      prefix: queue.KERNELSEEK_QUEUE_PREFIX,
+      lockSeconds: queue.KERNELSEEK_WORKER_LOCK,
+      stalledCheckSeconds: queue.KERNELSEEK_WORKER_STALLED_CHECK,
+      graceSeconds: queue.KERNELSEEK_WORKER_GRACE,
+    },
     anthropic: { apiKey: anthropic.ANTHROPIC_API_KEY, baseUrl: anthropic.ANTHROPIC_BASE_URL, model: anthropic.KERNELSEEK_MODEL },
     slack: {
       botToken: slack.SLACK_BOT_TOKEN,

@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { AnthropicConfig } from '../../config/index.js';
 import { ConfigError } from '../../core/errors.js';
+import { silentLogger, type Logger } from '../../core/logger.js';
 import type { ModelClient } from './types.js';
 
 const ANTHROPIC_API = 'https://api.anthropic.com';
@@ -10,7 +11,8 @@ const ANTHROPIC_API = 'https://api.anthropic.com';
  * SDK's own retries are off (`maxRetries: 0`) because model-retry.ts retries with rules the SDK
  * does not have (a spend-limit 429 is final, retry-after plus jitter, the run's abort signal).
  */
-export function createAnthropicModelClient(config: AnthropicConfig, options: { timeoutMs?: number } = {}): ModelClient {
+export function createAnthropicModelClient(config: AnthropicConfig, options: { timeoutMs?: number; logger?: Logger } = {}): ModelClient {
+  const log = options.logger ?? silentLogger;
   const baseURL = config.baseUrl ?? ANTHROPIC_API;
   if (!config.apiKey && baseURL.replace(/\/+$/, '') === ANTHROPIC_API) {
     throw new ConfigError(['ANTHROPIC_API_KEY: must be set to run the agent against the Anthropic API (or set ANTHROPIC_BASE_URL to another server that speaks the Messages API)']);
@@ -22,6 +24,13 @@ export function createAnthropicModelClient(config: AnthropicConfig, options: { t
     baseURL,
     maxRetries: 0,
     timeout: options.timeoutMs ?? 10 * 60 * 1000,
+    // The SDK's notices (e.g. a deprecated model) go to our structured log, not to stdout.
+    logger: {
+      error: (msg, ...rest) => log.error({ sdk: rest }, String(msg)),
+      warn: (msg, ...rest) => log.warn({ sdk: rest }, String(msg)),
+      info: (msg, ...rest) => log.info({ sdk: rest }, String(msg)),
+      debug: (msg, ...rest) => log.debug({ sdk: rest }, String(msg)),
+    },
   });
   return {
     async createMessage(request, { signal }) {

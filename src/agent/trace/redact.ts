@@ -5,13 +5,14 @@ export const REDACTED = '[REDACTED]';
 /** Secret shapes worth hiding wherever they appear (keys, tokens, credentials in URLs and headers). */
 const RULES: { pattern: RegExp; replace: (match: string, ...groups: string[]) => string }[] = [
   { pattern: /sk-ant-[A-Za-z0-9_-]{8,}/g, replace: () => REDACTED },
+  { pattern: /\bsk-[A-Za-z0-9_-]{16,}/g, replace: () => REDACTED },
   { pattern: /\bxox[abposr]-[A-Za-z0-9-]{8,}/g, replace: () => REDACTED },
   { pattern: /\bxapp-[A-Za-z0-9-]{8,}/g, replace: () => REDACTED },
   { pattern: /\bgh[pousr]_[A-Za-z0-9]{20,}/g, replace: () => REDACTED },
   { pattern: /\bAKIA[0-9A-Z]{16}\b/g, replace: () => REDACTED },
   { pattern: /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi, replace: (_m, scheme) => `${scheme} ${REDACTED}` },
   {
-    pattern: /\b((?:x-)?api[-_]?key|authorization|auth[-_]?token|access[-_]?token|secret|password|passwd)(["']?\s*[:=]\s*["']?)[^\s"',;}]{4,}/gi,
+    pattern: /\b([A-Za-z0-9_-]*?(?:api[-_]?key|authorization|token|secret|password|passwd))(["']?\s*[:=]\s*["']?)[^\s"',;}]{4,}/gi,
     replace: (_m, name, sep) => `${name}${sep}${REDACTED}`,
   },
   { pattern: /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:)[^\s@/]+(@)/gi, replace: (_m, head, at) => `${head}${REDACTED}${at}` },

@@ -43,15 +43,21 @@ export async function runModelStep(ctx: TurnContext, rows: StoredMessage[], opti
   const seq = await ctx.store.transcript.nextStepSeq(ctx.run.id);
   await ctx.store.transcript.recordStep({ runId: ctx.run.id, seq, model: ctx.run.model, request: prepared.record });
   const started = Date.now();
+  // Failed attempts (429, 529, …) belong to this step: they are listed in its request record.
+  const retries: { attempt: number; delayMs: number; reason: string }[] = [];
+  const record = () => ({ ...prepared.record, attempts: retries.length + 1, retries });
   let message: Message;
   try {
     ({ message } = await callModelWithRetry(ctx.model, prepared.request, {
       signal: ctx.signal,
       policy: { ...ctx.retryPolicy, attempts: ctx.config.agent.modelRetries },
-      onRetry: (n) => ctx.logger.warn({ runId: ctx.run.id, attempt: n.attempt, delayMs: n.delayMs, reason: n.reason }, 'model call failed; retrying'),
+      onRetry: (n) => {
+        retries.push(n);
+        ctx.logger.warn({ runId: ctx.run.id, attempt: n.attempt, delayMs: n.delayMs, reason: n.reason }, 'model call failed; retrying');
+      },
     }));
   } catch (error) {
-    await ctx.store.agentRuns.finishStep(ctx.run.id, seq, { error: (error as Error).message, latencyMs: Date.now() - started });
+    await ctx.store.agentRuns.finishStep(ctx.run.id, seq, { request: record(), error: (error as Error).message, latencyMs: Date.now() - started });
     if (error instanceof ContextOverflowError) {
       await prepareRequest(ctx, rows, { forceCompaction: true });
       return { kind: 'compacted' };
@@ -65,6 +71,7 @@ export async function runModelStep(ctx: TurnContext, rows: StoredMessage[], opti
     ctx.logger.warn({ model: ctx.run.model, pricedAs: cost.family }, 'unknown model: priced as the most expensive family');
   }
   await ctx.store.agentRuns.finishStep(ctx.run.id, seq, {
+    request: record(),
     response: message as unknown as Record<string, unknown>,
     stopReason: message.stop_reason,
     inputTokens: usage.inputTokens,

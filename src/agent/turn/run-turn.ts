@@ -1,4 +1,5 @@
 import { describeError, NonRetryableError } from '../../core/errors.js';
+import type { Decision } from '../decisions/detect.js';
 import { isTerminal, type RunStatus } from '../../db/index.js';
 import { StepAbortedError } from '../model/model-retry.js';
 import { parseRunState } from '../run-state.js';
@@ -12,6 +13,9 @@ import { transitionRun, type EngineServices } from './services.js';
 import { appendMessage, loadConversation, pendingToolRow } from './session.js';
 import { runToolStep } from './tool-step.js';
 import { loadTurnContext, refreshRun, type TurnContext } from './turn-context.js';
+
+/** A turn takes no new step after this long, so one job never holds a worker for long. */
+export const TURN_SOFT_LIMIT_MS = 5 * 60 * 1000;
 
 export type TurnOutcome =
   | { kind: 'ignored'; reason: string }
@@ -40,8 +44,33 @@ async function wait(ctx: TurnContext, job: TurnJob, deadline: Date | null): Prom
   return { kind: 'waiting', nextTurn: job.turn + 1, until: deadline };
 }
 
+/** Checks done before every step: a run stopped, paused or out of budget takes no further step. */
+async function gate(ctx: TurnContext, job: TurnJob): Promise<TurnOutcome | null> {
+  await refreshRun(ctx);
+  if (isTerminal(ctx.run.status)) return { kind: 'ended', status: ctx.run.status, endReason: ctx.run.endReason };
+  if (ctx.run.status === 'paused') {
+    await closeTurn(ctx, job, null);
+    return { kind: 'paused', nextTurn: job.turn + 1 };
+  }
+  const spent = spentBudget(ctx.run, ctx.now());
+  if (spent) {
+    const ended = await endRun(ctx, ctx.run, 'finished', spent);
+    return { kind: 'ended', status: ended.status, endReason: ended.endReason };
+  }
+  return null;
+}
+
+/** Enters a decision point, unless a budget is spent (then the run simply ends). */
+async function decide(ctx: TurnContext, job: TurnJob, decision: Decision): Promise<TurnOutcome> {
+  const stop = await gate(ctx, job);
+  if (stop) return stop;
+  return wait(ctx, job, (await enterDecision(ctx, decision)).deadline);
+}
+
 async function stepsOfTurn(ctx: TurnContext, job: TurnJob): Promise<TurnOutcome> {
   const rows = await loadConversation(ctx.store, ctx.run.id);
+  const stopped = await gate(ctx, job);
+  if (stopped) return stopped;
   // The turn boundary: a pending decision point is settled, or questions that arrived meanwhile are delivered.
   if (ctx.state.decision) {
     const settled = await resolveDecision(ctx, rows);
@@ -50,23 +79,15 @@ async function stepsOfTurn(ctx: TurnContext, job: TurnJob): Promise<TurnOutcome>
     await deliverPendingQuestions(ctx, rows);
   }
 
-  for (let step = 0; step < ctx.config.agent.stepsPerTurn; step++) {
-    await refreshRun(ctx);
-    if (isTerminal(ctx.run.status)) return { kind: 'ended', status: ctx.run.status, endReason: ctx.run.endReason };
-    if (ctx.run.status === 'paused') {
-      await closeTurn(ctx, job, null);
-      return { kind: 'paused', nextTurn: job.turn + 1 };
-    }
-    const spent = spentBudget(ctx.run, ctx.now());
-    if (spent) {
-      const ended = await endRun(ctx, ctx.run, 'finished', spent);
-      return { kind: 'ended', status: ended.status, endReason: ended.endReason };
-    }
+  const started = Date.now();
+  for (let step = 0; step < ctx.config.agent.stepsPerTurn && Date.now() - started < TURN_SOFT_LIMIT_MS; step++) {
+    const stop = await gate(ctx, job);
+    if (stop) return stop;
 
     if (pendingToolRow(rows)) {
       await runToolStep(ctx, rows);
       const decision = await checkForDecision(ctx, rows, { endedWithoutToolCall: false });
-      if (decision) return wait(ctx, job, (await enterDecision(ctx, decision)).deadline);
+      if (decision) return decide(ctx, job, decision);
       continue;
     }
 
@@ -74,7 +95,7 @@ async function stepsOfTurn(ctx: TurnContext, job: TurnJob): Promise<TurnOutcome>
     if (last?.role === 'assistant' && last.seq !== ctx.state.pauseTurnSeq) {
       // The model ended its turn, and the decision point it made was lost (the worker died).
       const decision = await checkForDecision(ctx, rows, { endedWithoutToolCall: true });
-      if (decision) return wait(ctx, job, (await enterDecision(ctx, decision)).deadline);
+      if (decision) return decide(ctx, job, decision);
     }
 
     const outcome = await runModelStep(ctx, rows);
@@ -93,7 +114,7 @@ async function stepsOfTurn(ctx: TurnContext, job: TurnJob): Promise<TurnOutcome>
       }
       case 'end_turn': {
         const decision = await checkForDecision(ctx, rows, { endedWithoutToolCall: true });
-        if (decision) return wait(ctx, job, (await enterDecision(ctx, decision)).deadline);
+        if (decision) return decide(ctx, job, decision);
         break;
       }
     }

@@ -110,7 +110,7 @@ export function createAgentRunRepository(db: Database) {
     },
 
     /** Completes a model step recorded at its start. */
-    async finishStep(runId: string, seq: number, fields: Partial<Pick<typeof agentSteps.$inferInsert, 'response' | 'stopReason' | 'inputTokens' | 'outputTokens' | 'cacheReadTokens' | 'cacheWriteTokens' | 'costUsd' | 'latencyMs' | 'error'>>): Promise<void> {
+    async finishStep(runId: string, seq: number, fields: Partial<Pick<typeof agentSteps.$inferInsert, 'request' | 'response' | 'stopReason' | 'inputTokens' | 'outputTokens' | 'cacheReadTokens' | 'cacheWriteTokens' | 'costUsd' | 'latencyMs' | 'error'>>): Promise<void> {
       await db.update(agentSteps).set(fields).where(and(eq(agentSteps.runId, runId), eq(agentSteps.seq, seq)));
     },
 

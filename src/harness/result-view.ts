@@ -1,0 +1,106 @@
+import type { EvaluationOutcome, EvaluationProgress } from '../queue/dispatcher.js';
+import type { EvalResult, ScenarioResult } from './result.js';
+
+/** How `kernelseek eval` shows a result: a per-scenario table and a summary, in plain text. */
+
+function ms(v: number | null | undefined): string {
+  if (typeof v !== 'number') return '-';
+  return v >= 100 ? v.toFixed(1) : v.toPrecision(4);
+}
+
+function ratio(num: number | null | undefined, den: number | null | undefined): string {
+  return typeof num === 'number' && typeof den === 'number' && num > 0 && den > 0 ? `${(num / den).toFixed(2)}x` : '-';
+}
+
+function fixed(v: number | null | undefined, digits: number, suffix = ''): string {
+  return typeof v === 'number' && Number.isFinite(v) ? `${v.toFixed(digits)}${suffix}` : '-';
+}
+
+function sci(v: number | null | undefined): string {
+  return typeof v === 'number' && Number.isFinite(v) ? v.toExponential(1) : '-';
+}
+
+function scenarioStatus(s: ScenarioResult): string {
+  const status = typeof s.status === 'string' ? s.status : s.correct ? 'ok' : 'incorrect';
+  return status;
+}
+
+/** The fastest peer time of a scenario, with its name. */
+function bestPeer(s: ScenarioResult): { name: string; ms: number } | null {
+  let best: { name: string; ms: number } | null = null;
+  for (const [name, t] of Object.entries(s.peer_ms ?? {})) {
+    if (typeof t === 'number' && (!best || t < best.ms)) best = { name, ms: t };
+  }
+  return best;
+}
+
+export const SCENARIO_HEADERS = ['scenario', 'status', 'max err', 'tolerance', 'ms', 'baseline ms', 'vs base', 'best peer ms', 'vs peer', 'TFLOP/s', '% peak'];
+
+export function scenarioRows(result: EvalResult): string[][] {
+  return result.scenarios.map((s) => {
+    const peer = bestPeer(s);
+    return [
+      s.id,
+      scenarioStatus(s),
+      sci(s.max_abs_err),
+      sci(s.tolerance),
+      ms(s.time_ms),
+      ms(s.baseline_ms),
+      ratio(s.baseline_ms, s.time_ms),
+      peer ? `${ms(peer.ms)} ${peer.name}` : '-',
+      ratio(peer?.ms, s.time_ms),
+      fixed(s.tflops, 3),
+      fixed(s.pct_of_peak, 1, '%'),
+    ];
+  });
+}
+
+/** Scenarios that did not pass, with the harness's reason (the table has no room for it). */
+export function failureLines(result: EvalResult, limit = 20): string[] {
+  const failed = result.scenarios.filter((s) => !s.correct && s.reason);
+  const lines = failed.slice(0, limit).map((s) => `  ${s.id}: ${s.reason}`);
+  if (failed.length > limit) lines.push(`  ... and ${failed.length - limit} more`);
+  return lines;
+}
+
+export function summaryLines(outcome: EvaluationOutcome & { status: Exclude<EvaluationOutcome['status'], 'harness_error'> }): string[] {
+  const r = outcome.result;
+  const s = r.summary;
+  const lines: string[] = [];
+  const verdict = r.correct ? 'CORRECT' : 'NOT CORRECT';
+  lines.push(`${r.task}: ${r.status} — ${verdict} on ${s.correct}/${s.scenarios} scenarios (${fixed(s.seconds, 1, ' s')} in the harness)`);
+  lines.push(`speedup vs baseline (geomean): ${fixed(s.speedup_vs_baseline_geomean, 2, 'x')}`);
+  const peers = Object.entries(s.speedup_vs_peer_geomean);
+  if (peers.length > 0) {
+    lines.push(`speedup vs peers (geomean): ${peers.map(([n, v]) => `${n} ${fixed(v, 2, 'x')}`).join(', ')}${s.best_peer ? `; fastest peer: ${s.best_peer}` : ''}`);
+  }
+  const goal = (s as Record<string, unknown>).goal as { vs?: string; target?: number; value?: number | null; met?: boolean } | null | undefined;
+  if (goal && typeof goal.target === 'number') {
+    lines.push(`goal: ${goal.target}x vs ${goal.vs} — ${fixed(goal.value, 2, 'x')}, ${goal.met ? 'met' : 'not met'}`);
+  }
+  lines.push(`% of peak (median): ${fixed(s.pct_of_peak_median, 1, '%')}`);
+  const c = r.compile;
+  const res = [c.registers != null ? `${c.registers} registers` : '', c.smem_bytes != null ? `${c.smem_bytes} B shared memory` : '', c.spills != null ? `${c.spills} spills` : '']
+    .filter(Boolean)
+    .join(', ');
+  const cached = (c as Record<string, unknown>).cached === true ? ' (cached)' : '';
+  lines.push(`compile: ${fixed(c.seconds, 1, ' s')}${cached}${res ? `; ${res}` : ''}`);
+  const flags = Array.isArray(r.flags) ? (r.flags as unknown[]).map(String) : [];
+  if (flags.length > 0) lines.push(`flags: ${flags.join(', ')}`);
+  const e = outcome.executor;
+  const where = [r.device, r.gpu ?? e?.gpuName, e?.driver ? `driver ${e.driver}` : '', e?.harnessVersion ?? r.harness_version ? `harness ${e?.harnessVersion ?? String(r.harness_version)}` : '']
+    .filter(Boolean)
+    .join(', ');
+  lines.push(`ran on: ${outcome.worker} (${where}); harness process ${outcome.wallSeconds.toFixed(1)} s`);
+  for (const m of r.messages) lines.push(`note: ${m}`);
+  return lines;
+}
+
+/** One line for a progress event; undefined for events a plain (non-terminal) log skips. */
+export function progressLine(p: EvaluationProgress, verbose: boolean): string | undefined {
+  const count = p.i !== undefined && p.n !== undefined ? `[${p.i + 1}/${p.n}] ` : '';
+  if (p.phase === 'scenario' || p.phase === 'compile' || p.phase === 'queued' || p.phase === 'done' || verbose) {
+    return `${count}${p.message ?? p.phase}`;
+  }
+  return undefined;
+}

@@ -1,0 +1,126 @@
+import type { Job } from 'bullmq';
+import type { RedisOptions } from 'ioredis';
+import { AppError, HarnessError, UserInputError } from '../core/errors.js';
+import type {
+  DispatchOptions,
+  Dispatcher,
+  EvaluationOutcome,
+  EvaluationProgress,
+  EvaluationRequest,
+  GpuBashRequest,
+  GpuBashResult,
+} from './dispatcher.js';
+import { queueNameFor } from './catalog.js';
+import { MAX_ARCHIVE_BYTES, type EvaluatePayload, type GpuBashPayload } from './payloads.js';
+import { createQueueClient, type QueueClient } from './producer.js';
+
+export interface BullmqDispatcherOptions {
+  connection: RedisOptions;
+  prefix: string;
+  /** Stop waiting for a result after this long (e.g. no worker for the architecture); unset: wait. */
+  waitTimeoutSeconds?: number;
+}
+
+/** What the worker receives for an evaluation request. */
+export function toEvaluatePayload(request: EvaluationRequest): EvaluatePayload {
+  return {
+    task: request.task,
+    source: request.source,
+    fileName: request.fileName,
+    scenarios: request.scenarios,
+    arch: request.arch ?? 'cpu',
+    ...(request.device ? { device: request.device } : {}),
+    ...(request.runId !== undefined ? { runId: request.runId } : {}),
+    ...(request.seq !== undefined ? { seq: request.seq } : {}),
+    ...(request.options ? { options: request.options } : {}),
+  };
+}
+
+export function toGpuBashPayload(request: GpuBashRequest): GpuBashPayload {
+  if (request.archive.length > MAX_ARCHIVE_BYTES) {
+    throw new UserInputError(
+      `The workspace snapshot is ${(request.archive.length / 2 ** 20).toFixed(1)} MiB; gpu_bash takes at most ${MAX_ARCHIVE_BYTES >> 20} MiB. Remove large files from the workspace and try again.`,
+      { code: 'archive_too_large' },
+    );
+  }
+  return {
+    runId: request.runId,
+    seq: request.seq,
+    command: request.command,
+    archive: request.archive.toString('base64'),
+    timeoutSeconds: request.timeoutSeconds,
+    arch: request.arch ?? 'cpu',
+  };
+}
+
+/**
+ * Waits for a job's result. A duplicate enqueue lands here too and gets the first job's result. On
+ * abort, a job that has not started is removed; a running one is left to finish (its result stays
+ * in Redis for a later duplicate).
+ */
+async function awaitJob<T>(client: QueueClient, job: Job, queueName: string, options: DispatchOptions, ttlMs: number | undefined): Promise<T> {
+  const events = await client.events(queueName);
+  const onProgress = ({ jobId, data }: { jobId: string; data: unknown }) => {
+    if (jobId === job.id && data && typeof data === 'object') options.onProgress?.(data as EvaluationProgress);
+  };
+  events.on('progress', onProgress);
+  let onAbort: (() => void) | undefined;
+  try {
+    const finished = job.waitUntilFinished(events, ttlMs) as Promise<T>;
+    if (!options.signal) return await finished;
+    options.signal.throwIfAborted();
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => {
+        void (async () => {
+          const state = await job.getState().catch(() => 'unknown');
+          if (state === 'waiting' || state === 'delayed' || state === 'prioritized') await job.remove().catch(() => undefined);
+        })();
+        reject(options.signal!.reason ?? new Error('aborted'));
+      };
+      options.signal!.addEventListener('abort', onAbort, { once: true });
+    });
+    return await Promise.race([finished, aborted]);
+  } catch (error) {
+    if (options.signal?.aborted || error instanceof AppError) throw error;
+    throw new HarnessError(`Job ${job.id} on ${queueName} failed: ${(error as Error).message}`, { code: 'job_failed', cause: error });
+  } finally {
+    events.off('progress', onProgress);
+    if (onAbort) options.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+function announce(dispatch: DispatchOptions, job: Job, queueName: string, created: boolean): void {
+  dispatch.onProgress?.({
+    phase: 'queued',
+    message: created ? `queued as ${job.id} on ${queueName}` : `${job.id} was submitted before: waiting for that job's result`,
+  });
+}
+
+/**
+ * The dispatcher `serve` and `kernelseek eval --remote` use: jobs go to Redis under deterministic
+ * ids and GPU workers return the results. Calling `evaluate` twice with the same run and sequence
+ * number (or, ad hoc, the same content) runs the evaluation once and returns its result twice.
+ */
+export function createBullmqDispatcher(options: BullmqDispatcherOptions): Dispatcher & { client: QueueClient } {
+  const client = createQueueClient({ connection: options.connection, prefix: options.prefix });
+  const ttl = options.waitTimeoutSeconds ? options.waitTimeoutSeconds * 1000 : undefined;
+  return {
+    client,
+    async evaluate(request: EvaluationRequest, dispatch: DispatchOptions = {}): Promise<EvaluationOutcome> {
+      const payload = toEvaluatePayload(request);
+      // Listen before adding, so that the events of a job that starts at once are not missed.
+      await client.events(queueNameFor('evaluate', payload.arch));
+      const { job, queueName, created } = await client.enqueue('evaluate', payload);
+      announce(dispatch, job, queueName, created);
+      return awaitJob<EvaluationOutcome>(client, job, queueName, dispatch, ttl);
+    },
+    async gpuBash(request: GpuBashRequest, dispatch: DispatchOptions = {}): Promise<GpuBashResult> {
+      const payload = toGpuBashPayload(request);
+      await client.events(queueNameFor('gpu-bash', payload.arch));
+      const { job, queueName, created } = await client.enqueue('gpu-bash', payload);
+      announce(dispatch, job, queueName, created);
+      return awaitJob<GpuBashResult>(client, job, queueName, dispatch, ttl);
+    },
+    close: () => client.close(),
+  };
+}

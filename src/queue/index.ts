@@ -1,0 +1,19 @@
+/**
+ * Distributed work: the job catalog, producers, the two dispatchers (BullMQ for `serve` and
+ * `--remote`, in-process for `run` and `eval`), the GPU worker and queue statistics.
+ */
+export type * from './dispatcher.js';
+export { JOB_KINDS, JOB_KIND_NAMES, jobIdFor, jobOptionsFor, queueNameFor, type JobKind, type PayloadOf } from './catalog.js';
+export * from './payloads.js';
+export { checkRedis, redisOptionsFromUrl } from './connection.js';
+export { createQueueClient, type QueueClient, type EnqueuedJob } from './producer.js';
+export { createKindWorker, type KindProcessor, type KindWorkerOptions, type ProcessorContext } from './kind-worker.js';
+export { createBullmqDispatcher, type BullmqDispatcherOptions } from './bullmq-dispatcher.js';
+export { createInProcessDispatcher } from './in-process-dispatcher.js';
+export { startGpuWorker, type GpuWorkerHandle, type GpuWorkerOptions } from './worker/gpu-worker.js';
+export { runGpuBash } from './gpu-bash.js';
+export { packWorkspace, extractArchive } from './archive.js';
+export { listWorkers, type WorkerHeartbeat } from './heartbeat.js';
+export { collectQueuesReport, type QueuesReport } from './stats.js';
+export { trimOutcome, MAX_RESULT_BYTES } from './trim.js';
+export { detectGpus, parseNvidiaSmi, type GpuInfo } from './gpus.js';

@@ -1,0 +1,74 @@
+import { z } from 'zod';
+
+/**
+ * Job payloads, validated by the producer before enqueueing and again by the worker (a job may come
+ * from an older or a foreign producer). A payload that fails here can never succeed: the worker
+ * fails it at once, without retries.
+ */
+
+/** Run ids and channel ids go into job ids (`eval:<runId>:<seq>`): no colons. */
+const ID_PART = /^[A-Za-z0-9_.-]{1,64}$/;
+export const idPart = (what: string) => z.string().regex(ID_PART, { message: `${what} must be 1-64 letters, digits, _ . or - (no colons)` });
+
+/** `cpu`, or a CUDA architecture such as `sm_90`. */
+export const ARCH_RE = /^(cpu|sm_\d+a?)$/;
+export const ArchSchema = z.string().regex(ARCH_RE, { message: 'arch must be cpu or a CUDA architecture such as sm_90' });
+
+export const MAX_SOURCE_BYTES = 1 << 20;
+/** The gpu_bash workspace snapshot, compressed. */
+export const MAX_ARCHIVE_BYTES = 8 << 20;
+
+export const EvaluationOptionsSchema = z.strictObject({
+  seeds: z.number().int().min(2).max(16).optional(),
+  peers: z.boolean().optional(),
+  baseline: z.boolean().optional(),
+  timeoutSeconds: z.number().positive().optional(),
+  callTimeoutSeconds: z.number().positive().max(3600).optional(),
+});
+
+export const EvaluatePayloadSchema = z.strictObject({
+  task: z.string().regex(/^[a-z0-9_]+$/, { message: 'task must be a task name (lower-case letters, digits, _)' }),
+  source: z.string().min(1, { message: 'source is empty' }).refine((s) => Buffer.byteLength(s) <= MAX_SOURCE_BYTES, {
+    message: `source is larger than ${MAX_SOURCE_BYTES >> 10} KiB`,
+  }),
+  fileName: z.string().regex(/^[A-Za-z0-9_.-]+\.(cu|cpp|cc|cxx)$/, { message: 'fileName must be a plain file name ending in .cu or .cpp' }),
+  scenarios: z.string().min(1).max(500),
+  arch: ArchSchema,
+  device: z.enum(['cpu', 'cuda']).optional(),
+  runId: idPart('runId').optional(),
+  seq: z.number().int().nonnegative().optional(),
+  options: EvaluationOptionsSchema.optional(),
+});
+export type EvaluatePayload = z.infer<typeof EvaluatePayloadSchema>;
+
+export const GpuBashPayloadSchema = z.strictObject({
+  runId: idPart('runId'),
+  seq: z.number().int().nonnegative(),
+  command: z.string().min(1, { message: 'command is empty' }).max(16_384),
+  /** The workspace as a base64 gzipped tar archive. */
+  archive: z.string().refine((s) => Math.floor((s.length * 3) / 4) <= MAX_ARCHIVE_BYTES + 4, {
+    message: `archive is larger than ${MAX_ARCHIVE_BYTES >> 20} MiB`,
+  }),
+  timeoutSeconds: z.number().positive(),
+  arch: ArchSchema,
+  outputCapBytes: z.number().int().min(1024).max(1 << 20).optional(),
+});
+export type GpuBashPayload = z.infer<typeof GpuBashPayloadSchema>;
+
+export const AgentTurnPayloadSchema = z.strictObject({
+  runId: idPart('runId'),
+  turn: z.number().int().nonnegative(),
+});
+export type AgentTurnPayload = z.infer<typeof AgentTurnPayloadSchema>;
+
+export const DigestPayloadSchema = z.strictObject({
+  channel: idPart('channel'),
+  /** The day the digest covers, YYYY-MM-DD in the digest's time zone. */
+  day: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, { message: 'day must be a date such as 2026-03-14' }),
+});
+export type DigestPayload = z.infer<typeof DigestPayloadSchema>;
+
+/** The zod issues of a failed parse as one line a person can act on. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.length ? `${i.path.join('.')}: ` : ''}${i.message}`).join('; ');
+}

@@ -1,0 +1,163 @@
+import os from 'node:os';
+import type { Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { Config, Env } from '../../config/index.js';
+import { UserInputError } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
+import { harnessEnvironment } from '../../harness/runner.js';
+import { readHarnessVersion, resolvePython } from '../../harness/runner-python.js';
+import { queueNameFor } from '../catalog.js';
+import { redisOptionsFromUrl } from '../connection.js';
+import type { ExecutorInfo } from '../dispatcher.js';
+import { detectGpus, type GpuInfo } from '../gpus.js';
+import { startHeartbeat, type Heartbeat } from '../heartbeat.js';
+import { createKindWorker } from '../kind-worker.js';
+import { ARCH_RE } from '../payloads.js';
+import { createEvaluateProcessor, createGpuBashProcessor, type Slot } from './processors.js';
+import { createSlotLock } from './slot-lock.js';
+
+export interface GpuWorkerOptions {
+  config: Config;
+  env: Env;
+  logger: Logger;
+  /** Only these GPU indices (nvidia-smi numbering); all when unset. */
+  gpus?: number[];
+  /** The queues' architecture; by default the GPUs' own (compute capability). */
+  arch?: string;
+  /** Parallel jobs on a host without GPUs (each its own slot). GPUs always take one job each. */
+  concurrency?: number;
+  nvidiaSmi?: string;
+}
+
+export interface GpuWorkerHandle {
+  id: string;
+  arch: string;
+  queues: string[];
+  slots: Slot[];
+  /** Why no GPU is used, on a CPU-only host. */
+  cpuReason: string | null;
+  /**
+   * Graceful stop: take no new jobs, let the active ones finish for up to `graceSeconds`, then kill
+   * them and hand them back to the queue; resolves when everything is closed.
+   */
+  close(graceSeconds?: number): Promise<void>;
+}
+
+async function pickSlots(options: GpuWorkerOptions): Promise<{ gpus: GpuInfo[]; arch: string; cpuReason: string | null }> {
+  const env = harnessEnvironment(options.env, options.config);
+  const detection = await detectGpus(env, options.nvidiaSmi);
+  if (options.arch !== undefined && !ARCH_RE.test(options.arch)) {
+    throw new UserInputError(`--arch ${options.arch} is not an architecture: use sm_90 (Hopper), sm_100, ... or cpu.`);
+  }
+  if (detection.kind === 'none' || options.arch === 'cpu') {
+    if (options.gpus?.length) throw new UserInputError(`--gpus ${options.gpus.join(',')} was given, but this host has no usable GPU (${detection.kind === 'none' ? detection.reason : 'arch cpu'}).`);
+    return { gpus: [], arch: 'cpu', cpuReason: detection.kind === 'none' ? detection.reason : '--arch cpu' };
+  }
+  let gpus = detection.gpus;
+  if (options.gpus?.length) {
+    const missing = options.gpus.filter((i) => !gpus.some((g) => g.index === i));
+    if (missing.length) throw new UserInputError(`--gpus: no GPU ${missing.join(', ')} on this host (it has ${gpus.map((g) => g.index).join(', ')}).`);
+    gpus = gpus.filter((g) => options.gpus!.includes(g.index));
+  }
+  const archs = [...new Set(gpus.map((g) => g.arch))];
+  const arch = options.arch ?? (archs.length === 1 ? archs[0] : null);
+  if (!arch) {
+    throw new UserInputError(
+      archs.includes(null)
+        ? 'This nvidia-smi does not report compute capability: pass --arch (e.g. --arch sm_90).'
+        : `These GPUs have different architectures (${archs.join(', ')}): start one worker per architecture with --gpus and --arch.`,
+    );
+  }
+  return { gpus, arch, cpuReason: null };
+}
+
+/**
+ * Starts a GPU host's workers: per GPU one evaluation worker and one gpu_bash worker on the
+ * queues of its architecture, sharing a lock so the GPU runs one job at a time, with the GPU
+ * pinned by CUDA_VISIBLE_DEVICES. A host without GPUs serves the `cpu` queues.
+ */
+export async function startGpuWorker(options: GpuWorkerOptions): Promise<GpuWorkerHandle> {
+  const { config, logger } = options;
+  const concurrency = options.concurrency ?? 1;
+  const { gpus, arch, cpuReason } = await pickSlots(options);
+  if (gpus.length > 0 && concurrency !== 1) {
+    throw new UserInputError('--concurrency applies to hosts without GPUs: on a GPU host each GPU runs one job at a time, so timings stay clean.');
+  }
+  const env = harnessEnvironment(options.env, config);
+  const python = await resolvePython(config.harness.python, env);
+  const harnessVersion = await readHarnessVersion(python.path, config.core.repoRoot, env);
+  const host = os.hostname();
+  const id = `${host}-${process.pid}`;
+  const base: Omit<ExecutorInfo, 'gpuIndex' | 'gpuName'> = {
+    host,
+    driver: gpus[0]?.driver ?? null,
+    harnessVersion,
+    python: python.path,
+    torch: python.torchVersion,
+  };
+  const slots: Slot[] =
+    gpus.length > 0
+      ? gpus.map((g) => ({ gpuIndex: g.index, gpuName: g.name, lock: createSlotLock(), activeJob: null, executor: { ...base, gpuIndex: g.index, gpuName: g.name } }))
+      : Array.from({ length: concurrency }, () => ({ gpuIndex: null, gpuName: null, lock: createSlotLock(), activeJob: null, executor: { ...base, gpuIndex: null, gpuName: null } }));
+
+  const connection = redisOptionsFromUrl(config.redis.url);
+  const common = { connection, prefix: config.queue.prefix, arch, lockSeconds: config.queue.lockSeconds, stalledCheckSeconds: config.queue.stalledCheckSeconds };
+  const deps = { config, env: options.env, logger };
+  const workers: Worker[] = [];
+  for (const slot of slots) {
+    const name = `${id}/${slot.gpuIndex ?? 'cpu'}`;
+    workers.push(createKindWorker('evaluate', createEvaluateProcessor(deps, slot), { ...common, name }));
+    workers.push(createKindWorker('gpu-bash', createGpuBashProcessor(deps, slot), { ...common, name }));
+  }
+  for (const w of workers) {
+    w.on('error', (err) => logger.error({ err, queue: w.name }, 'worker error'));
+    w.on('failed', (job, err) => logger.warn({ jobId: job?.id, err: err.message }, 'job failed'));
+  }
+  await Promise.all(workers.map((w) => w.waitUntilReady()));
+  const queues = [queueNameFor('evaluate', arch), queueNameFor('gpu-bash', arch)];
+
+  const redis = new Redis(connection);
+  const startedAt = new Date().toISOString();
+  const heartbeat: Heartbeat = startHeartbeat(
+    redis,
+    config.queue.prefix,
+    () => ({
+      id,
+      host,
+      pid: process.pid,
+      arch,
+      queues,
+      slots: slots.map((s) => ({ gpuIndex: s.gpuIndex, gpuName: s.gpuName, jobId: s.activeJob })),
+      driver: base.driver,
+      harnessVersion,
+      startedAt,
+    }),
+    (err) => logger.warn({ err }, 'heartbeat not written'),
+  );
+
+  let closing: Promise<void> | undefined;
+  return {
+    id,
+    arch,
+    queues,
+    slots,
+    cpuReason,
+    close(graceSeconds = config.queue.graceSeconds) {
+      closing ??= (async () => {
+        const closed = Promise.all(workers.map((w) => w.close()));
+        const timer = setTimeout(() => {
+          logger.warn({ graceSeconds }, 'grace period over: stopping the active jobs and handing them back');
+          for (const w of workers) w.cancelAllJobs('the worker is shutting down');
+        }, graceSeconds * 1000);
+        try {
+          await closed;
+        } finally {
+          clearTimeout(timer);
+          await heartbeat.stop();
+          await redis.quit().catch(() => undefined);
+        }
+      })();
+      return closing;
+    },
+  };
+}

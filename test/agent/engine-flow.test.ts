@@ -1,0 +1,87 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, createTempDir, type TestDatabase } from '../support/db.js';
+import { endTurn, overloaded, rateLimited, reply, text, toolResultTexts, toolUse, userTexts } from '../support/anthropic/script.js';
+import { expectConsistentConversation, startEngine, waitFor, type EngineHarness } from './helpers.js';
+
+// The engine without the harness: file tools, bash, decision points that end a turn, questions,
+// budgets and stop reasons, on the embedded database.
+let db: TestDatabase;
+let tmp: { dir: string; remove(): Promise<void> };
+let h: EngineHarness | undefined;
+
+beforeAll(async () => {
+  db = await createTestDatabase('pglite');
+  tmp = await createTempDir('ks-engine-');
+});
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+  await db.reset();
+});
+afterAll(async () => {
+  await db.dispose();
+  await tmp.remove();
+});
+
+const finished = (id: string) => () => db.store.runs.get(id);
+
+describe('agent engine', () => {
+  it('runs tools in the workspace, asks the bank at a stop in autonomous mode, and ends on its step budget', async () => {
+    h = await startEngine({
+      store: db.store,
+      dataDir: tmp.dir,
+      server: {
+        script: [
+          reply(text('Reading the kernel.'), toolUse('str_replace_based_edit_tool', { command: 'view', path: 'kernel.cpp' })),
+          (req) => {
+            expect(toolResultTexts(req)[0]).toContain('softmax_rows');
+            return reply(toolUse('bash', { command: 'echo "idea: fewer passes" > NOTES.md && git status --short' }));
+          },
+          rateLimited(0),
+          overloaded(),
+          (req) => {
+            expect(toolResultTexts(req)[0]).toContain('NOTES.md');
+            return endTurn('I have finished.');
+          },
+          (req) => {
+            expect(userTexts(req).join('\n')).toMatch(/^Question \(from the question bank\): .+\?$/m);
+            return endTurn('Thinking about it.');
+          },
+        ],
+      },
+    });
+    const run = await h.engine.startRun({ task: 'cpu_softmax', owner: 'tester', origin: 'api', autonomous: true, budgets: { steps: 4 } });
+    const done = await waitFor('the run to finish', finished(run.id), (r) => r?.status === 'finished');
+    expect(done).toMatchObject({ endReason: 'budget_steps', stepsUsed: 4 });
+    expect(h.server.requests).toHaveLength(6);
+    expectConsistentConversation(h.server.requests);
+
+    const questions = await db.store.questions.forRun(run.id);
+    expect(questions).toHaveLength(1);
+    expect(questions[0]).toMatchObject({ source: 'bank', trigger: 'stopped', author: 'bank' });
+    expect(questions[0]!.deliveredAt).not.toBeNull();
+    expect(questions[0]!.bankId).toBeTruthy();
+
+    const calls = await db.store.transcript.toolCalls(run.id);
+    expect(calls.map((c) => [c.name, c.isError])).toEqual([
+      ['str_replace_based_edit_tool', false],
+      ['bash', false],
+    ]);
+    const steps = await db.store.transcript.steps(run.id);
+    // Four model steps; the 429 and the 529 were retried within the third and are listed in it.
+    expect(steps).toHaveLength(4);
+    expect(steps.every((s) => s.response && !s.error)).toBe(true);
+    expect(steps[2]!.request).toMatchObject({ attempts: 3, retries: [{ reason: expect.stringMatching(/^429/) }, { reason: expect.stringMatching(/^529/) }] });
+    expect(done!.costUsd).toBeCloseTo(steps.reduce((s, x) => s + x.costUsd, 0), 10);
+    expect(done!.costUsd).toBeGreaterThan(0);
+
+    const workspace = path.join(tmp.dir, 'workspaces', run.id);
+    expect(await readFile(path.join(workspace, 'NOTES.md'), 'utf8')).toBe('idea: fewer passes\n');
+    const order = h.events.map((e) => e.event).filter((e) => e !== 'stepFinished' && e !== 'toolStarted');
+    expect(order).toEqual(['statusChanged', 'statusChanged', 'decisionPoint', 'questionAsked', 'statusChanged', 'statusChanged', 'runFinished']);
+    const final = h.events.at(-1)!.data as unknown as { summary: { endReason: string; questions: { bank: number } } };
+    expect(final.summary).toMatchObject({ endReason: 'budget_steps', questions: { bank: 1, human: 0 } });
+  });
+});

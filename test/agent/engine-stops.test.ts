@@ -1,0 +1,145 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, createTempDir, type TestDatabase } from '../support/db.js';
+import { endTurn, reply, spendLimit, text, toolResultTexts, toolUse, userTexts } from '../support/anthropic/script.js';
+import { expectConsistentConversation, startEngine, waitFor, type EngineHarness } from './helpers.js';
+
+// Every stop reason, the spend limit, compaction under a small context budget, pause and resume.
+let db: TestDatabase;
+let tmp: { dir: string; remove(): Promise<void> };
+let h: EngineHarness | undefined;
+
+beforeAll(async () => {
+  db = await createTestDatabase('pglite');
+  tmp = await createTempDir('ks-stops-');
+});
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+  await db.reset();
+});
+afterAll(async () => {
+  await db.dispose();
+  await tmp.remove();
+});
+
+const runOf = (id: string) => () => db.store.runs.get(id);
+
+describe('stop reasons', () => {
+  it('recovers from max_tokens (dropping a cut-off tool call), continues pause_turn, and raises the allowance once', async () => {
+    h = await startEngine({
+      store: db.store,
+      dataDir: tmp.dir,
+      env: { KERNELSEEK_MAX_OUTPUT_TOKENS: '1000' },
+      server: {
+        script: [
+          { content: [text('Writing a long file.'), toolUse('str_replace_based_edit_tool', { command: 'create', path: 'big.cpp', file_text: 'y'.repeat(500) })], stopReason: 'max_tokens' },
+          (req) => {
+            expect(req.body.max_tokens).toBe(2000);
+            expect(userTexts(req).join()).toMatch(/cut off at the output limit of 1000 tokens and its unfinished tool call was dropped/);
+            return { content: [text('Working on it')], stopReason: 'pause_turn' };
+          },
+          (req) => {
+            expect(req.body.max_tokens).toBe(1000);
+            expect(req.body.messages.at(-1)!.role).toBe('assistant');
+            return reply(toolUse('bash', { command: 'ls big.cpp || echo absent' }));
+          },
+          (req) => {
+            expect(toolResultTexts(req)[0]).toContain('absent');
+            return { content: [text('Hmm.')], stopReason: 'stop_sequence' };
+          },
+        ],
+      },
+    });
+    const run = await h.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api', autonomous: true, budgets: { steps: 4 } });
+    const done = await waitFor('the end', runOf(run.id), (r) => r?.status === 'finished');
+    expect(done!.endReason).toBe('budget_steps');
+    expect(h.server.requests).toHaveLength(4);
+    expectConsistentConversation(h.server.requests);
+  });
+
+  it('stops the run with the reason when the model refuses', async () => {
+    h = await startEngine({
+      store: db.store,
+      dataDir: tmp.dir,
+      server: { script: [{ content: [], stopReason: 'refusal', stopDetails: { type: 'refusal', category: 'cyber', explanation: 'This looks like exploit development.' } }] },
+    });
+    const run = await h.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api' });
+    const done = await waitFor('the end', runOf(run.id), (r) => r?.status === 'stopped');
+    expect(done).toMatchObject({ endReason: 'model_refusal', error: 'The model refused to continue: This looks like exploit development.' });
+    expect(h.events.find((e) => e.event === 'error')!.data).toMatchObject({ fatal: true, message: expect.stringContaining('exploit development') });
+  });
+
+  it('fails the run with a clear message on a spend limit, without retrying', async () => {
+    h = await startEngine({ store: db.store, dataDir: tmp.dir, server: { script: [spendLimit()] } });
+    const run = await h.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api' });
+    const done = await waitFor('the end', runOf(run.id), (r) => r?.status === 'failed');
+    expect(done!.endReason).toBe('spend_limit');
+    expect(done!.error).toMatch(/spend or billing limit was reached/);
+    expect(h.server.requests).toHaveLength(1);
+    const summary = h.events.find((e) => e.event === 'runFinished')!.data as unknown as { summary: { status: string; error: string } };
+    expect(summary.summary).toMatchObject({ status: 'failed', error: expect.stringMatching(/spend/) });
+  });
+
+  it('compacts old tool results when a request would exceed the context budget, and retries after the window is exceeded', async () => {
+    const budget = 6000;
+    let step = 0;
+    h = await startEngine({
+      store: db.store,
+      dataDir: tmp.dir,
+      env: { KERNELSEEK_CONTEXT_BUDGET: String(budget) },
+      server: {
+        fallback: (req) => {
+          step++;
+          if (step === 9) return { content: [text('partial')], stopReason: 'model_context_window_exceeded' };
+          return reply(toolUse('bash', { command: `head -c 3000 /dev/zero | tr '\\0' 'a'; echo " step ${step}"` }));
+        },
+      },
+    });
+    const run = await h.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api', budgets: { steps: 14 } });
+    await waitFor('the end', runOf(run.id), (r) => r?.status === 'finished', 60_000);
+    const sizes = h.server.requests.map((r) => Math.ceil(JSON.stringify({ system: r.body.system, tools: r.body.tools, messages: r.body.messages }).length / 3.5));
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(budget);
+    const state = (await db.store.runs.get(run.id))!.state as { compaction: { throughSeq: number; note: string } | null };
+    expect(state.compaction?.throughSeq).toBeGreaterThan(1);
+    const last = JSON.stringify(h.server.requests.at(-1)!.body.messages);
+    expect(last).toContain('compacted to save context');
+    expect(last).toContain('Evaluation history:');
+    expect(last).toContain('Task: cpu_softmax');
+    // The step cut short by the window was dropped and asked again after compacting harder.
+    const steps = await db.store.transcript.steps(run.id);
+    expect(steps.find((s) => s.stopReason === 'model_context_window_exceeded')).toBeTruthy();
+  });
+});
+
+describe('pause and resume', () => {
+  it('pauses at the next step boundary, holds no turn, and resumes where it stopped', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    h = await startEngine({
+      store: db.store,
+      dataDir: tmp.dir,
+      server: {
+        script: [
+          async () => {
+            await gate;
+            return reply(toolUse('bash', { command: 'echo one' }));
+          },
+          (req) => (expect(toolResultTexts(req)[0]).toContain('one'), endTurn('ok')),
+        ],
+      },
+    });
+    const run = await h.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api', autonomous: true, budgets: { steps: 2 } });
+    await waitFor('the first call', async () => h!.server.requests.length, (n) => n === 1);
+    await h.engine.pauseRun(run.id);
+    release();
+    await h.scheduler.idle(run.id);
+    const paused = await db.store.runs.get(run.id);
+    expect(paused!.status).toBe('paused');
+    expect(h.server.requests).toHaveLength(1);
+    expect(h.scheduler.delayed()).toEqual([]);
+    await h.engine.resumeRun(run.id);
+    const done = await waitFor('the end', runOf(run.id), (r) => r?.status === 'finished');
+    expect(done!.endReason).toBe('budget_steps');
+    expectConsistentConversation(h.server.requests);
+  });
+});
