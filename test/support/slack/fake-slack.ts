@@ -201,6 +201,12 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
       return { ok: true, channel: { id: args.channel, name: `chan-${String(args.channel).toLowerCase()}`, is_member: !options.memberOf || options.memberOf.includes(String(args.channel)) } };
     },
     'assistant.threads.setStatus': () => ({ ok: true }),
+    'views.open': (args) => {
+      if (typeof args.trigger_id !== 'string' || !args.trigger_id) return { ok: false, error: 'invalid_trigger_id' };
+      const view = (typeof args.view === 'string' ? JSON.parse(args.view) : args.view) as Record<string, unknown> | undefined;
+      if (!view || view.type !== 'modal') return { ok: false, error: 'invalid_arguments' };
+      return { ok: true, view: { id: `V0KS${String(calls.length).padStart(6, '0')}`, ...view } };
+    },
     'files.getUploadURLExternal': (args) => {
       const length = Number(args.length);
       if (!args.filename || !Number.isFinite(length) || length <= 0) return { ok: false, error: 'invalid_arguments' };

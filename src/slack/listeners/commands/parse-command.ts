@@ -78,13 +78,22 @@ function editDistance(a: string, b: string): number {
   return d[a.length]![b.length]!;
 }
 
-/** The closest of `candidates` to `word`, when it is close enough to be a typo. */
+/**
+ * The closest of `candidates` to `word`, when it is close enough to be a typo. A candidate also
+ * matches by the part after an underscore (`softmx` → `cpu_softmax`): people remember the operator,
+ * not the prefix.
+ */
 export function closest(word: string, candidates: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestD = Infinity;
+  const w = word.toLowerCase();
   for (const c of candidates) {
-    const d = editDistance(word.toLowerCase(), c.toLowerCase());
-    if (d < bestD) [best, bestD] = [c, d];
+    const parts = c.toLowerCase().split('_');
+    const forms = parts.map((_, i) => parts.slice(i).join('_'));
+    for (const form of forms) {
+      const d = editDistance(w, form);
+      if (d < bestD) [best, bestD] = [c, d];
+    }
   }
   return bestD <= Math.max(1, Math.floor(word.length / 3)) ? best : undefined;
 }
