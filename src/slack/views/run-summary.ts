@@ -1,4 +1,4 @@
-import type { RunSummary, RunView } from '../agent-port.js';
+import { describeEnd, type RunSummary, type RunView } from '../agent-port.js';
 import { capText, escapeMrkdwn, INLINE_TEXT_CHARS } from '../poster/limits.js';
 import type { KnownBlock } from './block-kit.js';
 import { context, fields, fmtDuration, fmtSpeedup, fmtUsd, header, section, STATUS_LABEL, type SlackView } from './format.js';
@@ -6,7 +6,7 @@ import { context, fields, fmtDuration, fmtSpeedup, fmtUsd, header, section, STAT
 /** The final message of a run's thread; the best kernel and the chart follow it as files. */
 export function renderRunSummary(run: RunView, summary: RunSummary, bestPeer: string | null): SlackView {
   const s = STATUS_LABEL[summary.status] ?? { emoji: ':grey_question:', label: summary.status };
-  const why = summary.endReason ? ` — ${escapeMrkdwn(summary.endReason)}` : '';
+  const why = summary.endReason ? ` — ${escapeMrkdwn(describeEnd(summary.endReason))}` : '';
   const blocks: KnownBlock[] = [header(`${run.id} ${s.label.toLowerCase()}`), section(`${s.emoji} *${s.label}*${why}`)];
   const best = summary.best;
   if (best) {

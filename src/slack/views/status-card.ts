@@ -1,4 +1,4 @@
-import type { EvaluationReport, RunView } from '../agent-port.js';
+import { describeEnd, type EvaluationReport, type RunView } from '../agent-port.js';
 import { capText, escapeMrkdwn, INLINE_TEXT_CHARS } from '../poster/limits.js';
 import { context, fields, fmtDuration, fmtSpeedup, fmtUsd, header, section, slackTime, STATUS_LABEL, who, type SlackView } from './format.js';
 
@@ -29,7 +29,7 @@ export function renderStatusCard(run: RunView, extras: CardExtras = {}): SlackVi
   const best = run.best;
   const vsPeer = best?.speedupVsBestPeer != null ? `${fmtSpeedup(best.speedupVsBestPeer)}${extras.bestPeer ? ` vs ${extras.bestPeer}` : ''}` : '—';
   const state = [`${s.emoji} *${s.label}*`, `step ${run.steps.used}/${run.steps.budget}`, `eval ${run.evaluations.used}/${run.evaluations.budget}`];
-  if (run.endReason && run.finishedAt) state.push(run.endReason);
+  if (run.endReason && run.finishedAt) state.push(escapeMrkdwn(describeEnd(run.endReason)));
   const blocks = [
     header(`KernelSeek · ${run.task} · ${run.id}`),
     section(state.join(' · ')),

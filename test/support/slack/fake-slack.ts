@@ -89,6 +89,8 @@ export interface FakeSlack {
   /** Top-level messages and replies in one thread, in the order Slack stored them. */
   thread(channel: string, threadTs: string): StoredMessage[];
   message(channel: string, ts: string): StoredMessage | undefined;
+  /** Records a message a person wrote (a thread reply sent to the app as an event), so reactions on it work as in Slack. */
+  userPosted(message: { channel: string; ts: string; threadTs?: string; user: string; text: string }): void;
   /** A response_url for a slash command or action: what Bolt's `respond` posts to is recorded. */
   responseUrl(id: string): string;
   /** Resolves when a call satisfying `predicate` has been recorded (polls; rejects after `timeoutMs`). */
@@ -319,6 +321,9 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
     callsOf: (method) => calls.filter((c) => c.method === method),
     thread: (channel, threadTs) => messages.filter((m) => m.channel === channel && (m.ts === threadTs || m.threadTs === threadTs)),
     message: (channel, ts) => messages.find((m) => m.channel === channel && m.ts === ts),
+    userPosted(m) {
+      messages.push({ channel: m.channel, ts: m.ts, threadTs: m.threadTs, text: m.text, blocks: undefined, user: m.user, history: [{ text: m.text, blocks: undefined }], reactions: [] });
+    },
     responseUrl: (id) => `${baseUrl}/respond/${id}`,
     async waitFor(predicate, timeoutMs = 10_000, what = 'condition') {
       const deadline = Date.now() + timeoutMs;

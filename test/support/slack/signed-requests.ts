@@ -49,6 +49,8 @@ export interface SlackSender {
   command(fields: SlashCommandFields, options?: { secret?: string; timestamp?: number }): Promise<SentRequest>;
   event(event: Record<string, unknown>, options?: EventOptions & { secret?: string }): Promise<SentRequest & { eventId: string }>;
   action(fields: BlockActionFields, options?: { secret?: string }): Promise<SentRequest>;
+  /** A modal's submit button: `values` maps block id → action id → the element's state. */
+  viewSubmission(fields: { user: string; callbackId: string; privateMetadata: string; values: Record<string, Record<string, unknown>> }): Promise<SentRequest>;
   /** Posts a body as-is with the given headers (forged or missing signatures). */
   raw(body: string, headers: Record<string, string>): Promise<SentRequest>;
 }
@@ -116,6 +118,29 @@ export function createSlackSender(endpoint: string, signingSecret = TEST_SIGNING
       };
       const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
       return post(body, 'application/x-www-form-urlencoded', signed(body, options.secret ?? signingSecret));
+    },
+    async viewSubmission(fields) {
+      const payload = {
+        type: 'view_submission',
+        team: { id: TEST_TEAM, domain: 'kernelseek-test' },
+        user: { id: fields.user, username: `user-${fields.user.toLowerCase()}`, team_id: TEST_TEAM },
+        api_app_id: 'A0KSAPP01',
+        token: 'legacy-verification-token',
+        trigger_id: `${Date.now()}.${randomBytes(4).toString('hex')}`,
+        view: {
+          id: 'V0KSVIEW1',
+          type: 'modal',
+          callback_id: fields.callbackId,
+          private_metadata: fields.privateMetadata,
+          state: { values: fields.values },
+          hash: 'h',
+          team_id: TEST_TEAM,
+          app_id: 'A0KSAPP01',
+        },
+        response_urls: [],
+      };
+      const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+      return post(body, 'application/x-www-form-urlencoded', signed(body, signingSecret));
     },
     raw: (body, headers) => post(body, headers['content-type'] ?? 'application/json', headers),
   };
