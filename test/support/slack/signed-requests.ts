@@ -43,6 +43,8 @@ export interface BlockActionFields {
   messageTs: string;
   threadTs?: string;
   responseUrl: string;
+  /** The blocks of the message the button is on (Slack sends them with the click). */
+  messageBlocks?: unknown[];
 }
 
 export interface SlackSender {
@@ -112,7 +114,7 @@ export function createSlackSender(endpoint: string, signingSecret = TEST_SIGNING
         trigger_id: `${Date.now()}.${randomBytes(4).toString('hex')}`,
         container: { type: 'message', message_ts: fields.messageTs, channel_id: fields.channel, is_ephemeral: false, thread_ts: fields.threadTs },
         channel: { id: fields.channel, name: 'kernels' },
-        message: { type: 'message', ts: fields.messageTs, thread_ts: fields.threadTs, text: '' },
+        message: { type: 'message', ts: fields.messageTs, thread_ts: fields.threadTs, text: '', ...(fields.messageBlocks ? { blocks: fields.messageBlocks } : {}) },
         response_url: fields.responseUrl,
         actions: [{ type: 'button', action_id: fields.actionId, block_id: 'b', value: fields.value, action_ts: String(Date.now() / 1000) }],
       };
