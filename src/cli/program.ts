@@ -4,6 +4,7 @@ import { registerEval } from './commands/eval.js';
 import { registerGpuWorker } from './commands/gpu-worker.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerQueues } from './commands/queues.js';
+import { registerServe } from './commands/serve.js';
 import { registerTasks } from './commands/tasks.js';
 import type { CliContext } from './context.js';
 
@@ -26,5 +27,6 @@ export function createProgram(ctx: CliContext): Command {
   registerGpuWorker(program, ctx);
   registerQueues(program, ctx);
   registerBank(program, ctx);
+  registerServe(program, ctx);
   return program;
 }

@@ -1,0 +1,216 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Command } from 'commander';
+import type { Worker } from 'bullmq';
+import { createAgentEngine, createBankQuestionSource, type TurnScheduler } from '../../agent/index.js';
+import type { Config } from '../../config/index.js';
+import { UserInputError } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
+import { createStore, openDatabase, type Store } from '../../db/index.js';
+import { loadTaskCatalog } from '../../harness/tasks.js';
+import {
+  checkRedis,
+  createBullmqDispatcher,
+  createKindWorker,
+  createQueueClient,
+  JOB_KINDS,
+  jobIdFor,
+  jobOptionsFor,
+  queueNameFor,
+  redisOptionsFromUrl,
+  type QueueClient,
+} from '../../queue/index.js';
+import {
+  checkHealth,
+  createBankPort,
+  createHealthRoute,
+  createSlackPoster,
+  createSlackReporter,
+  createSlackWebClient,
+  EVENTS_PATH,
+  HEALTH_PATH,
+  startSlackApp,
+  type HealthReport,
+  type SlackPoster,
+} from '../../slack/index.js';
+import { configOf, loggerOf, writeLine, type CliContext } from '../context.js';
+
+const ROLES = ['all', 'slack', 'agent', 'scheduler'] as const;
+type Role = (typeof ROLES)[number];
+
+interface ServeOptions {
+  role: string;
+  port?: string;
+  agentConcurrency: string;
+}
+
+/**
+ * Agent turns as BullMQ jobs (`agent-turn`, id `turn:<run>:<turn>`): scheduling twice is harmless,
+ * and a delayed turn (a decision point waiting for a person) is promoted when a question arrives.
+ */
+function createQueueTurnScheduler(queues: QueueClient): TurnScheduler {
+  const queue = () => queues.queue(queueNameFor('agent-turn'));
+  const schedule: TurnScheduler['schedule'] = async (job, { delayMs }) => {
+    await queue().add('agent-turn', job, { ...jobOptionsFor('agent-turn', job), ...(delayMs > 0 ? { delay: delayMs } : {}) });
+  };
+  return {
+    schedule,
+    async wake(job) {
+      const existing = await queue().getJob(jobIdFor('agent-turn', job));
+      if (!existing) return schedule(job, { delayMs: 0 });
+      // It may have started meanwhile: then there is nothing to wake.
+      if (await existing.isDelayed()) await existing.promote().catch(() => {});
+    },
+  };
+}
+
+/** A bare /healthz for processes without the Slack receiver (agent and scheduler roles). */
+async function startHealthServer(port: number, report: () => Promise<HealthReport>): Promise<Server> {
+  const route = createHealthRoute(report);
+  const server = createServer((req, res) => {
+    if (req.method === 'GET' && req.url === HEALTH_PATH) return route.handler(req, res);
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, resolve));
+  return server;
+}
+
+function parseRole(value: string): Role {
+  if ((ROLES as readonly string[]).includes(value)) return value as Role;
+  throw new UserInputError(`Unknown role '${value}'. Use one of: ${ROLES.join(', ')} (all: the Slack app, agent workers and the digest scheduler in one process).`);
+}
+
+function parsePositive(value: string, what: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new UserInputError(`${what} must be a whole number, got '${value}'.`);
+  return n;
+}
+
+export function registerServe(program: Command, ctx: CliContext): void {
+  program
+    .command('serve')
+    .description('Run the Slack app, the agent workers and the digest scheduler (split them across machines with --role)')
+    .option('--role <role>', `what this process runs: ${ROLES.join(' | ')}`, 'all')
+    .option('--port <port>', 'HTTP port for /slack/events and /healthz (default: PORT, 3000)')
+    .option('--agent-concurrency <n>', 'agent turns run at once by this process (agent role)', '4')
+    .action(async (opts: ServeOptions) => {
+      const role = parseRole(opts.role);
+      const config = configOf(ctx);
+      const port = opts.port !== undefined ? parsePositive(opts.port, '--port') : config.slack.port;
+      const concurrency = Math.max(1, parsePositive(opts.agentConcurrency, '--agent-concurrency'));
+      await serve(ctx, config, { role, port, concurrency });
+    });
+}
+
+async function serve(ctx: CliContext, config: Config, options: { role: Role; port: number; concurrency: number }): Promise<void> {
+  const logger = loggerOf(config, 'serve');
+  await checkRedis(config.redis.url);
+  const handle = await openDatabase(config.db);
+  const stops: { name: string; stop: () => Promise<unknown> }[] = [{ name: 'database', stop: () => handle.close() }];
+  const shutdown = async () => {
+    for (const { name, stop } of stops.reverse()) {
+      await stop().catch((error: unknown) => logger.warn({ err: error, part: name }, 'error while shutting down'));
+    }
+  };
+  try {
+    const { applied } = await handle.migrate();
+    if (applied > 0) logger.info({ applied }, 'applied database migrations');
+    const store = createStore(handle.db);
+    const poster = config.slack.botToken ? createPoster(config, logger) : undefined;
+    if (poster) stops.push({ name: 'slack poster', stop: () => poster.close(5000) });
+    else if (options.role !== 'slack') logger.warn('SLACK_BOT_TOKEN is not set: runs will not report to Slack from this process');
+    const started = await startRoles(config, logger, store, poster, options, stops);
+    writeLine(ctx.stdout, started);
+    await new Promise<void>((resolve) => (ctx.signal.aborted ? resolve() : ctx.signal.addEventListener('abort', () => resolve(), { once: true })));
+    writeLine(ctx.stdout, 'Shutting down: finishing in-flight work…');
+  } finally {
+    await shutdown();
+  }
+}
+
+function createPoster(config: Config, logger: Logger): SlackPoster {
+  return createSlackPoster({ client: createSlackWebClient({ token: config.slack.botToken!, apiUrl: config.slack.apiUrl }), logger: logger.child({ component: 'slack-poster' }) });
+}
+
+async function startRoles(
+  config: Config,
+  logger: Logger,
+  store: Store,
+  poster: SlackPoster | undefined,
+  options: { role: Role; port: number; concurrency: number },
+  stops: { name: string; stop: () => Promise<unknown> }[],
+): Promise<string> {
+  const has = (r: Role) => options.role === 'all' || options.role === r;
+  const connection = redisOptionsFromUrl(config.redis.url);
+  const prefix = config.queue.prefix;
+  const queues = createQueueClient({ connection, prefix });
+  stops.push({ name: 'queues', stop: () => queues.close() });
+  const dispatcher = createBullmqDispatcher({ connection, prefix });
+  stops.push({ name: 'dispatcher', stop: () => dispatcher.close() });
+  const engine = createAgentEngine({
+    config,
+    store,
+    dispatcher,
+    scheduler: createQueueTurnScheduler(queues),
+    questions: createBankQuestionSource({ store }),
+    ...(poster ? { reporter: createSlackReporter({ poster, store, logger: logger.child({ component: 'slack-reporter' }) }) } : {}),
+    logger: logger.child({ component: 'agent' }),
+  });
+  stops.push({ name: 'agent engine', stop: () => engine.close() });
+  const health = () =>
+    checkHealth([
+      { name: 'database', check: async () => void (await store.db.execute('select 1')) },
+      { name: 'redis', check: () => checkRedis(config.redis.url, 1500) },
+    ]);
+  const lines: string[] = [`KernelSeek serve (role ${options.role})`];
+
+  if (has('agent')) {
+    const worker: Worker = createKindWorker('agent-turn', (payload, c) => engine.processTurn(payload, { signal: c.signal }), {
+      connection,
+      prefix,
+      concurrency: options.concurrency,
+      lockSeconds: config.queue.lockSeconds,
+      stalledCheckSeconds: config.queue.stalledCheckSeconds,
+      name: 'kernelseek-agent',
+    });
+    worker.on('failed', (job, error) => {
+      // Out of attempts: the run is marked failed (and says why in its thread) instead of hanging.
+      if (job && job.attemptsMade >= (job.opts.attempts ?? JOB_KINDS['agent-turn'].attempts)) {
+        void engine.failRun(job.data.runId as string, error).catch((e: unknown) => logger.error({ err: e }, 'marking a run failed did not work'));
+      }
+    });
+    stops.push({ name: 'agent worker', stop: () => worker.close() });
+    const resumed = await engine.resumeLiveRuns();
+    lines.push(`  agent: ${options.concurrency} turn(s) at once; ${resumed.length} live run(s) resumed`);
+  }
+  if (has('scheduler')) {
+    // The digest (issue 8) plugs its scheduler in here; until it lands this role has nothing to run.
+    lines.push('  scheduler: no digest scheduler in this build (the daily digest is not installed)');
+  }
+  if (has('slack')) {
+    if (!poster) throw new UserInputError('The slack role needs SLACK_BOT_TOKEN (and SLACK_SIGNING_SECRET, or SLACK_APP_TOKEN for Socket Mode).');
+    const app = await startSlackApp(
+      {
+        slack: config.slack,
+        store,
+        control: engine,
+        poster,
+        logger: logger.child({ component: 'slack' }),
+        loadTasks: () => loadTaskCatalog(config.core.tasksDir),
+        bank: createBankPort(store),
+      },
+      { health, port: options.port },
+    );
+    stops.push({ name: 'slack app', stop: () => app.stop() });
+    lines.push(
+      app.mode === 'socket'
+        ? `  slack: Socket Mode; health on http://0.0.0.0:${app.port}${HEALTH_PATH}`
+        : `  slack: HTTP on http://0.0.0.0:${app.port}${EVENTS_PATH}; health on http://0.0.0.0:${app.port}${HEALTH_PATH}`,
+    );
+  } else {
+    const server = await startHealthServer(options.port, health);
+    stops.push({ name: 'health server', stop: () => new Promise((r) => server.close(() => r(undefined))) });
+    lines.push(`  health on http://0.0.0.0:${(server.address() as AddressInfo).port}${HEALTH_PATH}`);
+  }
+  return lines.join('\n');
+}
