@@ -51,13 +51,15 @@ export async function startSlackApp(deps: SlackDeps, options: SlackAppOptions): 
   app.error(async (error) => {
     deps.logger.error({ err: error }, 'unhandled error in a Slack listener');
   });
-  registerListeners(app, deps);
+  const pending = registerListeners(app, deps);
+  // A stop lets commands already acknowledged finish (bounded), so none is lost half-done.
+  const drain = () => Promise.race([pending.idle(), new Promise((r) => setTimeout(r, 10_000).unref())]);
 
   if (socket) {
     await (receiver as SocketModeReceiver).start();
-    return { mode: 'socket', port, stop: () => app.stop() as Promise<void> };
+    return { mode: 'socket', port, stop: async () => void (await app.stop(), await drain()) };
   }
   const server = (await (receiver as HTTPReceiver).start(port)) as Server;
   const bound = (server.address() as AddressInfo).port;
-  return { mode: 'http', port: bound, stop: () => (receiver as HTTPReceiver).stop() };
+  return { mode: 'http', port: bound, stop: async () => void (await (receiver as HTTPReceiver).stop(), await drain()) };
 }

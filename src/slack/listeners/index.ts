@@ -9,16 +9,25 @@ import { registerThreadReplies } from './messages/thread-reply.js';
 import { registerEventDedupe } from './middleware/dedupe-events.js';
 import { registerThreadOrdering } from './middleware/order-thread-events.js';
 import { registerPromoteQuestionSubmitted } from './views/promote-question-submitted.js';
+import { createWorkQueue, type WorkQueue } from './work-queue.js';
 
-/** Every listener, by Slack surface. Order matters only for the middleware: ordering, then dedupe. */
-export function registerListeners(app: App, deps: SlackDeps): void {
+/** Starts and stops in progress at once; more wait their turn after their ack. */
+const HEAVY_COMMAND_CONCURRENCY = 2;
+
+/**
+ * Every listener, by Slack surface. Order matters only for the middleware: ordering, then dedupe.
+ * Returns the queue of work still running after its ack, so a shutdown can let it finish.
+ */
+export function registerListeners(app: App, deps: SlackDeps): WorkQueue {
+  const heavy = createWorkQueue(HEAVY_COMMAND_CONCURRENCY);
   registerThreadOrdering(app);
   registerEventDedupe(app, deps);
-  registerKernelseekCommand(app, deps);
+  registerKernelseekCommand(app, deps, heavy);
   registerThreadReplies(app, deps);
   registerReactionAdded(app, deps);
   registerAskBankAction(app, deps);
   registerStopRunAction(app, deps);
   registerPromoteQuestionAction(app, deps);
   registerPromoteQuestionSubmitted(app, deps);
+  return heavy;
 }
