@@ -58,7 +58,9 @@ export function registerThreadReplies(app: App, deps: SlackDeps): void {
         }
         case 'control':
         case 'budget': {
-          const allowed = canControl(deps.slack, m.user, run);
+          // Reading the card is for anyone who may ask; changing the run is for its owner or an admin.
+          const readOnly = reply.kind === 'control' && reply.action === 'status';
+          const allowed = readOnly ? canAsk(deps.slack, m.user) : canControl(deps.slack, m.user, run);
           if (!allowed.ok) return whisper(`:no_entry: ${allowed.reason}`);
           if (reply.kind === 'budget') {
             const view = await deps.control.addBudget(run.id, { evals: reply.evals });
