@@ -19,7 +19,7 @@ export interface DigestPort {
   postNow(input: { channel: string; by: string }): Promise<string>;
 }
 
-/** Everything the listeners use, passed in once (no globals, no process.env). */
+/** Everything the listeners use, passed in once (no globals; configuration comes from config/). */
 export interface SlackDeps {
   slack: SlackConfig;
   store: Store;

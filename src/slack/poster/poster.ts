@@ -3,7 +3,11 @@ import type { Logger } from '../../core/logger.js';
 import { classifyCallError, type CallFailure } from './classify-error.js';
 import { createLane, laneWaitMs, sleep, type Lane, type LanePolicy } from './lane.js';
 import { capText, SLACK_TEXT_LIMITS } from './limits.js';
+import { sendOperation } from './send.js';
+import { SLACK_PACING, type EphemeralPayload, type FilePayload, type MessagePayload, type Operation, type PosterPacing, type PostResult, type ReactionPayload, type UpdatePayload } from './types.js';
 import type { KnownBlock } from '../views/block-kit.js';
+
+export * from './types.js';
 
 type WebClient = webApi.WebClient;
 
@@ -14,61 +18,6 @@ type WebClient = webApi.WebClient;
  * retries a bounded number of times, and never throws: a failure is logged and returned as
  * `{ ok: false }`, so Slack being down never stops a run.
  */
-
-export interface MessagePayload {
-  channel: string;
-  threadTs?: string;
-  /** Notification and fallback text; capped at Slack's limit, the rest uploaded as a file. */
-  text: string;
-  blocks?: KnownBlock[];
-  /** Files posted in the same thread right after the message (full text of something cut short). */
-  files?: { filename: string; content: string | Buffer; title?: string }[];
-}
-
-export interface UpdatePayload {
-  channel: string;
-  ts: string;
-  text: string;
-  blocks?: KnownBlock[];
-}
-
-export interface EphemeralPayload {
-  channel: string;
-  user: string;
-  threadTs?: string;
-  text: string;
-  blocks?: KnownBlock[];
-}
-
-export interface FilePayload {
-  channel: string;
-  threadTs?: string;
-  filename: string;
-  content: string | Buffer;
-  title?: string;
-  initialComment?: string;
-}
-
-export interface ReactionPayload {
-  channel: string;
-  ts: string;
-  name: string;
-}
-
-export type PostResult = { ok: true; ts?: string; fileId?: string } | { ok: false; error: string };
-
-export interface PosterPacing {
-  /** Between two messages (or uploads) in one channel: Slack allows about one per second. */
-  messageIntervalMs: number;
-  /** Between two chat.update calls in the workspace: Tier 3 is about 50 a minute. */
-  updateIntervalMs: number;
-  /** chat.postEphemeral is Tier 4 (about 100 a minute). */
-  ephemeralIntervalMs: number;
-  /** reactions.add is Tier 3. */
-  reactionIntervalMs: number;
-}
-
-export const SLACK_PACING: PosterPacing = { messageIntervalMs: 1000, updateIntervalMs: 1200, ephemeralIntervalMs: 600, reactionIntervalMs: 1200 };
 
 export interface PosterOptions {
   client: WebClient;
@@ -105,13 +54,6 @@ export interface SlackPoster {
   /** Sends what is queued for up to `graceMs`, then drops the rest (logged). Later calls fail at once. */
   close(graceMs?: number): Promise<void>;
 }
-
-type Operation =
-  | { kind: 'chat.postMessage'; payload: MessagePayload }
-  | { kind: 'chat.update'; payload: UpdatePayload }
-  | { kind: 'chat.postEphemeral'; payload: EphemeralPayload }
-  | { kind: 'files.upload'; payload: FilePayload }
-  | { kind: 'reactions.add'; payload: ReactionPayload };
 
 interface Job {
   op: Operation;
@@ -187,64 +129,6 @@ export function createSlackPoster(options: PosterOptions): SlackPoster {
     if (outstanding === 0) for (const w of idleWaiters.splice(0)) w();
   }
 
-  async function call(op: Operation): Promise<PostResult> {
-    switch (op.kind) {
-      case 'chat.postMessage': {
-        const p = op.payload;
-        const res = await client.chat.postMessage({
-          channel: p.channel,
-          text: p.text,
-          ...(p.threadTs ? { thread_ts: p.threadTs } : {}),
-          ...(p.blocks ? { blocks: p.blocks } : {}),
-          unfurl_links: false,
-          unfurl_media: false,
-        });
-        return { ok: true, ...(res.ts ? { ts: res.ts } : {}) };
-      }
-      case 'chat.update': {
-        const p = op.payload;
-        await client.chat.update({ channel: p.channel, ts: p.ts, text: p.text, ...(p.blocks ? { blocks: p.blocks } : {}) });
-        return { ok: true, ts: p.ts };
-      }
-      case 'chat.postEphemeral': {
-        const p = op.payload;
-        const res = await client.chat.postEphemeral({
-          channel: p.channel,
-          user: p.user,
-          text: p.text,
-          ...(p.threadTs ? { thread_ts: p.threadTs } : {}),
-          ...(p.blocks ? { blocks: p.blocks } : {}),
-        });
-        return { ok: true, ...(res.message_ts ? { ts: res.message_ts } : {}) };
-      }
-      case 'files.upload': {
-        const p = op.payload;
-        const content = typeof p.content === 'string' ? Buffer.from(p.content, 'utf8') : p.content;
-        const args = {
-          channel_id: p.channel,
-          file: content,
-          filename: p.filename,
-          ...(p.threadTs ? { thread_ts: p.threadTs } : {}),
-          ...(p.title ? { title: p.title } : {}),
-          ...(p.initialComment ? { initial_comment: p.initialComment } : {}),
-        };
-        const res = (await client.filesUploadV2(args as Parameters<WebClient['filesUploadV2']>[0])) as { files?: { files?: { id?: string }[] }[] };
-        const fileId = res.files?.[0]?.files?.[0]?.id;
-        return { ok: true, ...(fileId ? { fileId } : {}) };
-      }
-      case 'reactions.add': {
-        const p = op.payload;
-        try {
-          await client.reactions.add({ channel: p.channel, timestamp: p.ts, name: p.name });
-        } catch (error) {
-          if ((error as { data?: { error?: string } }).data?.error === 'already_reacted') return { ok: true };
-          throw error;
-        }
-        return { ok: true };
-      }
-    }
-  }
-
   /** Decides what happens to the job at the head of `lane` after a failed attempt. True: try again. */
   function shouldRetry(lane: Lane<Job>, job: Job, failure: CallFailure): boolean {
     const t = now();
@@ -279,7 +163,7 @@ export function createSlackPoster(options: PosterOptions): SlackPoster {
         let result: PostResult;
         try {
           stats.sent[job.op.kind] = (stats.sent[job.op.kind] ?? 0) + 1;
-          result = await call(job.op);
+          result = await sendOperation(client, job.op);
         } catch (error) {
           const failure = classifyCallError(error);
           lane.nextAt = now() + lane.policy.minIntervalMs;
