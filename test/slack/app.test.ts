@@ -107,6 +107,35 @@ describe('Slack app over HTTP', () => {
     expect(s.fake.responses.filter((r) => r.id === 'start')).toHaveLength(0);
   });
 
+  it('stops a run from the decision card (owner or admin only) and from /kernelseek stop', async () => {
+    s = await startSlackStack({
+      store: db.store,
+      dataDir: tmp.dir,
+      env: { KERNELSEEK_ALLOWED_USERS: `${ALICE},UBOB00001`, KERNELSEEK_ADMINS: 'UADMIN001' },
+      anthropic: { fallback: () => endTurn('Done.') },
+    });
+    const { fake, sender } = s;
+    await sender.command({ text: 'start cpu_softmax', user: ALICE, channel: CHANNEL, responseUrl: fake.responseUrl('start') });
+    await fake.waitFor((f) => f.messages.some((m) => JSON.stringify(m.blocks ?? []).includes('ks_stop_run')), 20_000, 'the decision card');
+    const root = fake.messages[0]!;
+    const card = fake.messages.find((m) => JSON.stringify(m.blocks ?? []).includes('ks_stop_run'))!;
+    const [run] = await db.store.runs.list();
+    const press = (user: string) =>
+      sender.action({ actionId: 'ks_stop_run', value: run!.id, user, channel: CHANNEL, messageTs: card.ts, threadTs: root.ts, responseUrl: fake.responseUrl(`stop-${user}`), messageBlocks: card.blocks! });
+
+    await press('UBOB00001');
+    await fake.waitFor((f) => f.callsOf('chat.postEphemeral').some((c) => c.args.user === 'UBOB00001'), 5000, 'Bob refused');
+    expect((await db.store.runs.get(run!.id))!.status).toBe('waiting');
+    await press(ALICE);
+    await fake.waitFor((f) => !JSON.stringify(f.message(CHANNEL, card.ts)!.blocks).includes('ks_stop_run'), 10_000, 'the buttons replaced');
+    expect(JSON.stringify(fake.message(CHANNEL, card.ts)!.blocks)).toContain(`<@${ALICE}> stopped the run`);
+    expect(await db.store.runs.get(run!.id)).toMatchObject({ status: 'stopped', endReason: 'stopped_by_user' });
+    await fake.waitFor((f) => f.thread(CHANNEL, root.ts).some((m) => /stopped:/.test(m.text)), 10_000, 'the summary');
+
+    // Stopping it again says what state it is in.
+    expect((await command(`stop ${run!.id}`)).text).toMatch(/has already been stopped/);
+  });
+
   it('refuses people and channels outside the allow-lists, saying whom to ask', async () => {
     s = await startSlackStack({
       store: db.store,

@@ -22,15 +22,27 @@ export function renderNewBest(run: RunView, evaluation: EvaluationReport, previo
   return { text: text.replace(/\*/g, ''), blocks };
 }
 
+/** Names of the evidence a decision point carries (the engine's and the bank's), as people read them. */
 const EVIDENCE_LABELS: Record<string, string> = {
-  pct_of_peak: '% of peak (median)',
-  evals_since_gain: 'Evaluations since the last gain',
+  evaluations: 'Evaluations',
+  evals: 'Evaluations',
+  best_speedup_vs_baseline: 'Best vs baseline',
   best_speedup: 'Best vs baseline',
   best_speedup_vs_peer: 'Best vs strongest peer',
+  best_vs_peer: 'Best vs strongest peer',
+  best_evaluation: 'Best evaluation',
+  evals_since_gain: 'Evaluations since the last gain',
   failing_streak: 'Failing in a row',
+  last_status: 'Last outcome',
+  target: 'Target',
+  pct_of_peak: '% of peak (median)',
 };
 
-function evidenceValue(v: unknown): string {
+const SPEEDUPS = new Set(['best_speedup_vs_baseline', 'best_speedup', 'best_speedup_vs_peer', 'best_vs_peer', 'target', 'last_gain', 'weakest_speedup']);
+
+function evidenceValue(key: string, v: unknown): string {
+  if (typeof v === 'number' && SPEEDUPS.has(key)) return fmtSpeedup(v);
+  if (typeof v === 'number' && key === 'best_evaluation') return `#${v}`;
   if (typeof v === 'number') return Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(3)));
   if (typeof v === 'string') return escapeMrkdwn(v.length > 200 ? `${v.slice(0, 199)}…` : v);
   if (Array.isArray(v)) return escapeMrkdwn(v.slice(0, 5).map(String).join(', ') + (v.length > 5 ? ', …' : ''));
@@ -40,8 +52,9 @@ function evidenceValue(v: unknown): string {
 export function renderDecisionCard(run: RunView, decision: DecisionReport): SlackView {
   const reason = capText(decision.reason, INLINE_TEXT_CHARS);
   const evidence = Object.entries(decision.evidence)
-    .filter(([, v]) => v !== null && v !== undefined)
-    .map(([k, v]) => [EVIDENCE_LABELS[k] ?? k.replace(/_/g, ' '), evidenceValue(v)] as [string, string]);
+    // The claim is already quoted in the reason.
+    .filter(([k, v]) => v !== null && v !== undefined && k !== 'claim')
+    .map(([k, v]) => [EVIDENCE_LABELS[k] ?? k.replace(/_/g, ' '), evidenceValue(k, v)] as [string, string]);
   const wait = decision.deadline
     ? `Reply in this thread with a question for the agent. If nobody has by ${slackTime(decision.deadline)}, the bank asks one.`
     : 'Autonomous run: the bank asks a question now.';
