@@ -21,7 +21,7 @@ from pathlib import Path
 
 from . import HARNESS_VERSION
 from .elf import ElfError, ElfInfo, Symbol, read_elf
-from .errors import EnvironmentProblem
+from .errors import EnvironmentProblem, HarnessError
 from .ptxas import parse_ptxas
 
 COMPILE_TIMEOUT_S = 300
@@ -112,10 +112,11 @@ def build(task, source, cache_dir=None):
     cache_dir.mkdir(parents=True, exist_ok=True)
     key = cache_key(task, source)
     final = cache_dir / key
-    if (final / "meta.json").is_file():
+    if final.exists():
         result = _load(final, key)
         if result is not None:
             return result
+        shutil.rmtree(final, ignore_errors=True)   # unreadable (e.g. edited by hand): build it again
     work = Path(tempfile.mkdtemp(prefix=f".build-{key[:8]}-", dir=cache_dir))
     try:
         src_name = "kernel.cu" if task.language == "cuda" else "kernel.cpp"
@@ -131,6 +132,8 @@ def build(task, source, cache_dir=None):
         if work is not None:
             shutil.rmtree(work, ignore_errors=True)
     result = _load(final, key)
+    if result is None:
+        raise HarnessError(f"compile cache entry {final} is unreadable after building it")
     result.cached = False
     return result
 

@@ -102,6 +102,7 @@ class Child:
             before = procinfo.thread_ids()
             self.impls["baseline"] = self._load(libs["baseline"])
             self.baseline_new_threads = procinfo.thread_ids() - before
+            self.thread_allowance = len(self.baseline_new_threads)
         before_threads, before_maps = procinfo.thread_ids(), procinfo.mapped_libraries()
         self.mark("candidate (loading the library)")
         try:
@@ -111,8 +112,7 @@ class Child:
         self.mark("")
         findings += self._thread_findings(before_threads)
         findings += [f"loading the library mapped {x}" for x in self._new_libraries(before_maps)]
-        self.chan.send({"type": "result", "device": self.device.info(), "pid": os.getpid(),
-                        "findings": findings})
+        self.chan.send({"type": "result", "pid": os.getpid(), "findings": findings})
 
     def _load(self, path):
         lib = ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
@@ -125,8 +125,7 @@ class Child:
         return fn
 
     def _make_inputs(self, params, seed):
-        inputs = self.ref.make_inputs(dict(params), seed, str(self.device.torch_device))
-        return inputs
+        return self.ref.make_inputs(dict(params), seed, str(self.device.torch_device))
 
     def _alloc_outputs(self, params):
         shapes = self.ref.output_shapes(dict(params))
@@ -216,12 +215,16 @@ class Child:
                 self.mark("")
                 changed_inputs = [k for k, v in fingerprints(inputs).items() if v != fp_inputs[k]]
                 run = {"rc": int(rc), "deferred": [k for k in outs if fp_returned[k] != fp_later[k]],
-                       "inputs_changed": changed_inputs,
+                       "inputs_changed": changed_inputs, "fingerprints": fp_later,
                        "findings": self._thread_findings(threads) +
                        [f"the call mapped {x}" for x in self._new_libraries(maps)]}
+                # A repeat that is bit-identical to the first run is not sent again (outputs can be
+                # gigabytes); the parent compares the first run with the reference in full.
+                run["same_as_first"] = r > 0 and fp_later == runs[0]["fingerprints"]
                 runs.append(run)
-                for name, t in outs.items():
-                    blobs[f"{r}:{name}"] = t
+                if not run["same_as_first"]:
+                    for name, t in outs.items():
+                        blobs[f"{r}:{name}"] = t
                 if changed_inputs:  # the next run would see other inputs: stop here
                     break
                 self.tick()
@@ -246,17 +249,23 @@ class Child:
                 impls.append(name)
             maps = procinfo.mapped_libraries()
             findings = []
-            for name in impls:     # warm-up: caches, lazy module loading, clocks
+            for name in impls[:]:     # warm-up: caches, lazy module loading, clocks
                 for _ in range(policy["warmup_reps"]):
                     threads = procinfo.thread_ids()
-                    rc = self._run_impl(name, sets[0], outs[0], scalars, params)
-                    self._sync_checked(name)
+                    try:
+                        self._run_impl(name, sets[0], outs[0], scalars, params)
+                        self._sync_checked(name)
+                    except Exception as exc:
+                        if name.startswith("peer:"):
+                            self._drop_peer(name, exc, impls, unsupported)
+                            break
+                        raise CallFailed(f"{name}: {exc}") from None
                     if name == "candidate":
                         findings += self._thread_findings(threads)
                     self.tick()
             samples = {name: {"ms": [], "wall_ms": [], "tail_ms": []} for name in impls}
             rcs, unwritten, saved, last = {}, [], {}, None
-            rep, seed_next, t_start = 0, seed_base + n_sets, time.monotonic()
+            seed_next, t_start = seed_base + n_sets, time.monotonic()
             cand_reps = 0
             while True:
                 order = impls[:]
@@ -278,7 +287,11 @@ class Child:
                     try:
                         rc, ms, wall, tail = dev.timed_call(
                             lambda: self._run_impl(name, sets[k], outs[k], scalars, params))
-                    except RuntimeError as exc:
+                    except Exception as exc:
+                        if not native:
+                            self._drop_peer(name, exc, impls, unsupported)
+                            del samples[name]
+                            continue
                         raise CallFailed(f"{name}: {exc}") from None
                     self.mark("")
                     s = samples[name]
@@ -296,7 +309,6 @@ class Child:
                             saved[cand_reps] = (seed, {n: t.clone() for n, t in outs[k].items()})
                         last = (cand_reps, seed, {n: t.clone() for n, t in outs[k].items()})
                         cand_reps += 1
-                    rep += 1
                     self.tick()
                 if self._done(samples, policy, time.monotonic() - t_start):
                     break
@@ -312,6 +324,13 @@ class Child:
                         "unwritten": unwritten[:20], "unwritten_count": len(unwritten),
                         "rechecks": rechecks, "findings": findings,
                         "seconds": round(time.monotonic() - t_start, 3)}, blobs)
+
+    def _drop_peer(self, name, exc, impls, unsupported):
+        """A peer that fails mid-way is left out of the scenario, with the reason, not blamed on the
+        candidate (unless the device itself is broken, which _sync_checked reports)."""
+        self._sync_checked(name)
+        unsupported[name[5:]] = f"failed during timing: {type(exc).__name__}: {exc}"
+        impls.remove(name)
 
     @staticmethod
     def _done(samples, policy, elapsed):

@@ -33,6 +33,7 @@ def tolerance(lowp_err, factor, atol):
 
 def check_output(name, cand, ref, tol):
     """(ok, max_abs_err, reason or None) for one output tensor against the reference."""
+    cand = cand.to(ref.device)   # outputs arrive on the host; compare where the reference lives
     if tuple(cand.shape) != tuple(ref.shape):
         return False, None, f"{name}: shape {tuple(cand.shape)} differs from the reference's {tuple(ref.shape)}"
     bad = nonfinite_count(cand)

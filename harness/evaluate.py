@@ -192,7 +192,7 @@ def _run_scenarios(ctx, scenarios, result, base_seed, t0, workdir, progress):
         entry = result["scenarios"][i]
         elapsed = time.monotonic() - t0
         if elapsed > ctx.opts.timeout:
-            _stop(result, "timeout", f"the evaluation's time limit ({ctx.opts.timeout:.0f} s) was reached after "
+            _stop(result, "timeout", f"the evaluation's time limit ({ctx.opts.timeout:g} s) was reached after "
                                      f"{i} of {n} scenarios; the rest were not run")
             _skip_rest(result, i, "not run: the evaluation's time limit was reached")
             return
@@ -213,7 +213,8 @@ def _run_scenarios(ctx, scenarios, result, base_seed, t0, workdir, progress):
                 run_timing(ctx, scenario, entry, derive_seed(base_seed, scenario.id, "time"), rng_master)
                 scenario_figures(entry, ctx.task, scenario)
         except ChildFailure as exc:
-            ctx.child = None   # killed or dead; restarted for the next scenario
+            ctx.child.close()   # dead, hung or in an unknown state: a fresh one for the next scenario
+            ctx.child = None
             if exc.kind == "timeout":
                 entry.update(status="timeout", correct=False, reason=str(exc))
             elif exc.kind == "harness":

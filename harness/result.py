@@ -107,6 +107,11 @@ def summarise(result, task, seconds):
     result["summary"] = summary
     statuses = [s["status"] for s in scenarios if s.get("status") not in (None, "skipped")]
     result["status"] = worst_status(statuses + [result["status"]])
+    for status in STATUS_ORDER[:-1]:   # one line per failing status, naming the first scenario
+        failing = [s for s in scenarios if s.get("status") == status]
+        if failing:
+            result["messages"].append(f"{status}: {len(failing)} of {len(scenarios)} scenario(s); first "
+                                      f"{failing[0]['id']}: {failing[0].get('reason')}")
     all_correct = bool(scenarios) and summary["correct"] == len(scenarios)
     result["correct"] = all_correct and result["status"] == "ok"
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Run the harness's test suite (pytest, harness/tests) from the repository root.
-# Interpreter: $KERNELSEEK_PYTHON, else the first of python3, /usr/bin/python3 that imports torch and
-# yaml. Extra arguments go to pytest (e.g. -k adversarial, -x). CUDA tests run when a GPU is
-# visible and are reported as skipped, with the reason, otherwise.
+# Interpreter: $KERNELSEEK_PYTHON, else the first of python3, /usr/bin/python3 that imports torch,
+# yaml and pytest. Extra arguments go to pytest (e.g. -k adversarial, -x, or test files under
+# harness/tests). CUDA tests run when a GPU is visible and are reported as skipped, with the
+# reason, otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,4 +24,9 @@ pick_python() {
 
 PY=$(pick_python)
 echo "harness tests with $PY ($("$PY" -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__, "cuda" if torch.cuda.is_available() else "no cuda")'))"
-exec "$PY" -m pytest -rs -q harness/tests "$@"
+# Test files named on the command line replace the default (the whole suite).
+paths=(harness/tests)
+for arg in "$@"; do
+  case "$arg" in harness/tests*) paths=() ;; esac
+done
+exec "$PY" -m pytest -rs -q "${paths[@]}" "$@"

@@ -5,6 +5,7 @@ ChildFailure with a message that says what happened and who was running, never a
 escapes the evaluation.
 """
 
+import functools
 import os
 import signal
 import subprocess
@@ -42,7 +43,7 @@ class ChildProcess:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "harness.child", str(p2c_r), str(c2p_w), str(self.status_path)],
             stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT, cwd=str(self.workdir),
-            env=child_env, pass_fds=(p2c_r, c2p_w), preexec_fn=_child_setup)
+            env=child_env, pass_fds=(p2c_r, c2p_w), preexec_fn=functools.partial(_child_setup, os.getpid()))
         os.close(p2c_r)
         os.close(c2p_w)
         self.chan = Channel(c2p_r, p2c_w)
@@ -136,12 +137,20 @@ class ChildProcess:
         self.log.close()
 
 
-def _child_setup():
-    """In the child before exec: no core files, its own process group (a candidate's own children
-    can be killed together with it)."""
+def _child_setup(parent_pid):
+    """In the child before exec: no core files; its own process group (a candidate's own children
+    are killed together with it); killed when the parent dies, so a harness killed by a timeout
+    never leaves a candidate running."""
+    import ctypes
     import resource
     try:
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     except (ValueError, OSError):
         pass
     os.setpgid(0, 0)
+    try:
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG (Linux)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent_pid:   # the parent died before prctl took effect
+        os._exit(1)

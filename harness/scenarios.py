@@ -15,7 +15,7 @@ class Scenario:
 
 
 def expand_scenarios(fields):
-    """Expand task.yaml `scenarios` (a _Fields view) into (param_names, [Scenario], quick_ids)."""
+    """Expand task.yaml `scenarios` (a fields.Fields view) into (param_names, [Scenario], quick_ids)."""
     params = fields.string_list("params")
     if not params:
         fields.fail("params", "at least one parameter name is required")

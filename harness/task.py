@@ -6,7 +6,6 @@ docs/tasks.md documents each field.
 """
 
 import ast
-import difflib
 import importlib.util
 import re
 import sys
@@ -17,7 +16,8 @@ import yaml
 
 from . import exprs
 from .errors import TaskError
-from .scenarios import Scenario, expand_scenarios
+from .fields import Fields
+from .scenarios import expand_scenarios
 
 SCHEMA = "kernelseek.task/1"
 DTYPES = ("float32", "float16", "bfloat16", "int32", "int64")
@@ -28,6 +28,7 @@ TOP_LEVEL = ("schema", "name", "summary", "device", "architectures", "kernel", "
              "metrics", "peak", "peers", "goal", "plausibility", "denylist", "timing", "cpu_threads")
 TIMING_DEFAULTS = {"target_rse": 0.005, "min_reps": 10, "max_reps": 2000, "max_seconds": 1.0,
                    "warmup_reps": 3}
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader when PyYAML has it
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -104,79 +105,6 @@ class Task:
             raise TaskError(str(self.yaml_path), f"metrics.{name} for scenario {scenario.id}: {exc}") from None
 
 
-class _Fields:
-    """Typed access to one YAML mapping, with errors that name the field's path."""
-
-    def __init__(self, where, path, data, known=None, warnings=None):
-        self.where, self.path = where, path
-        if not isinstance(data, dict):
-            self.fail("", f"expected a mapping, got {type(data).__name__}")
-        self.data = data
-        if known is not None and warnings is not None:
-            for key in data:
-                if key not in known:
-                    close = difflib.get_close_matches(str(key), known, n=1)
-                    hint = f" (did you mean {close[0]!r}?)" if close else ""
-                    warnings.append(f"{where}: {self._name(key)}: unknown field ignored{hint}")
-
-    def _name(self, key):
-        return f"{self.path}.{key}" if self.path and key else (self.path or str(key))
-
-    def fail(self, key, message):
-        raise TaskError(self.where, f"{self._name(key) or '(top level)'}: {message}")
-
-    def get(self, key, types, default=None, required=False):
-        if key not in self.data or self.data[key] is None:
-            if required:
-                self.fail(key, "is required")
-            return default
-        value = self.data[key]
-        if isinstance(value, bool) and bool not in _as_tuple(types):
-            self.fail(key, f"expected {_type_names(types)}, got a boolean")
-        if not isinstance(value, types):
-            self.fail(key, f"expected {_type_names(types)}, got {type(value).__name__} {value!r}")
-        return value
-
-    def number(self, key, default=None, required=False, minimum=None, positive=False):
-        value = self.get(key, (int, float), default, required)
-        if value is None:
-            return None
-        if positive and not value > 0:
-            self.fail(key, f"must be > 0, got {value!r}")
-        if minimum is not None and value < minimum:
-            self.fail(key, f"must be >= {minimum}, got {value!r}")
-        return value
-
-    def choice(self, key, choices, default=None, required=False):
-        value = self.get(key, str, default, required)
-        if value is not None and value not in choices:
-            self.fail(key, f"{value!r} is not one of {', '.join(choices)}")
-        return value
-
-    def string_list(self, key, default=()):
-        value = self.get(key, list, list(default))
-        for i, item in enumerate(value):
-            if not isinstance(item, str):
-                self.fail(f"{key}[{i}]", f"expected a string, got {item!r}")
-        return value
-
-    def sub(self, key, known=None, warnings=None, required=False):
-        value = self.get(key, dict, {} if not required else None, required)
-        return _Fields(self.where, self._name(key), value, known, warnings)
-
-
-def _as_tuple(types):
-    return types if isinstance(types, tuple) else (types,)
-
-
-def _type_names(types):
-    if set(_as_tuple(types)) == {int, float}:
-        return "a number"
-    return " or ".join({"str": "a string", "int": "an integer", "float": "a number", "dict": "a mapping",
-                        "list": "a list", "bool": "a boolean"}.get(t.__name__, t.__name__)
-                       for t in _as_tuple(types))
-
-
 def load_task(task_dir):
     """Read, validate and return the Task in `task_dir` (raises TaskError)."""
     task_dir = Path(task_dir).resolve()
@@ -187,11 +115,11 @@ def load_task(task_dir):
     if not yaml_path.is_file():
         raise TaskError(where, "file not found (a task folder needs task.yaml)")
     try:
-        data = yaml.safe_load(yaml_path.read_text(encoding="utf-8"))
+        data = yaml.load(yaml_path.read_text(encoding="utf-8"), Loader=_YAML_LOADER)
     except yaml.YAMLError as exc:
         raise TaskError(where, f"invalid YAML: {exc}") from None
     warnings = []
-    top = _Fields(where, "", data if data is not None else {}, TOP_LEVEL, warnings)
+    top = Fields(where, "", data if data is not None else {}, TOP_LEVEL, warnings)
 
     schema = top.get("schema", str, required=True)
     if schema != SCHEMA:
@@ -257,7 +185,7 @@ def load_task(task_dir):
 
     peers = []
     for i, item in enumerate(top.get("peers", list, [])):
-        pf = _Fields(where, f"peers[{i}]", item, ("name", "fn"), warnings)
+        pf = Fields(where, f"peers[{i}]", item, ("name", "fn"), warnings)
         pname, fn = pf.get("name", str, required=True), pf.get("fn", str, required=True)
         if not _IDENT.match(pname) or pname in ("candidate", "baseline"):
             pf.fail("name", f"{pname!r} must be an identifier other than candidate/baseline")
@@ -305,7 +233,7 @@ def _load_args(kernel, device):
     raw = kernel.get("args", list, required=True)
     args, seen = [], set()
     for i, item in enumerate(raw):
-        f = _Fields(kernel.where, f"{kernel.path}.args[{i}]", item, ("name", "kind", "dtype", "role", "value"))
+        f = Fields(kernel.where, f"{kernel.path}.args[{i}]", item, ("name", "kind", "dtype", "role", "value"))
         name = f.get("name", str, required=True)
         if not _IDENT.match(name) or name in seen:
             f.fail("name", f"{name!r} must be a unique identifier")

@@ -8,6 +8,7 @@ harness/gpu-acceptance.sh (the cuda manifest).
 
 import argparse
 import copy
+import os
 import json
 import shutil
 import sys
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import yaml
 
+from ..errors import EnvironmentProblem
 from ..evaluate import Options, evaluate
 from ..result import json_safe
 
@@ -66,8 +68,11 @@ def texts(result):
     return out
 
 
-def check(result, expect):
-    """(ok, explanation) for one result against a manifest entry's `expect`."""
+STAGE_PREFIX = {"source": "source check:", "binary": "binary check:"}
+
+
+def check(result, expect, stage=None):
+    """(ok, explanation) for one result against a manifest entry's `expect` (and `stage`)."""
     statuses = expect["status"] if isinstance(expect["status"], list) else [expect["status"]]
     problems = []
     if result["status"] not in statuses:
@@ -83,17 +88,44 @@ def check(result, expect):
             problems.append(f"no reason contains {' or '.join(map(repr, wanted))}")
     if "implausible" in expect.get("flags", []) and result["summary"]["goal"]["met"]:
         problems.append("an implausible result counted as meeting the goal")
+    prefix = STAGE_PREFIX.get(stage)
+    if prefix and not any(m.startswith(prefix) for m in result["messages"]):
+        problems.append(f"not refused by the {stage} check")
     return not problems, "; ".join(problems)
 
 
 def run_entry(task_dir, entry, workdir, cache_dir=None):
+    """Evaluate one manifest entry. ok is None when the candidate passed every check that runs
+    without its device (e.g. a CUDA candidate on a machine without a GPU): not caught, not missed."""
     tdir = task_copy(task_dir, entry["task_overrides"], Path(workdir) / entry["file"].split(".")[0])
-    result = evaluate(Options(task_dir=str(tdir), candidate=str(entry["path"]), scenarios=entry["scenarios"],
-                              cache_dir=cache_dir, call_timeout=60))
-    ok, why = check(result, entry["expect"])
+    try:
+        result = evaluate(Options(task_dir=str(tdir), candidate=str(entry["path"]), scenarios=entry["scenarios"],
+                                  cache_dir=cache_dir, call_timeout=60))
+    except EnvironmentProblem as exc:
+        return {"file": entry["file"], "hack": entry["hack"], "status": None, "flags": [], "ok": None,
+                "why": f"passed the static checks; its runtime defence needs the device: {exc}",
+                "reason": None, "result": None}
+    ok, why = check(result, entry["expect"], entry.get("stage"))
     return {"file": entry["file"], "hack": entry["hack"], "status": result["status"],
             "flags": result.get("flags", []), "ok": ok, "why": why,
             "reason": next(iter(texts(result)), None), "result": json_safe(result)}
+
+
+def prebuild(task_dir, entries, cache_dir, jobs=None):
+    """Compile every candidate (and the baseline) in parallel into the cache before the sequential
+    evaluations: nvcc takes seconds per file, the evaluations then find cached libraries. Entries
+    the source check refuses are not compiled (the evaluation refuses them without a build)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ..build import build
+    from ..static_checks import check_source
+    from ..task import load_task
+
+    task = load_task(task_dir)
+    sources = [task.baseline.read_bytes()] + [e["path"].read_bytes() for e in entries]
+    sources = [src for src in sources if not check_source(src, task)]
+    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 2) as pool:
+        list(pool.map(lambda src: build(task, src, cache_dir), sources))
 
 
 def main(argv=None):
@@ -102,22 +134,29 @@ def main(argv=None):
     p.add_argument("--json", help="write all outcomes (with their full results) to this file")
     p.add_argument("--only", help="substring of the file names to run")
     p.add_argument("--cache-dir")
+    p.add_argument("--task-dir", help="evaluate against this task folder instead of the manifest's")
     args = p.parse_args(argv)
     task_dir, entries = load_manifest(args.manifest)
+    task_dir = Path(args.task_dir).resolve() if args.task_dir else task_dir
+    if args.only:
+        entries = [e for e in entries if args.only in e["file"]]
+    prebuild(task_dir, entries, args.cache_dir)
     outcomes = []
     with tempfile.TemporaryDirectory(prefix="kernelseek-adv-") as tmp:
         for entry in entries:
-            if args.only and args.only not in entry["file"]:
-                continue
             out = run_entry(task_dir, entry, Path(tmp), args.cache_dir)
             outcomes.append(out)
-            mark = "caught" if out["ok"] else "NOT CAUGHT"
-            print(f"{mark:10} hack {out['hack']:>2}  {out['file']:34} {out['status']:13} "
+            if args.json:   # after every candidate, so that a run cut short keeps what it found
+                Path(args.json).write_text(json.dumps(outcomes, indent=1))
+            mark = {True: "caught", False: "NOT CAUGHT", None: "not run"}[out["ok"]]
+            print(f"{mark:10} hack {out['hack']:>2}  {out['file']:34} {out['status'] or '-':13} "
                   f"{(out['why'] or out['reason'] or '')[:110]}", flush=True)
-    if args.json:
-        Path(args.json).write_text(json.dumps(outcomes, indent=1))
-    missed = [o for o in outcomes if not o["ok"]]
-    print(f"{len(outcomes) - len(missed)}/{len(outcomes)} adversarial candidates caught as expected")
+    missed = [o for o in outcomes if o["ok"] is False]
+    not_run = [o for o in outcomes if o["ok"] is None]
+    caught = len(outcomes) - len(missed) - len(not_run)
+    print(f"{caught}/{len(outcomes)} adversarial candidates caught as expected"
+          + (f", {len(missed)} NOT caught" if missed else "")
+          + (f", {len(not_run)} not run (they need the device)" if not_run else ""))
     return 1 if missed else 0
 
 

@@ -2,7 +2,6 @@
 
 import contextlib
 import io
-import os
 import shutil
 import subprocess
 import sys
@@ -81,6 +80,3 @@ def task_copy(tmp_path):
 
 def has_tool(name):
     return shutil.which(name) is not None
-
-
-os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")

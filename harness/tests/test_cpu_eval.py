@@ -1,19 +1,19 @@
 """The cpu task's baseline evaluated for real, through the command line, as CI and the demo do."""
 
 import json
+import subprocess
+import sys
 
 import pytest
 
 from harness.schema import validate_result
 
-from .conftest import CPU_TASK
+from .conftest import CPU_TASK, REPO
 
 
 @pytest.fixture(scope="module")
 def full_eval(tmp_path_factory, cache_dir):
-    import subprocess
-    import sys
-    from .conftest import REPO
+    """One full evaluation as a real `python -m harness` subprocess, shared by the tests below."""
     out = tmp_path_factory.mktemp("eval") / "result.json"
     proc = subprocess.run([sys.executable, "-m", "harness", "eval", "--task-dir", str(CPU_TASK),
                            "--candidate", str(CPU_TASK / "baseline.cpp"), "--json", str(out), "--table",

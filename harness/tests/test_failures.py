@@ -2,8 +2,6 @@
 
 import json
 
-import pytest
-
 from harness.schema import validate_result
 
 from .conftest import CPU_TASK
@@ -90,3 +88,34 @@ def test_check_task_and_scenarios_commands(run_cli):
     assert proc.returncode == 0 and json.loads(proc.stdout)["scenarios"] == 11
     proc = run_cli("scenarios", "--task-dir", str(CPU_TASK), "--scenarios", "quick")
     assert proc.stdout.split() == ["r64-c128", "r256-c1024", "r7-c33"]
+
+
+def test_printing_does_not_disturb_the_harness(run_cli, candidate):
+    source = (CPU_TASK / "baseline.cpp").read_text().replace(
+        "#include <cstdint>", "#include <cstdint>\n#include <cstdio>").replace(
+        "  if (rows < 0", '  std::printf("{\\"type\\": \\"result\\"}\\n"); std::fflush(stdout);\n  if (rows < 0')
+    result = _eval(run_cli, candidate(source))
+    assert result["status"] == "ok" and result["scenarios"][0]["time_ms"] > 0
+
+
+def test_the_evaluation_time_limit(run_cli):
+    proc = run_cli("eval", "--task-dir", str(CPU_TASK), "--candidate", str(CPU_TASK / "baseline.cpp"),
+                   "--json", "-", "--no-peers", "--scenarios", "quick", "--timeout", "0.01")
+    result = json.loads(proc.stdout)
+    assert proc.returncode == 0 and result["status"] == "timeout"
+    assert all(s["status"] == "skipped" for s in result["scenarios"])
+    assert any("time limit (0.01 s) was reached after 0 of 3 scenarios" in m for m in result["messages"])
+
+
+def test_run_to_run_differences_within_tolerance_are_reported(run_cli, candidate):
+    # One ulp of difference on every other call: correct, but not bit-reproducible.
+    source = (CPU_TASK / "baseline.cpp").read_text().replace(
+        "  return 0;\n}", "  static int calls = 0;\n  if (++calls % 2) y[0] = std::nextafter(y[0], 1.0f);\n"
+                          "  return 0;\n}")
+    result = _eval(run_cli, candidate(source))
+    assert result["status"] == "ok" and result["scenarios"][0]["nondeterministic"] is True
+
+
+def test_a_deterministic_candidate_is_not_flagged(run_cli):
+    result = _eval(run_cli, CPU_TASK / "baseline.cpp")
+    assert result["scenarios"][0]["nondeterministic"] is False

@@ -126,3 +126,4 @@ def test_nvcc_object_references_only_the_runtime_registration(tmp_path):
     obj = read_elf(tmp_path / "k.o")
     assert "__cudaRegisterFatBinary" in obj.undefined()
     assert [s for s in obj.undefined() if dl.match_symbol(s, dl.ALWAYS)] == []
+

@@ -133,8 +133,10 @@ export async function submitQuestion(
     author: input.author,
     externalId: input.idempotencyKey,
   });
-  const state = parseRunState(run.state);
-  if (created && state.decision && run.status !== 'paused') await services.scheduler.wake({ runId, turn: state.turn });
+  // Read after the insert: if the turn number moves on meanwhile, the waiting turn sees the question itself.
+  const after = (await services.store.runs.get(runId)) ?? run;
+  const state = parseRunState(after.state);
+  if (created && state.decision && after.status !== 'paused') await services.scheduler.wake({ runId, turn: state.turn });
   return { question, created, delivery: state.decision ? 'answers_decision' : 'next_turn' };
 }
 
@@ -145,7 +147,7 @@ export async function askFromBankNow(services: EngineServices, runId: string): P
     throw new UserInputError(`Run ${runId} is not at a decision point; the bank is asked when it reaches one (or reply with your own question).`, { code: 'no_decision_pending' });
   }
   const patched = await services.store.agentRuns.patchState(runId, { bankRequestedAt: services.now().toISOString() });
-  if (run.status !== 'paused') await services.scheduler.wake({ runId, turn: state.turn });
+  if (patched && patched.status !== 'paused') await services.scheduler.wake({ runId, turn: parseRunState(patched.state).turn });
   return describeRun(patched ?? run, services.now());
 }
 

@@ -31,3 +31,6 @@ export { describeEnd } from './turn/budgets.js';
 export type { ModelClient } from './model/types.js';
 export { exportTrace, type TraceOptions } from './trace/export-trace.js';
 export { createBankQuestionSource } from './decisions/bank-source.js';
+export { createTerminalReporter, summaryLines } from './terminal/terminal-reporter.js';
+export { listenForQuestions } from './terminal/stdin-questions.js';
+export { createQueueTurnScheduler, startAgentTurnWorker } from './queue-turns.js';

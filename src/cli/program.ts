@@ -1,11 +1,14 @@
 import { Command } from 'commander';
 import { registerBank } from './commands/bank.js';
+import { registerDigest } from './commands/digest.js';
 import { registerEval } from './commands/eval.js';
 import { registerGpuWorker } from './commands/gpu-worker.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerQueues } from './commands/queues.js';
 import { registerServe } from './commands/serve.js';
+import { registerRun } from './commands/run.js';
 import { registerTasks } from './commands/tasks.js';
+import { registerTrace } from './commands/trace.js';
 import type { CliContext } from './context.js';
 
 export const VERSION = '0.1.0';
@@ -28,5 +31,8 @@ export function createProgram(ctx: CliContext): Command {
   registerQueues(program, ctx);
   registerBank(program, ctx);
   registerServe(program, ctx);
+  registerDigest(program, ctx);
+  registerRun(program, ctx);
+  registerTrace(program, ctx);
   return program;
 }

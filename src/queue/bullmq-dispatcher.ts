@@ -59,6 +59,18 @@ export function toGpuBashPayload(request: GpuBashRequest): GpuBashPayload {
  * in Redis for a later duplicate).
  */
 async function awaitJob<T>(client: QueueClient, job: Job, queueName: string, options: DispatchOptions, ttlMs: number | undefined): Promise<T> {
+  const { signal } = options;
+  // Take a job that has not started out of the queue before giving up on it (bounded: Redis may
+  // be the reason we are giving up).
+  const giveUp = async (): Promise<never> => {
+    const removal = (async () => {
+      const state = await job.getState();
+      if (state === 'waiting' || state === 'delayed' || state === 'prioritized') await job.remove();
+    })().catch(() => undefined);
+    await Promise.race([removal, new Promise((r) => setTimeout(r, 2000).unref())]);
+    throw signal?.reason ?? new Error('aborted');
+  };
+  if (signal?.aborted) return giveUp();
   const events = await client.events(queueName);
   const onProgress = ({ jobId, data }: { jobId: string; data: unknown }) => {
     if (jobId === job.id && data && typeof data === 'object') options.onProgress?.(data as EvaluationProgress);
@@ -67,25 +79,20 @@ async function awaitJob<T>(client: QueueClient, job: Job, queueName: string, opt
   let onAbort: (() => void) | undefined;
   try {
     const finished = job.waitUntilFinished(events, ttlMs) as Promise<T>;
-    if (!options.signal) return await finished;
-    options.signal.throwIfAborted();
+    if (!signal) return await finished;
+    // If the abort wins, the wait still settles later: nobody else is listening to it.
+    finished.catch(() => undefined);
     const aborted = new Promise<never>((_, reject) => {
-      onAbort = () => {
-        void (async () => {
-          const state = await job.getState().catch(() => 'unknown');
-          if (state === 'waiting' || state === 'delayed' || state === 'prioritized') await job.remove().catch(() => undefined);
-        })();
-        reject(options.signal!.reason ?? new Error('aborted'));
-      };
-      options.signal!.addEventListener('abort', onAbort, { once: true });
+      onAbort = () => void giveUp().catch(reject);
+      signal.addEventListener('abort', onAbort, { once: true });
     });
     return await Promise.race([finished, aborted]);
   } catch (error) {
-    if (options.signal?.aborted || error instanceof AppError) throw error;
+    if (signal?.aborted || error instanceof AppError) throw error;
     throw new HarnessError(`Job ${job.id} on ${queueName} failed: ${(error as Error).message}`, { code: 'job_failed', cause: error });
   } finally {
     events.off('progress', onProgress);
-    if (onAbort) options.signal?.removeEventListener('abort', onAbort);
+    if (onAbort) signal?.removeEventListener('abort', onAbort);
   }
 }
 

@@ -34,12 +34,16 @@ export function heartbeatKey(prefix: string, id: string): string {
 }
 
 export interface Heartbeat {
+  /** Writes the state now (a slot took or finished a job), not only at the next interval. */
+  beat(): void;
   stop(): Promise<void>;
 }
 
 /** Writes the worker's state now and every few seconds; `stop` removes the key. */
 export function startHeartbeat(redis: Redis, prefix: string, state: () => Omit<WorkerHeartbeat, 'lastBeat'>, onError?: (error: unknown) => void): Heartbeat {
+  let stopped = false;
   const beat = async () => {
+    if (stopped) return;
     const s = state();
     await redis.set(heartbeatKey(prefix, s.id), JSON.stringify({ ...s, lastBeat: new Date().toISOString() }), 'EX', TTL_SECONDS);
   };
@@ -48,7 +52,9 @@ export function startHeartbeat(redis: Redis, prefix: string, state: () => Omit<W
   const timer = setInterval(safeBeat, HEARTBEAT_INTERVAL_MS);
   timer.unref();
   return {
+    beat: () => void safeBeat(),
     async stop() {
+      stopped = true;
       clearInterval(timer);
       await redis.del(heartbeatKey(prefix, state().id)).catch((e) => onError?.(e));
     },

@@ -79,9 +79,40 @@ describe('agent engine', () => {
 
     const workspace = path.join(tmp.dir, 'workspaces', run.id);
     expect(await readFile(path.join(workspace, 'NOTES.md'), 'utf8')).toBe('idea: fewer passes\n');
+    await waitFor('the final summary', async () => h!.events.some((e) => e.event === 'runFinished'), Boolean);
     const order = h.events.map((e) => e.event).filter((e) => e !== 'stepFinished' && e !== 'toolStarted');
     expect(order).toEqual(['statusChanged', 'statusChanged', 'decisionPoint', 'questionAsked', 'statusChanged', 'statusChanged', 'runFinished']);
     const final = h.events.at(-1)!.data as unknown as { summary: { endReason: string; questions: { bank: number } } };
     expect(final.summary).toMatchObject({ endReason: 'budget_steps', questions: { bank: 1, human: 0 } });
+  });
+
+  it('runs gpu_bash against a snapshot of the workspace on the evaluation host; nothing comes back', async () => {
+    h = await startEngine({
+      store: db.store,
+      dataDir: tmp.dir,
+      server: {
+        script: [
+          reply(toolUse('gpu_bash', { command: 'head -c 60 kernel.cpp; echo; touch made-on-host.txt; ls', timeout_seconds: 30 })),
+          (req) => {
+            const [out] = toolResultTexts(req);
+            expect(out).toContain('// Baseline for cpu_softmax');
+            expect(out).toContain('made-on-host.txt');
+            expect(out).toMatch(/\[ran on .*\/local/);
+            return reply(toolUse('bash', { command: 'ls made-on-host.txt 2>&1 || true' }));
+          },
+          (req) => {
+            expect(toolResultTexts(req)[0]).toMatch(/No such file/);
+            return reply(toolUse('gpu_bash', { command: 'true', timeout_seconds: 99999 }));
+          },
+          (req) => {
+            expect(toolResultTexts(req)[0]).toMatch(/timeout_seconds` must be between 1 and 600/);
+            return endTurn('done');
+          },
+        ],
+      },
+    });
+    const run = await h.engine.startRun({ task: 'cpu_softmax', owner: 'tester', origin: 'api', autonomous: true, budgets: { steps: 4 } });
+    await waitFor('the run to finish', finished(run.id), (r) => r?.status === 'finished');
+    expect(h.server.requests).toHaveLength(4);
   });
 });

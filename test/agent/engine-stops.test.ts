@@ -66,6 +66,7 @@ describe('stop reasons', () => {
     const run = await h.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api' });
     const done = await waitFor('the end', runOf(run.id), (r) => r?.status === 'stopped');
     expect(done).toMatchObject({ endReason: 'model_refusal', error: 'The model refused to continue: This looks like exploit development.' });
+    await waitFor('the error event', async () => h!.events.some((e) => e.event === 'error'), Boolean);
     expect(h.events.find((e) => e.event === 'error')!.data).toMatchObject({ fatal: true, message: expect.stringContaining('exploit development') });
   });
 
@@ -76,6 +77,7 @@ describe('stop reasons', () => {
     expect(done!.endReason).toBe('spend_limit');
     expect(done!.error).toMatch(/spend or billing limit was reached/);
     expect(h.server.requests).toHaveLength(1);
+    await waitFor('the final summary', async () => h!.events.some((e) => e.event === 'runFinished'), Boolean);
     const summary = h.events.find((e) => e.event === 'runFinished')!.data as unknown as { summary: { status: string; error: string } };
     expect(summary.summary).toMatchObject({ status: 'failed', error: expect.stringMatching(/spend/) });
   });
@@ -88,7 +90,7 @@ describe('stop reasons', () => {
       dataDir: tmp.dir,
       env: { KERNELSEEK_CONTEXT_BUDGET: String(budget) },
       server: {
-        fallback: (req) => {
+        fallback: () => {
           step++;
           if (step === 9) return { content: [text('partial')], stopReason: 'model_context_window_exceeded' };
           return reply(toolUse('bash', { command: `head -c 3000 /dev/zero | tr '\\0' 'a'; echo " step ${step}"` }));

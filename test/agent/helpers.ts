@@ -1,7 +1,9 @@
-import path from 'node:path';
 import { expect } from 'vitest';
 import { createAgentEngine, createBankQuestionSource, createLocalTurnScheduler, type AgentEngine, type RunReporter, type RunView } from '../../src/agent/index.js';
-import { loadConfig, REPO_ROOT, type Config, type Env } from '../../src/config/index.js';
+import type { Config, Env } from '../../src/config/index.js';
+import { testConfig } from './test-config.js';
+
+export { testConfig };
 import { silentLogger } from '../../src/core/logger.js';
 import type { Store } from '../../src/db/index.js';
 import { createInProcessDispatcher } from '../../src/queue/index.js';
@@ -27,24 +29,6 @@ export function recordingReporter(events: ReporterEvent[]): RunReporter {
     error: record('error'),
     runFinished: record('runFinished'),
   };
-}
-
-/** The configuration of a test: its own data dir, the fake server, the real tasks and harness. */
-export function testConfig(dataDir: string, baseUrl: string, extra: Env = {}): Config {
-  return loadConfig(
-    {
-      KERNELSEEK_DATA_DIR: dataDir,
-      KERNELSEEK_TASKS_DIR: path.join(REPO_ROOT, 'kernels'),
-      KERNELSEEK_PYTHON: '/usr/bin/python3',
-      ANTHROPIC_API_KEY: 'sk-ant-test-0000000000',
-      ANTHROPIC_BASE_URL: baseUrl,
-      PATH: process.env.PATH,
-      LOG_LEVEL: 'silent',
-      KERNELSEEK_MODEL: 'claude-sonnet-4-6',
-      ...extra,
-    },
-    { cwd: dataDir },
-  );
 }
 
 export interface EngineHarness {

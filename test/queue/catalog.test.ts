@@ -114,3 +114,14 @@ describe('trimOutcome', () => {
     expect(o.status !== 'harness_error' && o.result.compile.log.length).toBe(2 << 20);
   });
 });
+
+describe('queue configuration', () => {
+  it('defaults to the kernelseek prefix and a 10 s lock, 5 s stalled check, 60 s grace', async () => {
+    const { loadConfig } = await import('../../src/config/index.js');
+    expect(loadConfig({}).queue).toEqual({ prefix: 'kernelseek', lockSeconds: 10, stalledCheckSeconds: 5, graceSeconds: 60 });
+    expect(loadConfig({ KERNELSEEK_WORKER_LOCK: '30s', KERNELSEEK_QUEUE_PREFIX: 'ks-staging' }).queue).toMatchObject({ prefix: 'ks-staging', lockSeconds: 30 });
+    expect(() => loadConfig({ KERNELSEEK_QUEUE_PREFIX: 'a:b', KERNELSEEK_WORKER_GRACE: 'forever' })).toThrow(
+      /KERNELSEEK_QUEUE_PREFIX: must be letters, digits, _ \. or - \(no colons\)[\s\S]*KERNELSEEK_WORKER_GRACE: must be a duration such as 90s, 10m or 2h/,
+    );
+  });
+});

@@ -40,7 +40,16 @@ async function wait(ctx: TurnContext, job: TurnJob, deadline: Date | null): Prom
   // A person may have answered while the decision point was being recorded: go at once.
   const pending = await ctx.store.agentRuns.pendingQuestions(ctx.run.id);
   const delayMs = pending.length > 0 || !deadline ? 0 : deadline.getTime() - ctx.now().getTime() + 25;
-  await closeTurn(ctx, job, { delayMs });
+  const closed = await closeTurn(ctx, job, { delayMs });
+  // A question that arrived between the check above and the scheduling may have tried to wake a
+  // turn that did not exist yet: look once more, now that the delayed turn does.
+  if (closed && delayMs > 0) {
+    await refreshRun(ctx);
+    const bankRequested = ctx.state.bankRequestedAt !== null && ctx.state.decision !== null && ctx.state.bankRequestedAt >= ctx.state.decision.at;
+    if (bankRequested || (await ctx.store.agentRuns.pendingQuestions(ctx.run.id)).length > 0) {
+      await ctx.scheduler.wake({ runId: ctx.run.id, turn: job.turn + 1 });
+    }
+  }
   return { kind: 'waiting', nextTurn: job.turn + 1, until: deadline };
 }
 

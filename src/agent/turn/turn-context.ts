@@ -41,10 +41,17 @@ export async function openWorkspaceFor(services: EngineServices, run: Run, task:
   return workspace;
 }
 
+let warnedNoIsolation = false;
+
 export async function loadTurnContext(services: EngineServices, run: Run, signal: AbortSignal): Promise<TurnContext> {
   const task = await findTask(services.config.core.tasksDir, run.task);
   const workspace = await openWorkspaceFor(services, run, task);
-  const isolated = services.config.agent.bash.network !== 'allow' && probeNetworkIsolation().kind === 'unshare';
+  const isolation = probeNetworkIsolation();
+  const isolated = services.config.agent.bash.network !== 'allow' && isolation.kind === 'unshare';
+  if (isolation.kind === 'none' && services.config.agent.bash.network === 'auto' && !warnedNoIsolation) {
+    warnedNoIsolation = true;
+    services.logger.warn({ why: isolation.why }, "the agent's commands keep this host's network (set KERNELSEEK_BASH_NETWORK=isolate to refuse bash instead)");
+  }
   return {
     ...services,
     run,

@@ -168,9 +168,17 @@ export function registerEval(program: Command, ctx: CliContext): void {
           { task: loaded.task.name, source, fileName: loaded.task.kernel.file, scenarios: opts.scenarios, device: loaded.task.device, arch, options },
           { signal: ctx.signal, onProgress: (p) => progress.show(p) },
         );
+      } catch (error) {
+        if (!ctx.signal.aborted) throw error;
+        outcome = undefined;
       } finally {
         progress.clear();
         await dispatcher.close();
+      }
+      if (!outcome || ctx.signal.aborted) {
+        writeLine(ctx.stderr, opts.remote ? 'cancelled (a job that had not started was taken out of the queue)' : 'cancelled');
+        ctx.exitCode = 130;
+        return;
       }
       if (outcome.status === 'harness_error') {
         writeLine(ctx.stderr, `error: the evaluation produced no result: ${outcome.message}`);

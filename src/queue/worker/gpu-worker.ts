@@ -134,6 +134,7 @@ export async function startGpuWorker(options: GpuWorkerOptions): Promise<GpuWork
     }),
     (err) => logger.warn({ err }, 'heartbeat not written'),
   );
+  for (const slot of slots) slot.onChange = () => heartbeat.beat();
 
   let closing: Promise<void> | undefined;
   return {

@@ -19,6 +19,8 @@ export interface Slot {
   executor: ExecutorInfo;
   /** The job running on the slot now (for the heartbeat). */
   activeJob: string | null;
+  /** Called when `activeJob` changes. */
+  onChange?: () => void;
 }
 
 export interface ProcessorDeps {
@@ -43,10 +45,12 @@ async function releaseJob(ctx: ProcessorContext): Promise<never> {
 async function onSlot<T>(slot: Slot, jobId: string | undefined, fn: () => Promise<T>): Promise<T> {
   return slot.lock.run(async () => {
     slot.activeJob = jobId ?? null;
+    slot.onChange?.();
     try {
       return await fn();
     } finally {
       slot.activeJob = null;
+      slot.onChange?.();
     }
   });
 }

@@ -1,0 +1,48 @@
+"""The timing rules that need no device: the noise estimate, paired ratios, the wall-time check."""
+
+import math
+
+from harness.scenario_eval import _unseen_work
+from harness.stats import geomean, median, rse_of_median
+
+
+def _samples(ms, wall_gap, n=20):
+    return {"ms": [ms] * n, "wall_ms": [ms + wall_gap] * n, "tail_ms": [0.005] * n}
+
+
+def test_rse_of_median_ignores_one_outlier():
+    steady = [1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 1.01, 0.99, 1.0]
+    base = rse_of_median(steady)
+    assert 0.003 < base < 0.01                          # ~1% spread over 10 samples
+    assert rse_of_median(steady + [50.0]) <= base       # a preempted repetition does not inflate it
+    assert rse_of_median([1.0, 2.0]) == math.inf        # too few samples to say
+
+
+def test_geomean_and_median():
+    assert math.isclose(geomean([1.0, 4.0]), 2.0) and geomean([None, 0.0]) is None
+    assert median([3, 1, 2]) == 2 and median([1, 2, 3, 4]) == 2.5
+
+
+def test_wall_check_accepts_the_baselines_overhead():
+    entry = {"time_ms": 0.005}
+    _unseen_work(entry, {"candidate": _samples(0.005, 0.020), "baseline": _samples(0.006, 0.021)})
+    assert "status" not in entry and entry["time_ms"] == 0.005 and entry["wall_ms"] == 0.025
+
+
+def test_wall_check_rejects_work_the_events_do_not_see():
+    entry = {"time_ms": 0.005}
+    _unseen_work(entry, {"candidate": _samples(0.005, 0.070), "baseline": _samples(0.050, 0.020)})
+    assert entry["status"] == "rejected" and "work the timer does not see" in entry["reason"]
+    assert entry["time_ms"] is None
+
+
+def test_wall_check_scales_with_the_kernel_time():
+    entry = {"time_ms": 10.0}      # 0.5 ms of extra host overhead on a 10 ms kernel is within 10%
+    _unseen_work(entry, {"candidate": _samples(10.0, 0.52), "baseline": _samples(10.0, 0.02)})
+    assert "status" not in entry
+
+
+def test_wall_check_needs_the_baseline():
+    entry = {"time_ms": 0.005}
+    _unseen_work(entry, {"candidate": _samples(0.005, 0.5)})
+    assert "status" not in entry and entry["wall_check"].startswith("skipped")

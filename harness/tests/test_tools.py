@@ -1,0 +1,39 @@
+"""The result-reading tools used by gpu-acceptance.sh, on small synthetic results."""
+
+import json
+
+from harness.tools import compare_results
+
+
+def _result(times, peers=None, params=None):
+    scenarios = []
+    for i, t in enumerate(times):
+        scenarios.append({"id": f"s{i}", "params": params or {}, "time_ms": t, "baseline_ms": 2 * t,
+                          "peer_ms": {k: v[i] for k, v in (peers or {}).items()}})
+    return {"task": "t", "status": "ok", "scenarios": scenarios,
+            "summary": {"correct": len(times), "scenarios": len(times), "speedup_vs_baseline_geomean": 2.0,
+                        "speedup_vs_peer_geomean": {}, "pct_of_peak_median": 10.0, "seconds": 1.0}}
+
+
+def test_repeat_reports_median_and_max_difference(tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(_result([1.0, 1.0, 1.0, 1.0])))
+    b.write_text(json.dumps(_result([1.01, 1.02, 1.0, 1.10])))
+    text = compare_results.repeat(a, b)
+    line = next(l for l in text.splitlines() if l.startswith("candidate"))
+    assert "median  1.50%" in line and "max  10.00%" in line and "run2 slower in 3/4" in line
+    assert "s3" in text.split("largest differences:")[1].splitlines()[1]
+
+
+def test_anchors_matches_mha_hidden_2048_shapes(tmp_path):
+    params = {"B": 1, "H": 16, "Hkv": 16, "Sq": 16384, "Sk": 16384, "D": 128, "causal": 0}
+    flops = 4 * 16 * 16384 * 16384 * 128
+    r = _result([10.0], peers={"cudnn": [flops / 600e12 * 1e3], "flash": [flops / 350e12 * 1e3]}, params=params)
+    gqa = dict(r["scenarios"][0], id="gqa", params=dict(params, Hkv=4))
+    r["scenarios"].append(gqa)
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(r))
+    rows = compare_results.anchors(path).splitlines()
+    matched = [row for row in rows if row.startswith("128")]
+    assert len(matched) == 1                       # the GQA scenario is not an ANCHORS shape
+    assert "600 ( 606)" in matched[0] and "350 ( 350)" in matched[0]

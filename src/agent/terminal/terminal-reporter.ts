@@ -1,0 +1,60 @@
+import type { Writable } from 'node:stream';
+import type { RunReporter, RunSummary } from '../reporter.js';
+import { describeEnd } from '../turn/budgets.js';
+
+const x = (v: number | null | undefined) => (v == null ? '-' : `${v.toFixed(2)}x`);
+
+function clock(startedAt: number): string {
+  const s = Math.floor((Date.now() - startedAt) / 1000);
+  return `${String(Math.floor(s / 60)).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}`;
+}
+
+/** The lines `kernelseek run` prints when a run ends: where the best kernel is and how to get the trace. */
+export function summaryLines(runId: string, summary: RunSummary): string[] {
+  const lines = [`Run ${runId} ${summary.status}: ${describeEnd(summary.endReason)}.`];
+  if (summary.error && summary.status !== 'finished') lines.push(`  ${summary.error}`);
+  if (summary.best) {
+    lines.push(
+      `  Best correct kernel: evaluation #${summary.best.evaluationSeq}, ${x(summary.best.speedupVsBaseline)} vs baseline${summary.best.speedupVsBestPeer != null ? `, ${x(summary.best.speedupVsBestPeer)} vs the strongest peer` : ''}`,
+      `    written to ${summary.best.file}`,
+      `    (also the git tag ${summary.best.commit} in ${summary.workspace})`,
+    );
+  } else {
+    lines.push(`  No correct candidate beat the baseline; the workspace is ${summary.workspace}.`);
+  }
+  lines.push(
+    `  ${summary.evaluations} evaluations, ${summary.steps} model steps, $${summary.costUsd.toFixed(4)}, ${summary.questions.human} question(s) from people and ${summary.questions.bank} from the bank, ${Math.round(summary.elapsedSeconds)} s active.`,
+    `  Trace: kernelseek trace ${runId} --out ${runId}.jsonl`,
+  );
+  return lines;
+}
+
+/**
+ * Progress for a terminal: one plain line per event that matters (tool calls, evaluations, new
+ * bests, decision points, questions), so it reads the same on a TTY and in a log file.
+ */
+export function createTerminalReporter(out: Writable, options: { onDecision?: (prompt: string) => void } = {}): RunReporter {
+  const started = Date.now();
+  const line = (text: string): void => void out.write(`[${clock(started)}] ${text}\n`);
+  return {
+    statusChanged: ({ to }) => line(`status: ${to}`),
+    stepFinished: () => {},
+    toolStarted: ({ summary }) => line(`  ${summary}`),
+    evaluationFinished: ({ evaluation }) => line(evaluation.headline),
+    newBest: ({ evaluation, previousSpeedup }) => line(`new best: evaluation #${evaluation.seq} at ${x(evaluation.speedupVsBaseline)} vs baseline (was ${x(previousSpeedup)})`),
+    decisionPoint: ({ run, decision }) => {
+      line(`decision point (${decision.trigger}): ${decision.reason}`);
+      if (decision.deadline) {
+        const seconds = Math.max(0, Math.round((decision.deadline.getTime() - Date.now()) / 1000));
+        const prompt = `Type a question and press Enter within ${seconds} s (an empty line asks the question bank now; after the timeout the bank asks).`;
+        line(prompt);
+        options.onDecision?.(prompt);
+      } else if (run.autonomous) line('autonomous: the question bank asks.');
+    },
+    questionAsked: ({ question }) => line(question.source === 'human' ? `question from ${question.author}: ${question.text}` : `question from the bank (${question.bankId}): ${question.text}`),
+    error: ({ message, fatal }) => line(`${fatal ? 'error' : 'warning'}: ${message}`),
+    runFinished: ({ run, summary }) => {
+      for (const l of summaryLines(run.id, summary)) out.write(`${l}\n`);
+    },
+  };
+}

@@ -1,0 +1,139 @@
+import type { Readable } from 'node:stream';
+import type { Command } from 'commander';
+import {
+  composeReporters,
+  createAgentEngine,
+  createBankQuestionSource,
+  createLocalTurnScheduler,
+  createTerminalReporter,
+  listenForQuestions,
+  noopReporter,
+  type RunSummary,
+  type StartRunParams,
+} from '../../agent/index.js';
+import { parseDuration } from '../../config/index.js';
+import { UserInputError } from '../../core/errors.js';
+import { createStore, openDatabase } from '../../db/index.js';
+import { createInProcessDispatcher } from '../../queue/index.js';
+import { configOf, loggerOf, writeLine, type CliContext } from '../context.js';
+
+interface RunOpts {
+  target?: string;
+  budgetEvals?: string;
+  budgetSteps?: string;
+  budgetUsd?: string;
+  budgetTime?: string;
+  model?: string;
+  arch?: string;
+  questionTimeout: string;
+  autonomous?: boolean;
+  scenarios: string;
+}
+
+/** The CLI context, plus standard input for typed questions (tests pass a stream of their own). */
+export type RunCommandContext = CliContext & { stdin?: Readable };
+
+function positive(flag: string, value: string | undefined, integer: boolean): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
+    throw new UserInputError(`${flag} ${value}: give a ${integer ? 'whole number' : 'number'} greater than 0.`, { code: 'run_option' });
+  }
+  return n;
+}
+
+function duration(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const s = parseDuration(value);
+  if (s === undefined || s <= 0) throw new UserInputError(`${flag} ${value}: give a duration such as 90s, 10m or 2h.`, { code: 'run_option' });
+  return s;
+}
+
+export function parseRunOptions(task: string, opts: RunOpts, owner: string): StartRunParams {
+  if (opts.scenarios !== 'quick' && opts.scenarios !== 'all') throw new UserInputError(`--scenarios ${opts.scenarios}: give quick or all.`, { code: 'run_option' });
+  const budgets: NonNullable<StartRunParams['budgets']> = {};
+  const evals = positive('--budget-evals', opts.budgetEvals, true);
+  const steps = positive('--budget-steps', opts.budgetSteps, true);
+  const usd = positive('--budget-usd', opts.budgetUsd, false);
+  const seconds = duration('--budget-time', opts.budgetTime);
+  if (evals !== undefined) budgets.evals = evals;
+  if (steps !== undefined) budgets.steps = steps;
+  if (usd !== undefined) budgets.usd = usd;
+  if (seconds !== undefined) budgets.seconds = Math.ceil(seconds);
+  const target = positive('--target', opts.target, false);
+  return {
+    task,
+    owner,
+    origin: 'terminal',
+    budgets,
+    questionTimeoutSeconds: duration('--question-timeout', opts.questionTimeout)!,
+    autonomous: Boolean(opts.autonomous),
+    scenarios: opts.scenarios,
+    ...(target !== undefined ? { target } : {}),
+    ...(opts.model ? { model: opts.model } : {}),
+    ...(opts.arch ? { arch: opts.arch } : {}),
+  };
+}
+
+export function registerRun(program: Command, ctx: RunCommandContext): void {
+  program
+    .command('run')
+    .description('Run the agent on a task in this terminal (embedded database, in-process harness); questions are typed on standard input')
+    .argument('<task>', 'task name (see `kernelseek tasks`)')
+    .option('--target <x>', "goal: geomean speedup over the task's goal reference (default: the task's goal)")
+    .option('--budget-evals <n>', 'evaluations (default 50)')
+    .option('--budget-steps <n>', 'model steps (default 200)')
+    .option('--budget-usd <d>', 'dollars of model usage (default 25)')
+    .option('--budget-time <t>', 'active wall time, e.g. 2h (default 4h)')
+    .option('--model <id>', 'model id (default KERNELSEEK_MODEL)')
+    .option('--arch <sm_xx>', "GPU architecture for cuda tasks (default the task's first)")
+    .option('--question-timeout <t>', 'how long a decision point waits for your question before the bank asks', '60s')
+    .option('--autonomous', 'the question bank answers every decision point at once')
+    .option('--scenarios <set>', 'scenarios a candidate must pass: all or quick', 'all')
+    .action(async (task: string, opts: RunOpts) => {
+      const owner = ctx.env.USER ?? ctx.env.LOGNAME ?? 'terminal';
+      const params = parseRunOptions(task, opts, owner);
+      const config = configOf(ctx);
+      const logger = loggerOf(config, 'run');
+      const handle = await openDatabase(config.db);
+      const scheduler = createLocalTurnScheduler({ logger });
+      const dispatcher = createInProcessDispatcher(config, { env: ctx.env });
+      let stopListening = () => {};
+      try {
+        await handle.migrate();
+        const store = createStore(handle.db);
+        let resolveFinished!: (summary: RunSummary) => void;
+        const finished = new Promise<RunSummary>((r) => (resolveFinished = r));
+        const reporter = composeReporters(createTerminalReporter(ctx.stdout), { ...noopReporter, runFinished: ({ summary }) => resolveFinished(summary) });
+        const engine = createAgentEngine({ config, store, dispatcher, scheduler, questions: createBankQuestionSource({ store }), reporter, logger });
+        scheduler.attach(engine);
+        const run = await engine.startRun(params);
+        writeLine(ctx.stdout, `Run ${run.id} on ${run.task} with ${run.model}: target ${run.target}x, budgets ${run.evaluations.budget} evaluations / ${run.steps.budget} steps / $${run.costUsd.budget}.`);
+        writeLine(ctx.stdout, `Workspace: ${config.core.dataDir}/workspaces/${run.id}${params.autonomous ? '' : ' — type a question at any time; it reaches the agent at its next turn.'}`);
+        if (!params.autonomous) {
+          stopListening = listenForQuestions(ctx.stdin ?? process.stdin, engine, run.id, { author: owner, report: (t) => writeLine(ctx.stdout, `  (${t})`) });
+        }
+        const interrupted = new Promise<'interrupted'>((resolve) => {
+          if (ctx.signal.aborted) resolve('interrupted');
+          ctx.signal.addEventListener('abort', () => resolve('interrupted'), { once: true });
+        });
+        const outcome = await Promise.race([finished, interrupted]);
+        if (outcome === 'interrupted') {
+          writeLine(ctx.stdout, 'Interrupted: stopping the run (press Ctrl-C again to quit at once)...');
+          // The summary (and where the best kernel is) is printed when the run has stopped.
+          await engine.stopRun(run.id, { by: 'Ctrl-C in the terminal' }).catch(() => undefined);
+          await finished;
+          ctx.exitCode = 130;
+        } else {
+          ctx.exitCode = outcome.status === 'failed' ? 1 : 0;
+        }
+        await scheduler.idle(run.id);
+        await engine.close();
+      } finally {
+        stopListening();
+        scheduler.close();
+        await dispatcher.close();
+        await handle.close();
+      }
+    });
+}
