@@ -52,6 +52,7 @@ class Child:
         self.thread_allowance = 0     # threads the baseline (same toolchain) starts by itself
         self.baseline_warmed = False
         self.last_tick = time.monotonic()
+        self.held = None              # (params, inputs, outputs) of the last correctness trial
 
     # -- bookkeeping -------------------------------------------------------------------------------
     def mark(self, what):
@@ -127,6 +128,23 @@ class Child:
     def _make_inputs(self, params, seed):
         return self.ref.make_inputs(dict(params), seed, str(self.device.torch_device))
 
+    def _trial_buffers(self, params, seed):
+        """Inputs and first-run outputs for a correctness trial. The second seed of a scenario is
+        written into the very buffers the first seed used, so a result cached by pointer, shape or
+        call count is returned for the wrong values and fails the check (hack 1), whatever the
+        allocator does and however few timing rounds follow."""
+        fresh = self._make_inputs(params, seed)
+        if self.held is not None and self.held[0] == params:
+            inputs, outs = self.held[1], self.held[2]
+            for key, t in inputs.items():
+                t.copy_(fresh[key])
+            del fresh
+            self.device.sync()
+            return inputs, outs
+        outs = self._alloc_outputs(params)
+        self.held = (dict(params), fresh, outs)
+        return fresh, outs
+
     def _alloc_outputs(self, params):
         shapes = self.ref.output_shapes(dict(params))
         outs = {}
@@ -190,12 +208,12 @@ class Child:
     def cmd_correct(self, msg):
         params, seed, scalars = msg["params"], msg["seed"], msg["scalars"]
         with self.device.stream_context():
-            inputs = self._make_inputs(params, seed)
+            inputs, held_outs = self._trial_buffers(params, seed)
             fp_inputs = fingerprints(inputs)
             self._warm_baseline(params, scalars, inputs)
             runs, blobs = [], {}
             for r in range(msg.get("runs", 2)):
-                outs = self._alloc_outputs(params)
+                outs = held_outs if r == 0 else self._alloc_outputs(params)
                 self._poison(outs)
                 self.device.sync()
                 threads, maps = procinfo.thread_ids(), procinfo.mapped_libraries()
@@ -231,6 +249,7 @@ class Child:
         self.chan.send({"type": "result", "runs": runs, "input_fingerprints": fp_inputs}, blobs)
 
     def cmd_time(self, msg):
+        self.held = None   # the correctness trials are over: give their buffers back
         params, scalars, policy = msg["params"], msg["scalars"], msg["timing"]
         rng = random.Random(msg["shuffle_seed"])
         seed_base, n_sets = msg["seed_base"], msg["sets"]
@@ -263,11 +282,16 @@ class Child:
                     if name == "candidate":
                         findings += self._thread_findings(threads)
                     self.tick()
-            samples = {name: {"ms": [], "wall_ms": [], "tail_ms": []} for name in impls}
+            samples = {name: {"ms": [], "wall_ms": [], "tail_ms": [], "idle_ms": [], "idle_wall_ms": []}
+                       for name in impls}
             rcs, unwritten, saved, last = {}, [], {}, None
             seed_next, t_start = seed_base + n_sets, time.monotonic()
-            cand_reps = 0
+            cand_reps, rounds = 0, 0
             while True:
+                # Every third round on a GPU starts from an idle device (see CudaDevice.timed_call);
+                # those calls are checked for hidden work and not counted as timing samples.
+                padded = dev.kind != "cuda" or rounds % 3 != 2
+                rounds += 1
                 order = impls[:]
                 rng.shuffle(order)
                 for name in order:
@@ -281,12 +305,11 @@ class Child:
                     native = not name.startswith("peer:")
                     if native:
                         self._poison(outs[k])
-                    dev.flush()
                     threads = procinfo.thread_ids() if name == "candidate" else None
                     self.mark(name)
                     try:
                         rc, ms, wall, tail = dev.timed_call(
-                            lambda: self._run_impl(name, sets[k], outs[k], scalars, params))
+                            lambda: self._run_impl(name, sets[k], outs[k], scalars, params), padded=padded)
                     except Exception as exc:
                         if not native:
                             self._drop_peer(name, exc, impls, unsupported)
@@ -295,8 +318,8 @@ class Child:
                         raise CallFailed(f"{name}: {exc}") from None
                     self.mark("")
                     s = samples[name]
-                    s["ms"].append(ms)
-                    s["wall_ms"].append(wall)
+                    s["ms" if padded else "idle_ms"].append(ms)
+                    s["wall_ms" if padded else "idle_wall_ms"].append(wall)
                     s["tail_ms"].append(tail)
                     if rc:
                         rcs.setdefault(name, int(rc))

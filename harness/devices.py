@@ -15,6 +15,9 @@ import torch
 from .errors import EnvironmentProblem
 
 MIB = 1 << 20
+# How long the stream is kept busy before a padded timed call: longer than the host's launch
+# latency for one call (ctypes or a PyTorch peer's Python dispatch), short next to a repetition.
+PAD_MS = 0.1
 
 
 def make_device(kind):
@@ -61,8 +64,10 @@ class CpuDevice:
     def stream_context(self):
         return _NullContext()
 
-    def timed_call(self, fn):
-        """(return code, elapsed ms, wall ms, tail ms): on the CPU the elapsed time is the wall time."""
+    def timed_call(self, fn, padded=True):
+        """(return code, elapsed ms, wall ms, tail ms) for one call, after a cache flush. On the CPU the
+        elapsed time is the wall time and there is no launch latency to hide (`padded` is ignored)."""
+        self.flush()
         t0 = time.perf_counter_ns()
         rc = fn()
         t1 = time.perf_counter_ns()
@@ -99,6 +104,7 @@ class CudaDevice:
         self._flush_buf = None
         self._start = torch.cuda.Event(enable_timing=True)
         self._end = torch.cuda.Event(enable_timing=True)
+        self._pad_cycles = None
 
     @property
     def arch(self):
@@ -121,15 +127,43 @@ class CudaDevice:
     def stream_context(self):
         return torch.cuda.stream(self.stream)
 
-    def timed_call(self, fn):
-        """(return code, event ms, wall ms, tail ms) for one call.
+    def _pad(self):
+        """Keep the stream busy for about PAD_MS so the call is queued before `start` fires.
 
-        The device is idle when `start` is recorded, so no work can run before the start event
-        (hack 3: a side stream racing ahead of the timer). After the end event completes, the
-        device is synchronised: `tail` is how long other work kept running past the end event,
-        the signature of deferred or side-stream work the events do not see (hacks 2 and 3).
+        Without it the start event fires on an idle device the moment it is recorded, and the
+        measured time includes the host's launch latency (Python, ctypes, the driver): tens of
+        microseconds that vary from run to run and dominate short kernels.
         """
+        if self._pad_cycles is None:
+            with torch.cuda.stream(self.stream):
+                cycles, times = 200_000, []
+                for _ in range(3):
+                    self._start.record(self.stream)
+                    torch.cuda._sleep(cycles)
+                    self._end.record(self.stream)
+                    self._end.synchronize()
+                    times.append(self._start.elapsed_time(self._end))
+            self._pad_cycles = max(1000, int(cycles * PAD_MS / max(min(times), 1e-3)))
+        with torch.cuda.stream(self.stream):
+            torch.cuda._sleep(self._pad_cycles)
+
+    def timed_call(self, fn, padded=True):
+        """(return code, event ms, wall ms, tail ms) for one call, after an L2 flush.
+
+        padded (the timing samples): the flush and a short sleep are queued on the stream after the
+        device is synchronised, then `start`, the call and `end`: the call's kernels are already queued
+        when `start` fires, so the event time is the device's time, without launch latency.
+        idle (padded=False, every few rounds): the device is idle when `start` is recorded, so the
+        event time is launch latency plus everything the call does. Work a candidate ran on another
+        stream while the pad kept the timed stream busy (hack 3) shows as a larger idle-minus-padded
+        difference than the baseline's; see scenario_eval._unseen_work.
+        After the end event completes, the device is synchronised: `tail` is how long other work kept
+        running past the end event, the signature of deferred or side-stream work (hacks 2 and 3).
+        """
+        self.flush()
         self.sync()
+        if padded:
+            self._pad()
         t0 = time.perf_counter_ns()
         self._start.record(self.stream)
         rc = fn()

@@ -135,31 +135,52 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
 
 
 def _unseen_work(entry, samples):
-    """Hacks 2/3: compare host wall time with event time, against the baseline's own overhead.
+    """Hacks 2/3: work the events on the timed stream do not see, measured against the baseline.
 
-    wall - event is the host's overhead around one call plus whatever ran outside the harness's
-    stream (the tail after the end event). An honest kernel's overhead matches the baseline's.
+    Two signatures, each compared with the baseline's own figure (built and called the same way):
+    - wall - event on idle-start calls: the host's overhead around one call plus whatever ran after
+      the end event (deferred work, a side stream still writing);
+    - idle-start event time - padded event time: launch latency plus whatever ran while the pad kept
+      the timed stream busy (work started on another stream before `start` fired).
+    An honest kernel's excess over the baseline is launch-latency noise.
     """
-    def gap(name):
+    def med(name, key):
         s = samples.get(name)
-        return median([w - m for w, m in zip(s["wall_ms"], s["ms"])]) if s and s["ms"] else None
+        return median(s[key]) if s and s.get(key) else None
 
-    cand_gap, ref_gap = gap("candidate"), gap("baseline")
-    tail = median(samples["candidate"]["tail_ms"])
-    entry["wall_ms"] = median(samples["candidate"]["wall_ms"])
+    def wall_gap(name):
+        s = samples.get(name)
+        pairs = list(zip(s["idle_wall_ms"], s["idle_ms"])) if s else []
+        return median([w - m for w, m in pairs]) if pairs else None
+
+    def head_start(name):
+        idle, padded = med(name, "idle_ms"), med(name, "ms")
+        return idle - padded if idle is not None and padded is not None else None
+
+    tail = med("candidate", "tail_ms")
+    entry["wall_ms"] = med("candidate", "idle_wall_ms")
+    entry["idle_ms"] = med("candidate", "idle_ms")
     entry["tail_ms"] = tail
-    if cand_gap is None:
+    if wall_gap("candidate") is None:
+        entry["wall_check"] = "skipped: no idle-start calls were timed"
         return
-    if ref_gap is None:   # the overhead is calibrated on the baseline, built and called the same way
+    if wall_gap("baseline") is None:   # the overhead is calibrated on the baseline
         entry["wall_check"] = "skipped: needs the baseline (--no-baseline was given)"
         return
-    excess = cand_gap - ref_gap
     limit = max(0.015, 0.1 * (entry["time_ms"] or 0))
+    excess = wall_gap("candidate") - wall_gap("baseline")
     if excess > limit:
         fail(entry, "rejected", f"host wall time exceeds the event time by {excess * 1e3:.0f} us more than the "
                                 f"baseline's (work still ran {tail * 1e3:.0f} us after the end event): work the "
                                 f"timer does not see (hacks 2/3); launch all work on `stream` and finish it "
                                 f"before returning")
+        entry["time_ms"] = None
+        return
+    early = head_start("candidate") - head_start("baseline")
+    if early > limit:
+        fail(entry, "rejected", f"from an idle device the call takes {early * 1e3:.0f} us longer, beyond the "
+                                f"baseline's launch latency, than when the timed stream is busy: work ran on "
+                                f"another stream before the timer started (hack 3); launch all work on `stream`")
         entry["time_ms"] = None
 
 
