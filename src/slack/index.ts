@@ -29,5 +29,5 @@ export { createBankPort } from './bank-port.js';
 export { createTaskCatalogCache } from './task-cache.js';
 export { checkHealth, createHealthRoute, HEALTH_PATH, type HealthCheck, type HealthReport } from './health.js';
 export type { SlackDeps, BankPort, DigestPort } from './deps.js';
-export { renderSpeedupChart, type ChartPoint } from './views/chart/speedup-chart.js';
+export { createDigestPoster, createDigestPort } from './digest-port.js';
 export type { KnownBlock } from './views/block-kit.js';

@@ -87,7 +87,10 @@ describe('Slack app over HTTP', () => {
     expect(bank.text).toMatch(/^Question bank: \d+ questions$/);
     expect(bank.blocks).toMatch(/layer shift|limit rejection/);
     const digest = await command('digest');
-    expect(digest.text).toMatch(/digest is not connected/);
+    expect(digest.text).toMatch(/Posted the digest of the last 24 hours in this channel \(no chart: nothing counted in the window\)/);
+    const posted = s.fake.callsOf('chat.postMessage').filter((c) => c.args.channel === CHANNEL && c.outcome === 'ok');
+    expect(posted).toHaveLength(1);
+    expect(JSON.stringify(posted[0]!.args.blocks)).toContain('KernelSeek digest');
   });
 
   it('starts a run: the thread root is the status card, and the run is bound to that thread', async () => {

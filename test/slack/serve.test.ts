@@ -98,6 +98,7 @@ describe('kernelseek serve', () => {
     expect(serving.output()).toMatch(/role all/);
     expect(serving.output()).toMatch(/agent: 4 turn\(s\) at once; 0 live run\(s\) resumed/);
     expect(serving.output()).toMatch(/slack: HTTP on http:\/\/0\.0\.0\.0:\d+\/slack\/events/);
+    expect(serving.output()).toMatch(/scheduler: no DIGEST_CHANNEL, no daily digest/);
 
     const health = await fetch(`http://127.0.0.1:${serving.port}/healthz`);
     expect(health.status).toBe(200);
@@ -126,7 +127,7 @@ describe('kernelseek serve', () => {
     expect(run).toMatchObject({ slackChannel: 'CKERNELS1', slackThreadTs: root.ts, status: 'waiting' });
   }, 120_000);
 
-  it('runs the agent role alone with a bare /healthz, and refuses an unknown role', async () => {
+  it('runs the agent and scheduler roles alone with a bare /healthz, and refuses an unknown role', async () => {
     fake = await startFakeSlack();
     anthropic = await startFakeAnthropic({});
     const serving = await startServe(['--role', 'agent', '--port', '0'], serveEnv());
@@ -135,6 +136,12 @@ describe('kernelseek serve', () => {
     expect(health.status).toBe(200);
     expect((await fetch(`http://127.0.0.1:${serving.port}/slack/events`, { method: 'POST' })).status).toBe(404);
     expect(await serving.stop()).toBe(0);
+
+    // The scheduler role schedules the daily digest through the same poster.
+    const scheduler = await startServe(['--role', 'scheduler', '--port', '0'], serveEnv({ DIGEST_CHANNEL: 'CDIGEST01' }));
+    expect(scheduler.output()).toMatch(/scheduler: daily digest to CDIGEST01 at '0 9 \* \* \*' \(UTC\)/);
+    expect((await fetch(`http://127.0.0.1:${scheduler.port}/healthz`)).status).toBe(200);
+    expect(await scheduler.stop()).toBe(0);
 
     const stdout = new PassThrough();
     const stderr = new PassThrough();

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import type { Worker } from 'bullmq';
 import { createAgentEngine, createBankQuestionSource, type TurnScheduler } from '../../agent/index.js';
 import type { Config } from '../../config/index.js';
+import { startDigestScheduler } from '../../digest/index.js';
 import { UserInputError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { createStore, openDatabase, type Store } from '../../db/index.js';
@@ -23,6 +24,8 @@ import {
 import {
   checkHealth,
   createBankPort,
+  createDigestPort,
+  createDigestPoster,
   createHealthRoute,
   createSlackPoster,
   createSlackReporter,
@@ -185,8 +188,20 @@ async function startRoles(
     lines.push(`  agent: ${options.concurrency} turn(s) at once; ${resumed.length} live run(s) resumed`);
   }
   if (has('scheduler')) {
-    // The digest (issue 8) plugs its scheduler in here; until it lands this role has nothing to run.
-    lines.push('  scheduler: no digest scheduler in this build (the daily digest is not installed)');
+    if (config.digest.channel && !poster) throw new UserInputError('DIGEST_CHANNEL is set but SLACK_BOT_TOKEN is not: the digest cannot be posted.');
+    if (poster) {
+      const digest = await startDigestScheduler({
+        connection,
+        prefix,
+        config: config.digest,
+        deps: { store, poster: createDigestPoster(poster), timeZone: config.digest.timezone, logger: logger.child({ component: 'digest' }) },
+        logger: logger.child({ component: 'digest' }),
+      });
+      stops.push({ name: 'digest scheduler', stop: () => digest.close() });
+      lines.push(digest.scheduled ? `  scheduler: daily digest to ${config.digest.channel} at '${config.digest.cron}' (${config.digest.timezone})` : '  scheduler: no DIGEST_CHANNEL, no daily digest');
+    } else {
+      lines.push('  scheduler: no DIGEST_CHANNEL, no daily digest');
+    }
   }
   if (has('slack')) {
     if (!poster) throw new UserInputError('The slack role needs SLACK_BOT_TOKEN (and SLACK_SIGNING_SECRET, or SLACK_APP_TOKEN for Socket Mode).');
@@ -199,6 +214,7 @@ async function startRoles(
         logger: logger.child({ component: 'slack' }),
         loadTasks: createTaskCatalogCache(() => loadTaskCatalog(config.core.tasksDir)),
         bank: createBankPort(store),
+        digest: createDigestPort({ store, poster, timeZone: config.digest.timezone, logger: logger.child({ component: 'digest' }) }),
       },
       { health, port: options.port },
     );

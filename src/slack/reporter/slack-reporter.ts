@@ -4,7 +4,7 @@ import type { Store } from '../../db/index.js';
 import type { Logger } from '../../core/logger.js';
 import type { RunReporter, RunSummary, RunView } from '../agent-port.js';
 import type { SlackPoster } from '../poster/poster.js';
-import { renderSpeedupChart } from '../views/chart/speedup-chart.js';
+import { renderSpeedupChart, RUN_SERIES_STYLES, runSpeedupPoints } from '../../digest/index.js';
 import { renderRunSummary } from '../views/run-summary.js';
 import { renderStatusCard } from '../views/status-card.js';
 import { renderDecisionCard, renderNewBest, renderQuestionAsked, renderRunError } from '../views/thread-messages.js';
@@ -71,9 +71,11 @@ export function createSlackReporter(deps: SlackReporterDeps): RunReporter {
         logger.warn({ runId: run.id, file: summary.best.file }, 'best kernel source not found; summary posted without it');
       }
     }
-    const points = evaluations.filter((e) => e.seq != null && e.status !== 'pending').map((e) => ({ seq: e.seq!, speedup: e.speedupVsBaseline, correct: e.correct === true }));
+    // The digest's shared renderer: each counted candidate, and the best so far as a step line from 1.0.
+    const points = runSpeedupPoints(evaluations);
+    // Nothing counted: the summary already says so, and an empty chart would only add noise.
     if (points.length > 0) {
-      const png = renderSpeedupChart(points, { title: `${run.task} ${run.id}: speedup vs baseline`, target: run.target });
+      const png = await renderSpeedupChart(points, { x: 'evaluation', title: `${run.id} · ${run.task}: speedup vs baseline`, styles: RUN_SERIES_STYLES });
       void poster.uploadFile({ channel: slack.channel, threadTs: slack.threadTs, filename: `${run.id}-speedup.png`, content: png, title: `Speedup over evaluations, ${run.id}` });
     }
   }

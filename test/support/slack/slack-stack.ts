@@ -6,7 +6,7 @@ import type { Store } from '../../../src/db/index.js';
 import { loadTaskCatalog } from '../../../src/harness/tasks.js';
 import { createInProcessDispatcher } from '../../../src/queue/index.js';
 import type { Dispatcher } from '../../../src/queue/dispatcher.js';
-import { createBankPort, createSlackPoster, createTaskCatalogCache, createSlackReporter, createSlackWebClient, startSlackApp, type PosterPacing, type RunningSlackApp, type SlackPoster } from '../../../src/slack/index.js';
+import { createBankPort, createDigestPort, createSlackPoster, createTaskCatalogCache, createSlackReporter, createSlackWebClient, startSlackApp, type PosterPacing, type RunningSlackApp, type SlackPoster } from '../../../src/slack/index.js';
 import { startFakeAnthropic, type FakeAnthropic, type FakeAnthropicOptions } from '../anthropic/server.js';
 import { startFakeSlack, type FakeSlack, type FakeSlackOptions } from './fake-slack.js';
 import { createSlackSender, TEST_SIGNING_SECRET, type SlackSender } from './signed-requests.js';
@@ -85,6 +85,7 @@ export async function startSlackStack(options: SlackStackOptions): Promise<Slack
       logger: silentLogger,
       loadTasks: createTaskCatalogCache(() => loadTaskCatalog(config.core.tasksDir)),
       bank: createBankPort(options.store),
+      digest: createDigestPort({ store: options.store, poster, timeZone: 'UTC', logger: silentLogger }),
     },
     { health: async () => ({ ok: true, checks: {} }), port: 0 },
   );
