@@ -113,13 +113,24 @@ describe('kernelseek serve', () => {
     // The delayed turn (waiting for the decision's deadline) was promoted when the question arrived.
     await fake.waitFor(() => anthropic.requests.some((r) => userTexts(r).join('\n').includes(QUESTION)), 30_000, 'the question to reach the model');
 
+    // Paused at the next decision point, a question waits; resuming brings the waiting turn forward.
+    await fake.waitFor((f) => f.messages.filter((m) => JSON.stringify(m.blocks ?? []).includes('ks_ask_bank')).length >= 2, 30_000, 'the second decision card');
+    await sender.event(threadReply({ channel: 'CKERNELS1', threadTs: root.ts, user: 'UALICE001', text: 'pause' }));
+    await fake.waitFor((f) => JSON.stringify(f.message('CKERNELS1', root.ts)!.blocks).includes('Paused'), 10_000, 'the card to say Paused');
+    const LATER = 'What changed since the last evaluation?';
+    await sender.event(threadReply({ channel: 'CKERNELS1', threadTs: root.ts, user: 'UBOB00001', text: LATER }));
+    await new Promise((r) => setTimeout(r, 500));
+    expect(anthropic.requests.some((r) => userTexts(r).join('\n').includes(LATER))).toBe(false);
+    await sender.event(threadReply({ channel: 'CKERNELS1', threadTs: root.ts, user: 'UALICE001', text: 'resume' }));
+    await fake.waitFor(() => anthropic.requests.some((r) => userTexts(r).join('\n').includes(LATER)), 15_000, 'the question asked while paused to reach the model after resume');
+
     expect(await serving.stop()).toBe(0);
     expect(serving.output()).toContain('Shutting down');
     // Turns really went through the agent-turn queue.
     const redis = new Redis('redis://127.0.0.1:6379');
     const completed = await redis.zcard(`${prefix}:agent-turn:completed`);
     await redis.quit();
-    expect(completed).toBeGreaterThanOrEqual(2);
+    expect(completed).toBeGreaterThanOrEqual(3);
 
     const handle: DatabaseHandle = await openDatabase({ kind: 'postgres', url: pg.url });
     const [run] = await createStore(handle.db).runs.list();

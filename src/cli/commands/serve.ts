@@ -50,12 +50,16 @@ interface ServeOptions {
 
 /**
  * Agent turns as BullMQ jobs (`agent-turn`, id `turn:<run>:<turn>`): scheduling twice is harmless,
- * and a delayed turn (a decision point waiting for a person) is promoted when a question arrives.
+ * and a delayed turn (a decision point waiting for a person) is promoted when a question arrives or
+ * the turn is asked for now.
  */
 function createQueueTurnScheduler(queues: QueueClient): TurnScheduler {
   const queue = () => queues.queue(queueNameFor('agent-turn'));
   const schedule: TurnScheduler['schedule'] = async (job, { delayMs }) => {
-    await queue().add('agent-turn', job, { ...jobOptionsFor('agent-turn', job), ...(delayMs > 0 ? { delay: delayMs } : {}) });
+    const added = await queue().add('agent-turn', job, { ...jobOptionsFor('agent-turn', job), ...(delayMs > 0 ? { delay: delayMs } : {}) });
+    // "Now" for a turn already waiting on a timer (a run resumed at a decision point): BullMQ kept the
+    // delayed job under this id and ignored the add, so bring it forward.
+    if (delayMs <= 0 && (await added.isDelayed())) await added.promote().catch(() => {});
   };
   return {
     schedule,
