@@ -4,7 +4,7 @@ import { App, HTTPReceiver, LogLevel, SocketModeReceiver, type Receiver } from '
 import { ConfigError } from '../core/errors.js';
 import { toBoltLogger } from './bolt-logger.js';
 import type { SlackDeps } from './deps.js';
-import { createHealthRoute, type HealthReport } from './health.js';
+import { createHealthRoute, startHealthServer, type HealthReport } from './health.js';
 import { registerListeners } from './listeners/index.js';
 
 /** Bolt's default events path; the manifest's request URLs point here. */
@@ -42,7 +42,7 @@ export async function startSlackApp(deps: SlackDeps, options: SlackAppOptions): 
   const clientOptions = slack.apiUrl ? { slackApiUrl: slack.apiUrl } : {};
   const socket = Boolean(slack.appToken);
   const receiver: Receiver = socket
-    ? new SocketModeReceiver({ appToken: slack.appToken!, logger, customRoutes: [healthRoute], installerOptions: { port, clientOptions } })
+    ? new SocketModeReceiver({ appToken: slack.appToken!, logger, installerOptions: { clientOptions } })
     : new HTTPReceiver({ signingSecret: slack.signingSecret!, endpoints: EVENTS_PATH, port, logger, customRoutes: [healthRoute], processBeforeResponse: false });
 
   const app = new App({ token: slack.botToken!, receiver, logger, logLevel: LogLevel.INFO, clientOptions, deferInitialization: true });
@@ -56,8 +56,15 @@ export async function startSlackApp(deps: SlackDeps, options: SlackAppOptions): 
   const drain = () => Promise.race([pending.idle(), new Promise((r) => setTimeout(r, 10_000).unref())]);
 
   if (socket) {
+    // Socket Mode has no HTTP endpoint of its own: /healthz gets a small server on the port.
+    const health = await startHealthServer(port, options.health);
     await (receiver as SocketModeReceiver).start();
-    return { mode: 'socket', port, stop: async () => void (await app.stop(), await drain()) };
+    const stop = async () => {
+      await app.stop();
+      await new Promise((r) => health.close(r));
+      await drain();
+    };
+    return { mode: 'socket', port: (health.address() as AddressInfo).port, stop };
   }
   const server = (await (receiver as HTTPReceiver).start(port)) as Server;
   const bound = (server.address() as AddressInfo).port;

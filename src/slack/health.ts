@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 
 /** One dependency the process needs to do its work (the database, Redis). */
 export interface HealthCheck {
@@ -54,4 +54,15 @@ export function createHealthRoute(report: () => Promise<HealthReport>) {
         });
     },
   };
+}
+
+/** A bare HTTP server for /healthz (Socket Mode, and serve's roles without the Slack receiver). */
+export async function startHealthServer(port: number, report: () => Promise<HealthReport>): Promise<Server> {
+  const route = createHealthRoute(report);
+  const server = createServer((req, res) => {
+    if (req.method === 'GET' && req.url === HEALTH_PATH) return route.handler(req, res);
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, resolve));
+  return server;
 }

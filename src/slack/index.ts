@@ -27,7 +27,7 @@ export { SLACK_TEXT_LIMITS, capText } from './poster/limits.js';
 export { createSlackReporter, type SlackReporterDeps } from './reporter/slack-reporter.js';
 export { createBankPort } from './bank-port.js';
 export { createTaskCatalogCache } from './task-cache.js';
-export { checkHealth, createHealthRoute, HEALTH_PATH, type HealthCheck, type HealthReport } from './health.js';
+export { checkHealth, createHealthRoute, startHealthServer, HEALTH_PATH, type HealthCheck, type HealthReport } from './health.js';
 export type { SlackDeps, BankPort, DigestPort } from './deps.js';
 export { createDigestPoster, createDigestPort } from './digest-port.js';
 export type { KnownBlock } from './views/block-kit.js';

@@ -1,4 +1,3 @@
-import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Command } from 'commander';
 import type { Worker } from 'bullmq';
@@ -26,7 +25,7 @@ import {
   createBankPort,
   createDigestPort,
   createDigestPoster,
-  createHealthRoute,
+  startHealthServer,
   createSlackPoster,
   createSlackReporter,
   createSlackWebClient,
@@ -34,7 +33,6 @@ import {
   EVENTS_PATH,
   HEALTH_PATH,
   startSlackApp,
-  type HealthReport,
   type SlackPoster,
 } from '../../slack/index.js';
 import { configOf, loggerOf, writeLine, type CliContext } from '../context.js';
@@ -70,17 +68,6 @@ function createQueueTurnScheduler(queues: QueueClient): TurnScheduler {
       if (await existing.isDelayed()) await existing.promote().catch(() => {});
     },
   };
-}
-
-/** A bare /healthz for processes without the Slack receiver (agent and scheduler roles). */
-async function startHealthServer(port: number, report: () => Promise<HealthReport>): Promise<Server> {
-  const route = createHealthRoute(report);
-  const server = createServer((req, res) => {
-    if (req.method === 'GET' && req.url === HEALTH_PATH) return route.handler(req, res);
-    res.writeHead(404).end();
-  });
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, resolve));
-  return server;
 }
 
 function parseRole(value: string): Role {

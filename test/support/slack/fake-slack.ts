@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { attachSocketMode, type FakeSocketMode } from './fake-socket-mode.js';
 import { parseMultipart, parseRequestBody } from './parse-body.js';
 
 /**
@@ -76,6 +77,8 @@ export interface FakeSlack {
   /** Base URL of the server (for response_url values). */
   baseUrl: string;
   botUserId: string;
+  /** Slack's Socket Mode endpoint (apps.connections.open points the app at it). */
+  socket: FakeSocketMode;
   calls: RecordedCall[];
   messages: StoredMessage[];
   files: StoredFile[];
@@ -203,6 +206,7 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
       return { ok: true, channel: { id: args.channel, name: `chan-${String(args.channel).toLowerCase()}`, is_member: !options.memberOf || options.memberOf.includes(String(args.channel)) } };
     },
     'assistant.threads.setStatus': () => ({ ok: true }),
+    'apps.connections.open': () => ({ ok: true, url: socket.url }),
     'views.open': (args) => {
       if (typeof args.trigger_id !== 'string' || !args.trigger_id) return { ok: false, error: 'invalid_trigger_id' };
       const view = (typeof args.view === 'string' ? JSON.parse(args.view) : args.view) as Record<string, unknown> | undefined;
@@ -303,11 +307,13 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   baseUrl = `http://127.0.0.1:${port}`;
+  const socket = attachSocketMode(server, baseUrl);
 
   const fake: FakeSlack = {
     apiUrl: `${baseUrl}/api/`,
     baseUrl,
     botUserId,
+    socket,
     calls,
     messages,
     files,
@@ -334,6 +340,7 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
     },
     close: () =>
       new Promise<void>((resolve, reject) => {
+        socket.close();
         server.closeAllConnections();
         server.close((err) => (err ? reject(err) : resolve()));
       }),
