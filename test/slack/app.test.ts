@@ -130,10 +130,10 @@ describe('Slack app over HTTP', () => {
     await fake.waitFor((f) => f.callsOf('chat.postEphemeral').some((c) => c.args.user === 'UBOB00001'), 5000, 'Bob refused');
     expect((await db.store.runs.get(run!.id))!.status).toBe('waiting');
     await press(ALICE);
-    await fake.waitFor((f) => !JSON.stringify(f.message(CHANNEL, card.ts)!.blocks).includes('ks_stop_run'), 10_000, 'the buttons replaced');
-    expect(JSON.stringify(fake.message(CHANNEL, card.ts)!.blocks)).toContain(`<@${ALICE}> stopped the run`);
-    expect(await db.store.runs.get(run!.id)).toMatchObject({ status: 'stopped', endReason: 'stopped_by_user' });
     await fake.waitFor((f) => f.thread(CHANNEL, root.ts).some((m) => /stopped:/.test(m.text)), 10_000, 'the summary');
+    expect(await db.store.runs.get(run!.id)).toMatchObject({ status: 'stopped', endReason: 'stopped_by_user' });
+    await fake.waitFor((f) => !JSON.stringify(f.message(CHANNEL, card.ts)!.blocks).includes('ks_stop_run'), 10_000, 'the buttons to give way');
+    expect(JSON.stringify(fake.message(CHANNEL, card.ts)!.blocks)).toContain('The run has ended: stopped by a person.');
 
     // Stopping it again says what state it is in.
     expect((await command(`stop ${run!.id}`)).text).toMatch(/has already been stopped/);

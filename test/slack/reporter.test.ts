@@ -75,10 +75,15 @@ describe('Slack reporter', () => {
 
     const [, best, decision, human, bank] = fake.thread('CRUNS', threadTs);
     expect(best!.text).toMatch(/New best: 1\.31x vs baseline, 1\.05x vs torch — eval #1, 12\/12 scenarios correct/);
-    expect(blocksText(decision)).toContain(ACTION_IDS.askBank);
-    expect(blocksText(decision)).toContain(ACTION_IDS.stopRun);
-    expect(blocksText(decision)).toContain(`"value":"${run.id}"`);
-    expect(blocksText(decision)).toContain('Evaluations since the last gain');
+    // As posted: the evidence and both buttons, for this run.
+    const asPosted = decision!.history[0]!;
+    expect(blocksText(asPosted)).toContain(ACTION_IDS.askBank);
+    expect(blocksText(asPosted)).toContain(ACTION_IDS.stopRun);
+    expect(blocksText(asPosted)).toContain(`"value":"${run.id}"`);
+    expect(blocksText(asPosted)).toContain('Evaluations since the last gain');
+    // Once Alice's question answered it, the buttons gave way to a line saying so.
+    expect(blocksText(decision)).not.toContain(ACTION_IDS.askBank);
+    expect(blocksText(decision)).toContain('<@UALICE01> asked a question.');
     expect(blocksText(human)).toContain('<@UALICE01>');
     // A person's text can never ping the channel through the bot.
     expect(blocksText(human)).not.toContain('<!channel>');

@@ -120,13 +120,19 @@ describe('a run steered from its thread', () => {
     await fake.waitFor(() => fake.messages.some((m) => json(m).includes(`Question from <@${BOB}>`)), 5000, 'the question-asked message');
 
     // The next decision card: Bob presses "Ask from the bank"; its buttons give way to a note.
-    await fake.waitFor(() => fake.messages.filter((m) => json(m).includes('ks_ask_bank')).length >= 2, 10_000, 'the second decision card');
-    const card = fake.messages.filter((m) => json(m).includes('ks_ask_bank')).at(-1)!;
+    const decisionCards = () => fake.messages.filter((m) => m.threadTs === root.ts && JSON.stringify(m.blocks ?? []).includes('Decision point:'));
+    await fake.waitFor(() => decisionCards().length >= 2 && json(decisionCards().at(-1)).includes('ks_ask_bank'), 10_000, 'the second decision card');
+    const card = decisionCards().at(-1)!;
     const press = await sender.action({ actionId: 'ks_ask_bank', value: run.id, user: BOB, channel: CHANNEL, messageTs: card.ts, threadTs: root.ts, responseUrl: fake.responseUrl('bank'), messageBlocks: card.blocks! });
     expect(press.status).toBe(200);
+    await fake.waitFor(() => ephemeralTo(BOB).some((c) => String(c.args.text).includes('The bank will ask')), 5000, 'the confirmation to Bob');
     await fake.waitFor(() => fake.messages.some((m) => json(m).includes('Question from the bank')), 10_000, 'the bank question');
-    await fake.waitFor(() => !json(fake.message(CHANNEL, card.ts)).includes('ks_ask_bank'), 5000, 'the buttons to be replaced');
-    expect(json(fake.message(CHANNEL, card.ts))).toContain(`<@${BOB}> asked the bank`);
+    await fake.waitFor(() => !json(fake.message(CHANNEL, card.ts)).includes('ks_ask_bank'), 5000, 'the buttons to give way');
+    expect(json(fake.message(CHANNEL, card.ts))).toContain('The bank asked a question.');
+    // The first decision card was answered by Bob's question: its buttons are gone too.
+    const first = decisionCards()[0]!;
+    expect(json(first)).not.toContain('ks_ask_bank');
+    expect(json(first)).toContain(`<@${BOB}> asked a question.`);
     const question = humanQuestions[0]!;
 
     // Promote Bob's question: Carol (not an admin) is refused; the admin's reaction offers the form.

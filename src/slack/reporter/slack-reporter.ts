@@ -2,13 +2,14 @@ import path from 'node:path';
 import { readFile } from 'node:fs/promises';
 import type { Store } from '../../db/index.js';
 import type { Logger } from '../../core/logger.js';
-import type { RunReporter, RunSummary, RunView } from '../agent-port.js';
-import type { SlackPoster } from '../poster/poster.js';
+import { describeEnd, type RunReporter, type RunSummary, type RunView } from '../agent-port.js';
+import type { PostResult, SlackPoster } from '../poster/poster.js';
+import type { KnownBlock } from '../views/block-kit.js';
 import { renderSpeedupChart, RUN_SERIES_STYLES, runSpeedupPoints } from '../../digest/index.js';
 import { renderRunSummary } from '../views/run-summary.js';
 import { renderStatusCard } from '../views/status-card.js';
 import { renderDecisionCard, renderNewBest, renderQuestionAsked, renderRunError } from '../views/thread-messages.js';
-import type { SlackView } from '../views/format.js';
+import { context, who, type SlackView } from '../views/format.js';
 import { createRunExtrasCache } from './run-extras.js';
 
 export interface SlackReporterDeps {
@@ -35,9 +36,24 @@ export function createSlackReporter(deps: SlackReporterDeps): RunReporter {
     void poster.updateMessage({ channel: run.slack.channel, ts: run.slack.threadTs, text: card.text, blocks: card.blocks });
   }
 
-  function post(run: RunView, view: SlackView): void {
-    if (!run.slack) return;
-    void poster.postMessage({ channel: run.slack.channel, threadTs: run.slack.threadTs, text: view.text, blocks: view.blocks, ...(view.files ? { files: view.files } : {}) });
+  function post(run: RunView, view: SlackView): Promise<PostResult> {
+    if (!run.slack) return Promise.resolve({ ok: false, error: 'no_thread' });
+    return poster.postMessage({ channel: run.slack.channel, threadTs: run.slack.threadTs, text: view.text, blocks: view.blocks, ...(view.files ? { files: view.files } : {}) });
+  }
+
+  // Decision cards whose buttons are still live, per run: once the decision is answered (or the run
+  // ends) the buttons give way to a line saying so, so nobody presses a button that no longer applies.
+  const openDecisions = new Map<string, Promise<{ channel: string; ts: string; blocks: KnownBlock[] } | undefined>>();
+
+  function closeDecision(runId: string, note: string): void {
+    const open = openDecisions.get(runId);
+    if (!open) return;
+    openDecisions.delete(runId);
+    void open.then((card) => {
+      if (!card) return;
+      const blocks: KnownBlock[] = [...card.blocks.filter((b) => b.type !== 'actions'), context(note)];
+      void poster.updateMessage({ channel: card.channel, ts: card.ts, text: note, blocks });
+    });
   }
 
   /** Never lets a reporter failure (a database blip while reading extras) reach the run. */
@@ -91,25 +107,32 @@ export function createSlackReporter(deps: SlackReporterDeps): RunReporter {
     newBest: guarded('newBest', async ({ run, evaluation, previousSpeedup }) => {
       extras.noteEvaluation(run.id, evaluation);
       extras.noteBestPeer(run.id, evaluation.bestPeer);
-      post(run, renderNewBest(run, evaluation, previousSpeedup, evaluation.bestPeer));
+      void post(run, renderNewBest(run, evaluation, previousSpeedup, evaluation.bestPeer));
       await redraw(run);
     }),
     decisionPoint: guarded('decisionPoint', async ({ run, decision }) => {
-      post(run, renderDecisionCard(run, decision));
+      const card = renderDecisionCard(run, decision);
+      const posted = post(run, card);
+      if (card.blocks.some((b) => b.type === 'actions')) {
+        const channel = run.slack!.channel;
+        openDecisions.set(run.id, posted.then((r) => (r.ok && r.ts ? { channel, ts: r.ts, blocks: card.blocks } : undefined)));
+      }
       await redraw(run);
     }),
     questionAsked: guarded('questionAsked', async ({ run, question }) => {
-      post(run, renderQuestionAsked(run, question));
+      closeDecision(run.id, question.source === 'bank' ? ':books: The bank asked a question.' : `:speech_balloon: ${who(question.author)} asked a question.`);
+      void post(run, renderQuestionAsked(run, question));
       await redraw(run);
     }),
     error: guarded('error', async ({ run, message, fatal }) => {
-      post(run, renderRunError(run, message, fatal));
+      void post(run, renderRunError(run, message, fatal));
       await redraw(run);
     }),
     runFinished: guarded('runFinished', async ({ run, summary }) => {
+      closeDecision(run.id, `The run has ended: ${describeEnd(summary.endReason)}.`);
       await redraw(run);
       const { bestPeer } = await extras.get(run.id);
-      post(run, renderRunSummary(run, summary, bestPeer ?? null));
+      void post(run, renderRunSummary(run, summary, bestPeer ?? null));
       await attachResults(run, summary);
       extras.forget(run.id);
     }),

@@ -3,7 +3,7 @@ import { AppError } from '../../../core/errors.js';
 import { canControl } from '../../auth.js';
 import type { SlackDeps } from '../../deps.js';
 import { ACTION_IDS } from '../../views/action-ids.js';
-import { readButtonClick, resolveButtons, whisper } from './action-context.js';
+import { readButtonClick, whisper } from './action-context.js';
 
 /** *Stop* on a decision card (after Slack's confirmation dialog): the owner or an admin ends the run. */
 export function registerStopRunAction(app: App, deps: SlackDeps): void {
@@ -15,7 +15,7 @@ export function registerStopRunAction(app: App, deps: SlackDeps): void {
       const allowed = canControl(deps.slack, click.user, run);
       if (!allowed.ok) return whisper(deps, click, `:no_entry: ${allowed.reason}`);
       await deps.control.stopRun(click.value, { by: click.user });
-      resolveButtons(deps, click, `:octagonal_sign: <@${click.user}> stopped the run.`, 'Decision point: the run was stopped.');
+      whisper(deps, click, `:octagonal_sign: Stopped ${click.value}; its summary follows in the thread.`);
     } catch (error) {
       if (error instanceof AppError) return whisper(deps, click, `:warning: ${error.userMessage}`);
       deps.logger.error({ err: error, runId: click.value }, 'stop button failed');
