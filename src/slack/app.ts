@@ -6,6 +6,7 @@ import { toBoltLogger } from './bolt-logger.js';
 import type { SlackDeps } from './deps.js';
 import { createHealthRoute, startHealthServer, type HealthReport } from './health.js';
 import { registerListeners } from './listeners/index.js';
+import { EVENT_MEMORY_MS } from './listeners/middleware/dedupe-events.js';
 
 /** Bolt's default events path; the manifest's request URLs point here. */
 export const EVENTS_PATH = '/slack/events';
@@ -52,6 +53,11 @@ export async function startSlackApp(deps: SlackDeps, options: SlackAppOptions): 
     deps.logger.error({ err: error }, 'unhandled error in a Slack listener');
   });
   const pending = registerListeners(app, deps);
+  // Remembered event ids are only needed while Slack may still retry; forget old ones hourly.
+  const forget = setInterval(() => {
+    deps.store.slackEvents.forgetBefore(new Date(Date.now() - EVENT_MEMORY_MS)).catch((error: unknown) => deps.logger.warn({ err: error }, 'could not forget old Slack event ids'));
+  }, 3600 * 1000);
+  forget.unref();
   // A stop lets commands already acknowledged finish (bounded), so none is lost half-done.
   const drain = () => Promise.race([pending.idle(), new Promise((r) => setTimeout(r, 10_000).unref())]);
 
@@ -60,6 +66,7 @@ export async function startSlackApp(deps: SlackDeps, options: SlackAppOptions): 
     const health = await startHealthServer(port, options.health);
     await (receiver as SocketModeReceiver).start();
     const stop = async () => {
+      clearInterval(forget);
       await app.stop();
       await new Promise((r) => health.close(r));
       await drain();
@@ -68,5 +75,10 @@ export async function startSlackApp(deps: SlackDeps, options: SlackAppOptions): 
   }
   const server = (await (receiver as HTTPReceiver).start(port)) as Server;
   const bound = (server.address() as AddressInfo).port;
-  return { mode: 'http', port: bound, stop: async () => void (await (receiver as HTTPReceiver).stop(), await drain()) };
+  const stop = async () => {
+    clearInterval(forget);
+    await (receiver as HTTPReceiver).stop();
+    await drain();
+  };
+  return { mode: 'http', port: bound, stop };
 }
