@@ -1,4 +1,4 @@
-import { UserInputError } from '../core/errors.js';
+import { describeError, UserInputError } from '../core/errors.js';
 import { isTerminal, type Question, type Run } from '../db/index.js';
 import { findTask } from '../harness/tasks.js';
 import { buildTaskBrief } from './prompt/system-prompt.js';
@@ -61,10 +61,16 @@ export async function startRun(services: EngineServices, input: StartRunParams):
     budgetSeconds: budgets.seconds,
     state: RunStateSchema.parse({ scenarios: params.scenarios }) as unknown as Record<string, unknown>,
   });
-  await openWorkspaceFor(services, run, task);
-  const brief = buildTaskBrief({ task, scenarios: params.scenarios, target, arch, budgetEvals: budgets.evals });
-  await services.store.transcript.appendMessage(run.id, 0, 'user', [{ type: 'text', text: brief }]);
-  await services.scheduler.schedule({ runId: run.id, turn: 0 }, { delayMs: 0 });
+  try {
+    await openWorkspaceFor(services, run, task);
+    const brief = buildTaskBrief({ task, scenarios: params.scenarios, target, arch, budgetEvals: budgets.evals });
+    await services.store.transcript.appendMessage(run.id, 0, 'user', [{ type: 'text', text: brief }]);
+    await services.scheduler.schedule({ runId: run.id, turn: 0 }, { delayMs: 0 });
+  } catch (error) {
+    // A run that could not start must not linger as queued.
+    await endRun(services, run, 'failed', 'start_failed', `The run could not start: ${describeError(error)}`).catch(() => undefined);
+    throw error;
+  }
   return describeRun(run, services.now());
 }
 
@@ -88,7 +94,10 @@ export async function resumeRun(services: EngineServices, runId: string): Promis
   if (run.status !== 'paused') throw new UserInputError(`Run ${runId} is ${run.status}, not paused.`, { code: 'run_state' });
   const moved = await transitionRun(services, run, 'running');
   if (!moved) throw new UserInputError(`Run ${runId} could not be resumed.`, { code: 'run_state' });
-  await services.scheduler.schedule({ runId, turn: parseRunState(moved.state).turn }, { delayMs: 0 });
+  // The current turn may already exist as a delayed job (paused while waiting): run it now.
+  const job = { runId, turn: parseRunState(moved.state).turn };
+  await services.scheduler.schedule(job, { delayMs: 0 });
+  await services.scheduler.wake(job);
   return describeRun(moved, services.now());
 }
 

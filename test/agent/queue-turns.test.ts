@@ -69,4 +69,30 @@ describe('agent turns on BullMQ', () => {
     const completed = await queue.getCompleted();
     expect(completed.length).toBeGreaterThanOrEqual(3);
   });
+
+  it('pauses a waiting run, takes a request for the bank while paused, and resumes at once', { timeout: 60_000 }, async () => {
+    await worker.close();
+    await server.close();
+    server = await startFakeAnthropic({
+      script: [endTurn('Nothing more to do.'), (req) => (expect(userTexts(req).join()).toMatch(/Question \(from the question bank\)/), endTurn('ok'))],
+    });
+    const config = testConfig(tmp.dir, server.url);
+    const engine = createAgentEngine({
+      config,
+      store: db.store,
+      dispatcher: createInProcessDispatcher(config, { env: {} }),
+      scheduler: createQueueTurnScheduler(client),
+      questions: createBankQuestionSource({ store: db.store }),
+    });
+    worker = startAgentTurnWorker(engine, { connection, prefix, lockSeconds: 30, stalledCheckSeconds: 30, logger: silentLogger });
+    const run = await engine.startRun({ task: 'cpu_softmax', owner: 'U9', origin: 'api', questionTimeoutSeconds: 3600, budgets: { steps: 2 } });
+    await waitFor('the decision point', () => db.store.runs.get(run.id), (r) => r?.status === 'waiting');
+    expect((await engine.pauseRun(run.id)).status).toBe('paused');
+    await engine.askFromBankNow(run.id);
+    expect(server.requests).toHaveLength(1);
+    await engine.resumeRun(run.id);
+    const done = await waitFor('the run to finish', () => db.store.runs.get(run.id), (r) => r?.status === 'finished', 30_000);
+    expect(done!.endReason).toBe('budget_steps');
+    expect((await db.store.questions.forRun(run.id)).map((q) => [q.source, q.trigger])).toEqual([['bank', 'stopped']]);
+  });
 });

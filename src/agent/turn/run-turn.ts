@@ -143,7 +143,11 @@ export async function processTurn(services: EngineServices, job: TurnJob, signal
   if (!run) return { kind: 'ignored', reason: 'no such run' };
   if (isTerminal(run.status)) return { kind: 'ignored', reason: `run is ${run.status}` };
   if (parseRunState(run.state).turn !== job.turn) return { kind: 'ignored', reason: 'stale turn' };
-  if (run.status === 'paused') return { kind: 'ignored', reason: 'run is paused' };
+  if (run.status === 'paused') {
+    // Move the counter on, so that resuming schedules a turn number no job has used yet.
+    await services.store.agentRuns.advanceTurn(run.id, job.turn);
+    return { kind: 'paused', nextTurn: job.turn + 1 };
+  }
 
   const controller = new AbortController();
   const onAbort = () => controller.abort();
