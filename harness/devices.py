@@ -18,6 +18,8 @@ MIB = 1 << 20
 # How long the stream is kept busy before a padded timed call: longer than the host's launch
 # latency for one call (ctypes or a PyTorch peer's Python dispatch), short next to a repetition.
 PAD_MS = 0.1
+# An upper bound on the SM clock of the GPUs the harness runs on (the H200 boosts to 1.98 GHz).
+MAX_CLOCK_HZ = 3.0e9
 
 
 def make_device(kind):
@@ -104,7 +106,7 @@ class CudaDevice:
         self._flush_buf = None
         self._start = torch.cuda.Event(enable_timing=True)
         self._end = torch.cuda.Event(enable_timing=True)
-        self._pad_cycles = None
+        self._probe = None
 
     @property
     def arch(self):
@@ -128,24 +130,34 @@ class CudaDevice:
         return torch.cuda.stream(self.stream)
 
     def _pad(self):
-        """Keep the stream busy for about PAD_MS so the call is queued before `start` fires.
+        """Keep the stream busy for at least PAD_MS so the call is queued before `start` fires.
 
         Without it the start event fires on an idle device the moment it is recorded, and the
         measured time includes the host's launch latency (Python, ctypes, the driver): tens of
         microseconds that vary from run to run and dominate short kernels.
         """
-        if self._pad_cycles is None:
-            with torch.cuda.stream(self.stream):
-                cycles, times = 200_000, []
-                for _ in range(3):
-                    self._start.record(self.stream)
-                    torch.cuda._sleep(cycles)
-                    self._end.record(self.stream)
-                    self._end.synchronize()
-                    times.append(self._start.elapsed_time(self._end))
-            self._pad_cycles = max(1000, int(cycles * PAD_MS / max(min(times), 1e-3)))
+        self._sleep(PAD_MS)
+
+    def _sleep(self, ms):
+        # torch.cuda._sleep spins for a number of GPU clock cycles. Counting them at MAX_CLOCK_HZ
+        # makes the sleep at least `ms` long at any clock the GPU runs at (longer when it runs slower,
+        # which is harmless); a calibration would be wrong as soon as the clock changed.
         with torch.cuda.stream(self.stream):
-            torch.cuda._sleep(self._pad_cycles)
+            torch.cuda._sleep(int(MAX_CLOCK_HZ * ms / 1e3))
+
+    def hold(self, ms):
+        """Queue at least `ms` of sleep on the harness's stream; returns an event recorded after it,
+        so that the caller can tell whether the hold is still in effect."""
+        self._sleep(ms)
+        held = torch.cuda.Event()
+        held.record(self.stream)
+        return held
+
+    def probe_stream(self):
+        """A second stream that reads buffers without waiting for the harness's stream."""
+        if self._probe is None:
+            self._probe = torch.cuda.Stream(device=self.torch_device)
+        return self._probe
 
     def timed_call(self, fn, padded=True):
         """(return code, event ms, wall ms, tail ms) for one call, after an L2 flush.

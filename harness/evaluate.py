@@ -52,6 +52,9 @@ class Context:
         self.task, self.oracle, self.device_kind = task, oracle, device_kind
         self.opts, self.messages = opts, messages
         self.child = None
+        # The evaluation's time limit (time.monotonic()): enforced inside a scenario too, so one long
+        # scenario cannot carry the evaluation past it.
+        self.deadline = None
         self.has_baseline = opts.with_baseline
         self.with_peers = opts.with_peers and bool(task.peers)
 
@@ -88,6 +91,7 @@ def evaluate(opts):
     try:
         ctx = _prepare(task, module, device_kind, opts, result, source, workdir, progress)
         if ctx is not None:
+            ctx.deadline = t0 + opts.timeout
             _run_scenarios(ctx, scenarios, result, base_seed, t0, workdir, progress)
     finally:
         if ctx is not None and ctx.child is not None:

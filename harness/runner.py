@@ -55,19 +55,25 @@ class ChildProcess:
         except OSError:
             return None
 
-    def request(self, msg, timeout=None, max_blob_bytes=None):
-        """Send a command; return (result, tensors). Ticks from the child extend the deadline."""
+    def request(self, msg, timeout=None, max_blob_bytes=None, deadline=None):
+        """Send a command; return (result, tensors). Ticks from the child extend the deadline for
+        progress; `deadline` (a time.monotonic() value: the evaluation's time limit) does not move."""
         timeout = timeout or self.call_timeout
         try:
             self.chan.send(msg)
         except (BrokenPipeError, OSError):
             raise self._died() from None
         while True:
+            until = time.monotonic() + timeout
             try:
-                obj, tensors = self.chan.recv(time.monotonic() + timeout, max_blob_bytes)
+                obj, tensors = self.chan.recv(until if deadline is None else min(until, deadline), max_blob_bytes)
             except ChannelTimeout:
                 who = self.who()
                 self.kill()
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise ChildFailure("timeout", "the evaluation's time limit was reached during this scenario"
+                                       + (f" (while running {who})" if who else "")
+                                       + "; the process was killed", who) from None
                 raise ChildFailure("timeout", f"no progress for {timeout:.0f} s"
                                    + (f" while running {who}" if who else "")
                                    + "; the process was killed", who) from None

@@ -57,8 +57,9 @@ ks() { "$NODE" bin/kernelseek.js "$@"; }
 
 REDIS_PID=""; WORKER_PID=""
 cleanup() {
-  [ -n "$WORKER_PID" ] && kill -TERM "$WORKER_PID" 2>/dev/null && wait "$WORKER_PID" 2>/dev/null || true
-  [ -n "$REDIS_PID" ] && kill "$REDIS_PID" 2>/dev/null || true
+  # The worker first (it closes its Redis connections), then Redis.
+  if [ -n "$WORKER_PID" ]; then kill -TERM "$WORKER_PID" 2>/dev/null; wait "$WORKER_PID" 2>/dev/null; fi
+  if [ -n "$REDIS_PID" ]; then kill "$REDIS_PID" 2>/dev/null; wait "$REDIS_PID" 2>/dev/null; fi
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -72,7 +73,8 @@ for _ in $(seq 1 50); do
 done
 
 step "gpu-worker ${WORKER_ARGS[*]}"
-ks gpu-worker "${WORKER_ARGS[@]}" >"$OUT/worker.log" 2>&1 &
+# Started directly (not through a shell function), so that $! is node's pid and SIGTERM reaches it.
+"$NODE" bin/kernelseek.js gpu-worker "${WORKER_ARGS[@]}" >"$OUT/worker.log" 2>&1 &
 WORKER_PID=$!
 for _ in $(seq 1 120); do grep -q 'ready:' "$OUT/worker.log" && break; kill -0 "$WORKER_PID" 2>/dev/null || break; sleep 0.5; done
 grep 'ready:' "$OUT/worker.log" || { echo "gpu-e2e: the worker did not start:" >&2; tail -20 "$OUT/worker.log" >&2; exit 1; }

@@ -76,7 +76,7 @@ RMS_SIG = ('#include <cuda_bf16.h>\n#include <cstdint>\n'
 
 def test_illegal_address_is_a_runtime_error(run_cli, candidate):
     task_dir = cuda_task("rmsnorm")
-    path = candidate("__global__ void bad(__nv_bfloat16* y) { y[-(1LL << 40)] = y[0]; }\n" + RMS_SIG +
+    path = candidate("#include <cuda_bf16.h>\n__global__ void bad(__nv_bfloat16* y) { y[-(1LL << 40)] = y[0]; }\n" + RMS_SIG +
                      " { bad<<<1, 1, 0, stream>>>(y); return 0; }\n", name="kernel.cu")
     result = _eval_cli(run_cli, task_dir, path, "--scenarios", "r128-c4096")
     assert result["status"] == "runtime_error"

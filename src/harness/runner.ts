@@ -37,6 +37,8 @@ export interface RunHarnessOptions {
 }
 
 export const DEFAULT_EVAL_TIMEOUT_SECONDS = 1800;
+/** Temp folders of evaluations in progress (a crashed worker's are swept by the next one). */
+export const CANDIDATE_DIR_PREFIX = 'kernelseek-candidate-';
 export const TASK_NAME_RE = /^[a-z0-9_]+$/;
 export const KERNEL_FILE_RE = /^[A-Za-z0-9_.-]+\.(cu|cpp|cc|cxx)$/;
 const STDERR_TAIL_CHARS = 4000;
@@ -130,11 +132,15 @@ export async function runHarness(request: HarnessRunRequest, options: RunHarness
 
   const cacheDir = path.join(core.dataDir, 'compile-cache');
   await mkdir(cacheDir, { recursive: true });
-  const work = await mkdtemp(path.join(os.tmpdir(), 'kernelseek-candidate-'));
+  const work = await mkdtemp(path.join(os.tmpdir(), CANDIDATE_DIR_PREFIX));
   try {
     const candidate = path.join(work, request.fileName);
     const resultFile = path.join(work, 'result.json');
     await writeFile(candidate, request.source);
+    // The harness's (and compilers') temp files go inside our folder: removed below even when the
+    // harness was killed before it could clean up after itself.
+    await mkdir(path.join(work, 'tmp'));
+    env.TMPDIR = path.join(work, 'tmp');
     const stderrText = new CappedOutput(64 * 1024);
     const run = await runGuarded(python, harnessArgs(request, path.join(core.tasksDir, request.task), candidate, resultFile, cacheDir, hardSeconds), {
       cwd: core.repoRoot,

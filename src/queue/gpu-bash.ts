@@ -6,6 +6,7 @@ import { runGuarded } from '../harness/process-group.js';
 import { extractArchive } from './archive.js';
 
 export const DEFAULT_OUTPUT_CAP_BYTES = 64 * 1024;
+export const GPU_BASH_DIR_PREFIX = 'kernelseek-gpu-bash-';
 
 export interface GpuBashRun {
   command: string;
@@ -26,15 +27,18 @@ export interface GpuBashRunResult {
 }
 
 /**
- * The whole environment a gpu_bash command gets: a PATH, a HOME of its own, a locale and its GPU.
+ * The whole environment a gpu_bash command gets: a PATH, a HOME and a TMPDIR of its own, a locale
+ * and its GPU.
  * Nothing from the worker's environment (Redis URL, API keys, tokens) reaches it.
  */
-export function gpuBashEnvironment(env: Env, home: string, gpuIndex: number | null): Record<string, string> {
+export function gpuBashEnvironment(env: Env, home: string, gpuIndex: number | null, tmp?: string): Record<string, string> {
   const out: Record<string, string> = {
     PATH: env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
     HOME: home,
     LANG: env.LANG ?? 'C.UTF-8',
   };
+  // Inside the job's folder, so that whatever the command leaves in /tmp goes with it.
+  if (tmp) out.TMPDIR = tmp;
   if (gpuIndex !== null) {
     out.CUDA_VISIBLE_DEVICES = String(gpuIndex);
     // nvidia-smi's numbering (PCI bus order), which is how GPUs are assigned to slots.
@@ -49,16 +53,16 @@ export function gpuBashEnvironment(env: Env, home: string, gpuIndex: number | nu
  * tail of stdout and stderr (interleaved as they arrived). The temp folder is removed afterwards.
  */
 export async function runGpuBash(run: GpuBashRun, env: Env): Promise<GpuBashRunResult> {
-  const root = await mkdtemp(path.join(os.tmpdir(), 'kernelseek-gpu-bash-'));
+  const root = await mkdtemp(path.join(os.tmpdir(), GPU_BASH_DIR_PREFIX));
   try {
     const workspace = path.join(root, 'workspace');
     const home = path.join(root, 'home');
-    await mkdir(workspace);
-    await mkdir(home);
+    const tmp = path.join(root, 'tmp');
+    await Promise.all([mkdir(workspace), mkdir(home), mkdir(tmp)]);
     await extractArchive(run.archive, workspace);
     const r = await runGuarded('bash', ['-lc', run.command], {
       cwd: workspace,
-      env: gpuBashEnvironment(env, home, run.gpuIndex),
+      env: gpuBashEnvironment(env, home, run.gpuIndex, tmp),
       timeoutMs: run.timeoutSeconds * 1000,
       signal: run.signal,
       outputCapBytes: run.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES,

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -151,6 +151,9 @@ describe('runHarness when the harness itself misbehaves', () => {
     expect(seen.CUDA_DEVICE_ORDER).toBe('PCI_BUS_ID');
     expect(seen.KERNELSEEK_DATA_DIR).toBe(config.core.dataDir);
     expect(seen.PATH).toBe(process.env.PATH);
+    // Temp files land in the evaluation's own folder, which is gone afterwards.
+    expect(seen.TMPDIR).toMatch(/kernelseek-candidate-[^/]+\/tmp$/);
+    expect(existsSync(seen.TMPDIR!)).toBe(false);
     expect(harnessEnvironment(ENV, config).ANTHROPIC_API_KEY).toBeUndefined();
   });
 });

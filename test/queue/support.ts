@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { REPO_ROOT } from '../../src/config/index.js';
@@ -30,11 +30,17 @@ export async function removePrefix(prefix: string): Promise<void> {
   }
 }
 
-/** The environment a test worker process gets: its own prefix, short locks so recovery is quick. */
+/**
+ * The environment a test worker process gets: its own prefix, short locks so recovery is quick, and
+ * a temp folder inside the test's, so that what a SIGKILLed worker leaves behind goes with it.
+ */
 export function workerEnv(prefix: string, dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
+  const tmp = path.join(dataDir, 'tmp');
+  mkdirSync(tmp, { recursive: true });
   return {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: process.env.HOME ?? '/tmp',
+    TMPDIR: tmp,
     REDIS_URL,
     KERNELSEEK_QUEUE_PREFIX: prefix,
     KERNELSEEK_DATA_DIR: dataDir,

@@ -6,7 +6,7 @@ import { UserInputError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { harnessEnvironment } from '../../harness/runner.js';
 import { readHarnessVersion, resolvePython } from '../../harness/runner-python.js';
-import { queueNameFor } from '../catalog.js';
+import { JOB_KINDS, queueNameFor } from '../catalog.js';
 import { redisOptionsFromUrl } from '../connection.js';
 import type { ExecutorInfo } from '../dispatcher.js';
 import { detectGpus, type GpuInfo } from '../gpus.js';
@@ -15,6 +15,16 @@ import { createKindWorker } from '../kind-worker.js';
 import { ARCH_RE } from '../payloads.js';
 import { createEvaluateProcessor, createGpuBashProcessor, type Slot } from './processors.js';
 import { createSlotLock } from './slot-lock.js';
+import { sweepStaleJobDirs } from './sweep.js';
+
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | 'timeout'> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise, new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 export interface GpuWorkerOptions {
   config: Config;
@@ -27,6 +37,8 @@ export interface GpuWorkerOptions {
   /** Parallel jobs on a host without GPUs (each its own slot). GPUs always take one job each. */
   concurrency?: number;
   nvidiaSmi?: string;
+  /** After the grace period, how long closing may wait for Redis (default 10 s). */
+  closeTimeoutSeconds?: number;
 }
 
 export interface GpuWorkerHandle {
@@ -84,6 +96,9 @@ export async function startGpuWorker(options: GpuWorkerOptions): Promise<GpuWork
     throw new UserInputError('--concurrency applies to hosts without GPUs: on a GPU host each GPU runs one job at a time, so timings stay clean.');
   }
   const env = harnessEnvironment(options.env, config);
+  const longestJob = Math.max(JOB_KINDS.evaluate.timeoutSeconds, JOB_KINDS['gpu-bash'].timeoutSeconds);
+  const swept = await sweepStaleJobDirs(2 * longestJob);
+  if (swept.length > 0) logger.info({ swept }, 'removed temp folders left by a crashed worker');
   const python = await resolvePython(config.harness.python, env);
   const harnessVersion = await readHarnessVersion(python.path, config.core.repoRoot, env);
   const host = os.hostname();
@@ -117,6 +132,8 @@ export async function startGpuWorker(options: GpuWorkerOptions): Promise<GpuWork
   const queues = [queueNameFor('evaluate', arch), queueNameFor('gpu-bash', arch)];
 
   const redis = new Redis(connection);
+  // Connection trouble shows in the heartbeat's own warnings (and the workers' error events).
+  redis.on('error', () => undefined);
   const startedAt = new Date().toISOString();
   const heartbeat: Heartbeat = startHeartbeat(
     redis,
@@ -144,6 +161,7 @@ export async function startGpuWorker(options: GpuWorkerOptions): Promise<GpuWork
     slots,
     cpuReason,
     close(graceSeconds = config.queue.graceSeconds) {
+      const closeTimeoutMs = (options.closeTimeoutSeconds ?? 10) * 1000;
       closing ??= (async () => {
         const closed = Promise.all(workers.map((w) => w.close()));
         const timer = setTimeout(() => {
@@ -151,11 +169,15 @@ export async function startGpuWorker(options: GpuWorkerOptions): Promise<GpuWork
           for (const w of workers) w.cancelAllJobs('the worker is shutting down');
         }, graceSeconds * 1000);
         try {
-          await closed;
+          // Closing talks to Redis; if Redis is gone the worker must still be able to stop.
+          if ((await within(closed, graceSeconds * 1000 + closeTimeoutMs)) === 'timeout') {
+            logger.error('Redis did not answer while closing: stopping without it (active jobs go back to the queue when their lock expires)');
+            await within(Promise.all(workers.map((w) => w.close(true))), closeTimeoutMs);
+          }
         } finally {
           clearTimeout(timer);
-          await heartbeat.stop();
-          await redis.quit().catch(() => undefined);
+          await within(heartbeat.stop(), closeTimeoutMs);
+          redis.disconnect();
         }
       })();
       return closing;
