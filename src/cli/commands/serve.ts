@@ -1,25 +1,13 @@
 import type { AddressInfo } from 'node:net';
 import type { Command } from 'commander';
-import type { Worker } from 'bullmq';
-import { createAgentEngine, createBankQuestionSource, type TurnScheduler } from '../../agent/index.js';
+import { createAgentEngine, createBankQuestionSource, createQueueTurnScheduler, startAgentTurnWorker } from '../../agent/index.js';
 import type { Config } from '../../config/index.js';
 import { startDigestScheduler } from '../../digest/index.js';
 import { UserInputError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { createStore, openDatabase, type Store } from '../../db/index.js';
 import { loadTaskCatalog } from '../../harness/tasks.js';
-import {
-  checkRedis,
-  createBullmqDispatcher,
-  createKindWorker,
-  createQueueClient,
-  JOB_KINDS,
-  jobIdFor,
-  jobOptionsFor,
-  queueNameFor,
-  redisOptionsFromUrl,
-  type QueueClient,
-} from '../../queue/index.js';
+import { checkRedis, createBullmqDispatcher, createQueueClient, redisOptionsFromUrl } from '../../queue/index.js';
 import {
   checkHealth,
   createBankPort,
@@ -44,30 +32,6 @@ interface ServeOptions {
   role: string;
   port?: string;
   agentConcurrency: string;
-}
-
-/**
- * Agent turns as BullMQ jobs (`agent-turn`, id `turn:<run>:<turn>`): scheduling twice is harmless,
- * and a delayed turn (a decision point waiting for a person) is promoted when a question arrives or
- * the turn is asked for now.
- */
-function createQueueTurnScheduler(queues: QueueClient): TurnScheduler {
-  const queue = () => queues.queue(queueNameFor('agent-turn'));
-  const schedule: TurnScheduler['schedule'] = async (job, { delayMs }) => {
-    const added = await queue().add('agent-turn', job, { ...jobOptionsFor('agent-turn', job), ...(delayMs > 0 ? { delay: delayMs } : {}) });
-    // "Now" for a turn already waiting on a timer (a run resumed at a decision point): BullMQ kept the
-    // delayed job under this id and ignored the add, so bring it forward.
-    if (delayMs <= 0 && (await added.isDelayed())) await added.promote().catch(() => {});
-  };
-  return {
-    schedule,
-    async wake(job) {
-      const existing = await queue().getJob(jobIdFor('agent-turn', job));
-      if (!existing) return schedule(job, { delayMs: 0 });
-      // It may have started meanwhile: then there is nothing to wake.
-      if (await existing.isDelayed()) await existing.promote().catch(() => {});
-    },
-  };
 }
 
 function parseRole(value: string): Role {
@@ -160,19 +124,14 @@ async function startRoles(
   const lines: string[] = [`KernelSeek serve (role ${options.role})`];
 
   if (has('agent')) {
-    const worker: Worker = createKindWorker('agent-turn', (payload, c) => engine.processTurn(payload, { signal: c.signal }), {
+    const worker = startAgentTurnWorker(engine, {
       connection,
       prefix,
       concurrency: options.concurrency,
       lockSeconds: config.queue.lockSeconds,
       stalledCheckSeconds: config.queue.stalledCheckSeconds,
       name: 'kernelseek-agent',
-    });
-    worker.on('failed', (job, error) => {
-      // Out of attempts: the run is marked failed (and says why in its thread) instead of hanging.
-      if (job && job.attemptsMade >= (job.opts.attempts ?? JOB_KINDS['agent-turn'].attempts)) {
-        void engine.failRun(job.data.runId as string, error).catch((e: unknown) => logger.error({ err: e }, 'marking a run failed did not work'));
-      }
+      logger: logger.child({ component: 'agent-worker' }),
     });
     stops.push({ name: 'agent worker', stop: () => worker.close() });
     const resumed = await engine.resumeLiveRuns();
