@@ -114,7 +114,7 @@ describe('kernelseek serve', () => {
     await fake.waitFor(() => anthropic.requests.some((r) => userTexts(r).join('\n').includes(QUESTION)), 30_000, 'the question to reach the model');
 
     // Paused at the next decision point, a question waits; resuming brings the waiting turn forward.
-    await fake.waitFor((f) => f.messages.filter((m) => JSON.stringify(m.blocks ?? []).includes('ks_ask_bank')).length >= 2, 30_000, 'the second decision card');
+    await fake.waitFor((f) => f.messages.filter((m) => JSON.stringify(m.blocks ?? []).includes('Decision point:')).length >= 2, 30_000, 'the second decision card');
     await sender.event(threadReply({ channel: 'CKERNELS1', threadTs: root.ts, user: 'UALICE001', text: 'pause' }));
     await fake.waitFor((f) => JSON.stringify(f.message('CKERNELS1', root.ts)!.blocks).includes('Paused'), 10_000, 'the card to say Paused');
     const LATER = 'What changed since the last evaluation?';
