@@ -5,6 +5,7 @@ import { registerEval } from './commands/eval.js';
 import { registerGpuWorker } from './commands/gpu-worker.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerQueues } from './commands/queues.js';
+import { registerServe } from './commands/serve.js';
 import { registerRun } from './commands/run.js';
 import { registerTasks } from './commands/tasks.js';
 import { registerTrace } from './commands/trace.js';
@@ -29,6 +30,7 @@ export function createProgram(ctx: CliContext): Command {
   registerGpuWorker(program, ctx);
   registerQueues(program, ctx);
   registerBank(program, ctx);
+  registerServe(program, ctx);
   registerDigest(program, ctx);
   registerRun(program, ctx);
   registerTrace(program, ctx);

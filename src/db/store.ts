@@ -3,6 +3,7 @@ import { createAgentRunRepository } from './repositories/agent-runs.js';
 import { createBankRepository } from './repositories/bank.js';
 import { createDigestRepository } from './repositories/digests.js';
 import { createEvaluationRepository } from './repositories/evaluations.js';
+import { createQuestionLookupRepository } from './repositories/question-lookup.js';
 import { createQuestionRepository } from './repositories/questions.js';
 import { createRunRepository } from './repositories/runs.js';
 import { createSlackEventRepository } from './repositories/slack-events.js';
@@ -20,6 +21,7 @@ export function createStore(db: Database) {
     slackEvents: createSlackEventRepository(db),
     digests: createDigestRepository(db),
     agentRuns: createAgentRunRepository(db),
+    questionLookup: createQuestionLookupRepository(db),
   };
 }
 

@@ -1,0 +1,183 @@
+import type { AddressInfo } from 'node:net';
+import type { Command } from 'commander';
+import { createAgentEngine, createBankQuestionSource, createQueueTurnScheduler, startAgentTurnWorker } from '../../agent/index.js';
+import type { Config } from '../../config/index.js';
+import { startDigestScheduler } from '../../digest/index.js';
+import { UserInputError } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
+import { createStore, openDatabase, type Store } from '../../db/index.js';
+import { loadTaskCatalog } from '../../harness/tasks.js';
+import { checkRedis, createBullmqDispatcher, createQueueClient, redisOptionsFromUrl } from '../../queue/index.js';
+import {
+  checkHealth,
+  createBankPort,
+  createDigestPort,
+  createDigestPoster,
+  startHealthServer,
+  createSlackPoster,
+  createSlackReporter,
+  createSlackWebClient,
+  createTaskCatalogCache,
+  EVENTS_PATH,
+  HEALTH_PATH,
+  startSlackApp,
+  type SlackPoster,
+} from '../../slack/index.js';
+import { configOf, loggerOf, writeLine, type CliContext } from '../context.js';
+
+const ROLES = ['all', 'slack', 'agent', 'scheduler'] as const;
+type Role = (typeof ROLES)[number];
+
+interface ServeOptions {
+  role: string;
+  port?: string;
+  agentConcurrency: string;
+}
+
+function parseRole(value: string): Role {
+  if ((ROLES as readonly string[]).includes(value)) return value as Role;
+  throw new UserInputError(`Unknown role '${value}'. Use one of: ${ROLES.join(', ')} (all: the Slack app, agent workers and the digest scheduler in one process).`);
+}
+
+function parsePositive(value: string, what: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new UserInputError(`${what} must be a whole number, got '${value}'.`);
+  return n;
+}
+
+export function registerServe(program: Command, ctx: CliContext): void {
+  program
+    .command('serve')
+    .description('Run the Slack app, the agent workers and the digest scheduler (split them across machines with --role)')
+    .option('--role <role>', `what this process runs: ${ROLES.join(' | ')}`, 'all')
+    .option('--port <port>', 'HTTP port for /slack/events and /healthz (default: PORT, 3000)')
+    .option('--agent-concurrency <n>', 'agent turns run at once by this process (agent role)', '4')
+    .action(async (opts: ServeOptions) => {
+      const role = parseRole(opts.role);
+      const config = configOf(ctx);
+      const port = opts.port !== undefined ? parsePositive(opts.port, '--port') : config.slack.port;
+      const concurrency = Math.max(1, parsePositive(opts.agentConcurrency, '--agent-concurrency'));
+      await serve(ctx, config, { role, port, concurrency });
+    });
+}
+
+async function serve(ctx: CliContext, config: Config, options: { role: Role; port: number; concurrency: number }): Promise<void> {
+  const logger = loggerOf(config, 'serve');
+  await checkRedis(config.redis.url);
+  const handle = await openDatabase(config.db);
+  const stops: { name: string; stop: () => Promise<unknown> }[] = [{ name: 'database', stop: () => handle.close() }];
+  const shutdown = async () => {
+    for (const { name, stop } of stops.reverse()) {
+      await stop().catch((error: unknown) => logger.warn({ err: error, part: name }, 'error while shutting down'));
+    }
+  };
+  try {
+    const { applied } = await handle.migrate();
+    if (applied > 0) logger.info({ applied }, 'applied database migrations');
+    const store = createStore(handle.db);
+    const poster = config.slack.botToken ? createPoster(config, logger) : undefined;
+    if (poster) stops.push({ name: 'slack poster', stop: () => poster.close(5000) });
+    else if (options.role !== 'slack') logger.warn('SLACK_BOT_TOKEN is not set: runs will not report to Slack from this process');
+    const started = await startRoles(config, logger, store, poster, options, stops);
+    writeLine(ctx.stdout, started);
+    await new Promise<void>((resolve) => (ctx.signal.aborted ? resolve() : ctx.signal.addEventListener('abort', () => resolve(), { once: true })));
+    writeLine(ctx.stdout, 'Shutting down: finishing in-flight work…');
+  } finally {
+    await shutdown();
+  }
+}
+
+function createPoster(config: Config, logger: Logger): SlackPoster {
+  return createSlackPoster({ client: createSlackWebClient({ token: config.slack.botToken!, apiUrl: config.slack.apiUrl }), logger: logger.child({ component: 'slack-poster' }) });
+}
+
+async function startRoles(
+  config: Config,
+  logger: Logger,
+  store: Store,
+  poster: SlackPoster | undefined,
+  options: { role: Role; port: number; concurrency: number },
+  stops: { name: string; stop: () => Promise<unknown> }[],
+): Promise<string> {
+  const has = (r: Role) => options.role === 'all' || options.role === r;
+  const connection = redisOptionsFromUrl(config.redis.url);
+  const prefix = config.queue.prefix;
+  const queues = createQueueClient({ connection, prefix });
+  stops.push({ name: 'queues', stop: () => queues.close() });
+  const dispatcher = createBullmqDispatcher({ connection, prefix });
+  stops.push({ name: 'dispatcher', stop: () => dispatcher.close() });
+  const engine = createAgentEngine({
+    config,
+    store,
+    dispatcher,
+    scheduler: createQueueTurnScheduler(queues),
+    questions: createBankQuestionSource({ store }),
+    ...(poster ? { reporter: createSlackReporter({ poster, store, logger: logger.child({ component: 'slack-reporter' }) }) } : {}),
+    logger: logger.child({ component: 'agent' }),
+  });
+  stops.push({ name: 'agent engine', stop: () => engine.close() });
+  const health = () =>
+    checkHealth([
+      { name: 'database', check: async () => void (await store.db.execute('select 1')) },
+      { name: 'redis', check: () => checkRedis(config.redis.url, 1500) },
+    ]);
+  const lines: string[] = [`KernelSeek serve (role ${options.role})`];
+
+  if (has('agent')) {
+    const worker = startAgentTurnWorker(engine, {
+      connection,
+      prefix,
+      concurrency: options.concurrency,
+      lockSeconds: config.queue.lockSeconds,
+      stalledCheckSeconds: config.queue.stalledCheckSeconds,
+      name: 'kernelseek-agent',
+      logger: logger.child({ component: 'agent-worker' }),
+    });
+    stops.push({ name: 'agent worker', stop: () => worker.close() });
+    const resumed = await engine.resumeLiveRuns();
+    lines.push(`  agent: ${options.concurrency} turn(s) at once; ${resumed.length} live run(s) resumed`);
+  }
+  if (has('scheduler')) {
+    if (config.digest.channel && !poster) throw new UserInputError('DIGEST_CHANNEL is set but SLACK_BOT_TOKEN is not: the digest cannot be posted.');
+    if (poster) {
+      const digest = await startDigestScheduler({
+        connection,
+        prefix,
+        config: config.digest,
+        deps: { store, poster: createDigestPoster(poster), timeZone: config.digest.timezone, logger: logger.child({ component: 'digest' }) },
+        logger: logger.child({ component: 'digest' }),
+      });
+      stops.push({ name: 'digest scheduler', stop: () => digest.close() });
+      lines.push(digest.scheduled ? `  scheduler: daily digest to ${config.digest.channel} at '${config.digest.cron}' (${config.digest.timezone})` : '  scheduler: no DIGEST_CHANNEL, no daily digest');
+    } else {
+      lines.push('  scheduler: no DIGEST_CHANNEL, no daily digest');
+    }
+  }
+  if (has('slack')) {
+    if (!poster) throw new UserInputError('The slack role needs SLACK_BOT_TOKEN (and SLACK_SIGNING_SECRET, or SLACK_APP_TOKEN for Socket Mode).');
+    const app = await startSlackApp(
+      {
+        slack: config.slack,
+        store,
+        control: engine,
+        poster,
+        logger: logger.child({ component: 'slack' }),
+        loadTasks: createTaskCatalogCache(() => loadTaskCatalog(config.core.tasksDir)),
+        bank: createBankPort(store),
+        digest: createDigestPort({ store, poster, timeZone: config.digest.timezone, logger: logger.child({ component: 'digest' }) }),
+      },
+      { health, port: options.port },
+    );
+    stops.push({ name: 'slack app', stop: () => app.stop() });
+    lines.push(
+      app.mode === 'socket'
+        ? `  slack: Socket Mode; health on http://0.0.0.0:${app.port}${HEALTH_PATH}`
+        : `  slack: HTTP on http://0.0.0.0:${app.port}${EVENTS_PATH}; health on http://0.0.0.0:${app.port}${HEALTH_PATH}`,
+    );
+  } else {
+    const server = await startHealthServer(options.port, health);
+    stops.push({ name: 'health server', stop: () => new Promise((r) => server.close(() => r(undefined))) });
+    lines.push(`  health on http://0.0.0.0:${(server.address() as AddressInfo).port}${HEALTH_PATH}`);
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,57 @@
+import type { SlackConfig } from '../config/index.js';
+
+/**
+ * Who may do what (DESIGN §4). Empty lists mean "everyone in the channels the bot is in":
+ *
+ * - start a run: a user on KERNELSEEK_ALLOWED_USERS, in a channel on KERNELSEEK_ALLOWED_CHANNELS;
+ * - ask a question in a run's thread (a reply, *Ask from the bank*): any allowed user, not only the
+ *   run's owner — a team steers its runs together;
+ * - stop, pause, resume, add budget: the run's owner or a KERNELSEEK_ADMINS user; with no admins
+ *   configured, any allowed user (so a run can always be stopped from Slack);
+ * - promote a question into the bank (shared by every run): an admin, or any allowed user when no
+ *   admins are configured.
+ */
+export type AccessPolicy = Pick<SlackConfig, 'allowedUsers' | 'allowedChannels' | 'admins'>;
+
+export type Decision = { ok: true } | { ok: false; reason: string };
+
+const ALLOW: Decision = { ok: true };
+
+function adminsHint(policy: AccessPolicy): string {
+  return policy.admins.length > 0 ? ` Ask ${policy.admins.map((u) => `<@${u}>`).join(', ')}.` : '';
+}
+
+function isAllowedUser(policy: AccessPolicy, user: string): boolean {
+  return policy.allowedUsers.length === 0 || policy.allowedUsers.includes(user) || policy.admins.includes(user);
+}
+
+export function canStart(policy: AccessPolicy, user: string, channel: string): Decision {
+  if (!isAllowedUser(policy, user)) {
+    return { ok: false, reason: `You are not on KernelSeek's list of allowed users (KERNELSEEK_ALLOWED_USERS), so you cannot start runs.${adminsHint(policy)}` };
+  }
+  if (policy.allowedChannels.length > 0 && !policy.allowedChannels.includes(channel)) {
+    const where = policy.allowedChannels.map((c) => `<#${c}>`).join(', ');
+    return { ok: false, reason: `Runs cannot be started in this channel (KERNELSEEK_ALLOWED_CHANNELS). Start it in ${where}.` };
+  }
+  return ALLOW;
+}
+
+export function canAsk(policy: AccessPolicy, user: string): Decision {
+  if (!isAllowedUser(policy, user)) {
+    return { ok: false, reason: `You are not on KernelSeek's list of allowed users (KERNELSEEK_ALLOWED_USERS), so your reply was not passed to the agent.${adminsHint(policy)}` };
+  }
+  return ALLOW;
+}
+
+export function canControl(policy: AccessPolicy, user: string, run: { owner: string; id: string }): Decision {
+  if (user === run.owner || policy.admins.includes(user)) return ALLOW;
+  if (policy.admins.length === 0 && isAllowedUser(policy, user)) return ALLOW;
+  if (policy.admins.length === 0) return canAsk(policy, user);
+  return { ok: false, reason: `Only the run's owner (<@${run.owner}>) or a KernelSeek admin can stop, pause, resume or add budget to ${run.id}.${adminsHint(policy)}` };
+}
+
+export function canPromote(policy: AccessPolicy, user: string): Decision {
+  if (policy.admins.includes(user)) return ALLOW;
+  if (policy.admins.length === 0 && isAllowedUser(policy, user)) return ALLOW;
+  return { ok: false, reason: `Only KernelSeek admins can add questions to the bank.${adminsHint(policy)}` };
+}

@@ -1,0 +1,7 @@
+import type { CommandContext } from './command-context.js';
+
+/** `/kernelseek digest`: post the last 24 hours' digest in this channel now. */
+export async function handleDigestCommand(ctx: CommandContext): Promise<void> {
+  if (!ctx.deps.digest) return ctx.reply('The daily digest is not connected to this KernelSeek deployment; `kernelseek digest --print` on the server shows it.');
+  await ctx.reply(await ctx.deps.digest.postNow({ channel: ctx.channel, by: ctx.user }));
+}

@@ -1,0 +1,207 @@
+import { parseDuration } from '../../../config/index.js';
+
+/**
+ * `/kernelseek …` text → a command, or an error that says exactly how to fix the input. Pure, so
+ * every malformed form is unit-tested; the handler acks first and only then looks anything up.
+ */
+
+export interface StartOptions {
+  target?: number;
+  /** Evaluations. */
+  budget?: number;
+  model?: string;
+  arch?: string;
+  /** How long a decision point waits for a person before the bank asks. */
+  timeoutSeconds?: number;
+  /** The bank answers every decision point at once. */
+  auto: boolean;
+}
+
+export type SlashCommand =
+  | { kind: 'start'; task: string; options: StartOptions }
+  | { kind: 'status'; runId: string | undefined }
+  | { kind: 'stop'; runId: string }
+  | { kind: 'list' }
+  | { kind: 'tasks' }
+  | { kind: 'bank' }
+  | { kind: 'digest' }
+  | { kind: 'help' };
+
+export type ParsedCommand = { ok: true; command: SlashCommand } | { ok: false; error: string };
+
+export const SUBCOMMANDS = ['start', 'status', 'stop', 'list', 'tasks', 'bank', 'digest', 'help'] as const;
+
+export const START_USAGE = '`/kernelseek start <task> [target=1.1] [budget=200] [model=…] [arch=sm_90] [timeout=10m] [auto]`';
+
+/** Each start option, with the form it takes and an example: the error text is built from these. */
+export const START_OPTIONS = [
+  { key: 'target', form: 'target=<speedup>', example: 'target=1.1', meaning: 'goal: geomean speedup over the task’s goal reference' },
+  { key: 'budget', form: 'budget=<evaluations>', example: 'budget=200', meaning: 'how many candidates the harness may evaluate' },
+  { key: 'model', form: 'model=<model id>', example: 'model=claude-sonnet-4-5', meaning: 'the Claude model for this run' },
+  { key: 'arch', form: 'arch=sm_<NN>', example: 'arch=sm_90', meaning: 'GPU architecture (cuda tasks)' },
+  { key: 'timeout', form: 'timeout=<duration>', example: 'timeout=10m', meaning: 'how long a decision point waits for a person' },
+  { key: 'auto', form: 'auto', example: 'auto', meaning: 'the question bank answers every decision point at once' },
+] as const;
+
+const RUN_ID = /^[a-z0-9][a-z0-9-]{2,63}$/;
+const TASK_NAME = /^[a-z][a-z0-9_]*$/;
+const MODEL_ID = /^[a-z0-9][a-z0-9.\-_@:]*$/i;
+const ARCH = /^sm_\d+a?$/;
+const MAX_BUDGET = 10_000;
+const MAX_TIMEOUT_SECONDS = 7 * 24 * 3600;
+
+const validKeys = () => START_OPTIONS.map((o) => o.form).join(' · ');
+
+/** Slack sends &, < and > as HTML entities; fancy quotes come from phones and some keyboards. */
+function normalise(text: string): string {
+  return text
+    .replace(/&amp;/g, '&')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/[\u201c\u201d\u2018\u2019]/g, '')
+    .replace(/\u00a0/g, ' ')
+    .replace(/\s*=\s*/g, '=')
+    .trim();
+}
+
+/** Edit distance counting a swap of two neighbours as one edit (the commonest typo: `strat`). */
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = v;
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
+/**
+ * The closest of `candidates` to `word`, when it is close enough to be a typo. A candidate also
+ * matches by the part after an underscore (`softmx` → `cpu_softmax`): people remember the operator,
+ * not the prefix.
+ */
+export function closest(word: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestD = Infinity;
+  const w = word.toLowerCase();
+  for (const c of candidates) {
+    const parts = c.toLowerCase().split('_');
+    const forms = parts.map((_, i) => parts.slice(i).join('_'));
+    for (const form of forms) {
+      const d = editDistance(w, form);
+      if (d < bestD) [best, bestD] = [c, d];
+    }
+  }
+  return bestD <= Math.max(1, Math.floor(word.length / 3)) ? best : undefined;
+}
+
+function parseStart(args: string[]): ParsedCommand {
+  const [task, ...rest] = args;
+  if (!task) return { ok: false, error: `Name a task to optimise: ${START_USAGE}. \`/kernelseek tasks\` lists the tasks.` };
+  if (task.includes('=')) {
+    return { ok: false, error: `The task comes first, then the options: ${START_USAGE}. \`/kernelseek tasks\` lists the tasks.` };
+  }
+  if (!TASK_NAME.test(task)) {
+    return { ok: false, error: `\`${task}\` is not a task name (lower-case letters, digits and _). \`/kernelseek tasks\` lists the tasks.` };
+  }
+  const options: StartOptions = { auto: false };
+  const seen = new Set<string>();
+  for (const token of rest) {
+    const eq = token.indexOf('=');
+    const key = (eq === -1 ? token : token.slice(0, eq)).toLowerCase();
+    const value = eq === -1 ? undefined : token.slice(eq + 1);
+    const known = START_OPTIONS.find((o) => o.key === key);
+    if (!known) {
+      const guess = closest(key, START_OPTIONS.map((o) => o.key));
+      const hint = guess ? ` Did you mean \`${START_OPTIONS.find((o) => o.key === guess)!.example}\`?` : '';
+      const what = value === undefined ? `Unexpected \`${token}\`` : `Unknown option \`${key}\``;
+      return { ok: false, error: `${what}.${hint} Valid options: ${validKeys()}. Usage: ${START_USAGE}` };
+    }
+    if (seen.has(key)) return { ok: false, error: `\`${key}\` is given twice; give it once.` };
+    seen.add(key);
+    const bad = (what: string) => ({ ok: false as const, error: `\`${token}\`: ${what}, e.g. \`${known.example}\`.` });
+    switch (key) {
+      case 'auto':
+        if (value !== undefined && !['true', 'false', 'yes', 'no', 'on', 'off'].includes(value.toLowerCase())) {
+          return bad('`auto` takes no value (or true/false)');
+        }
+        options.auto = value === undefined || ['true', 'yes', 'on'].includes(value.toLowerCase());
+        break;
+      case 'target': {
+        const n = value === undefined ? NaN : Number(value.replace(/x$/i, ''));
+        if (!Number.isFinite(n) || n <= 0 || n > 100) return bad('the target is a speedup greater than 0 (at most 100)');
+        options.target = n;
+        break;
+      }
+      case 'budget': {
+        const n = value === undefined ? NaN : Number(value);
+        if (!Number.isInteger(n) || n < 1 || n > MAX_BUDGET) return bad(`the budget is a whole number of evaluations from 1 to ${MAX_BUDGET}`);
+        options.budget = n;
+        break;
+      }
+      case 'model':
+        if (!value || !MODEL_ID.test(value)) return bad('the model is a model id');
+        options.model = value;
+        break;
+      case 'arch':
+        if (!value || !ARCH.test(value.toLowerCase())) return bad('the architecture looks like sm_90');
+        options.arch = value.toLowerCase();
+        break;
+      case 'timeout': {
+        const seconds = value === undefined ? undefined : parseDuration(value);
+        if (seconds === undefined || seconds <= 0 || seconds > MAX_TIMEOUT_SECONDS) return bad('the timeout is a duration such as 90s, 10m or 2h (at most 7d)');
+        options.timeoutSeconds = seconds;
+        break;
+      }
+    }
+  }
+  return { ok: true, command: { kind: 'start', task, options } };
+}
+
+function parseRunId(word: string | undefined, sub: string, required: boolean): { ok: true; runId: string | undefined } | { ok: false; error: string } {
+  if (word === undefined) {
+    if (!required) return { ok: true, runId: undefined };
+    return { ok: false, error: `Which run? \`/kernelseek ${sub} <run id>\`, e.g. \`/kernelseek ${sub} ks-7f3a2c9d\`. \`/kernelseek list\` shows the runs.` };
+  }
+  const id = word.toLowerCase();
+  if (!RUN_ID.test(id)) return { ok: false, error: `\`${word}\` is not a run id (they look like \`ks-7f3a2c9d\`). \`/kernelseek list\` shows the runs.` };
+  return { ok: true, runId: id };
+}
+
+export function parseSlashCommand(raw: string): ParsedCommand {
+  const words = normalise(raw).split(/\s+/).filter(Boolean);
+  const [first, ...args] = words;
+  if (!first) return { ok: true, command: { kind: 'help' } };
+  const sub = first.toLowerCase();
+  const extra = (n: number) =>
+    args.length > n ? { ok: false as const, error: `\`/kernelseek ${sub}\` takes ${n === 0 ? 'no arguments' : 'one run id'}; remove \`${args.slice(n).join(' ')}\`.` } : undefined;
+  switch (sub) {
+    case 'start':
+      return parseStart(args);
+    case 'status': {
+      const r = parseRunId(args[0], 'status', false);
+      if (!r.ok) return r;
+      return extra(1) ?? { ok: true, command: { kind: 'status', runId: r.runId } };
+    }
+    case 'stop': {
+      const r = parseRunId(args[0], 'stop', true);
+      if (!r.ok) return r;
+      return extra(1) ?? { ok: true, command: { kind: 'stop', runId: r.runId! } };
+    }
+    case 'list':
+    case 'tasks':
+    case 'bank':
+    case 'digest':
+      return extra(0) ?? { ok: true, command: { kind: sub } };
+    case 'help':
+      return { ok: true, command: { kind: 'help' } };
+    default: {
+      const guess = closest(sub, SUBCOMMANDS);
+      const hint = guess ? ` Did you mean \`/kernelseek ${guess}\`?` : '';
+      return { ok: false, error: `Unknown command \`${first}\`.${hint} Commands: ${SUBCOMMANDS.join(', ')}. \`/kernelseek help\` explains each.` };
+    }
+  }
+}

@@ -1,0 +1,33 @@
+import type { App } from '@slack/bolt';
+import type { SlackDeps } from '../deps.js';
+import { registerAskBankAction } from './actions/ask-bank.js';
+import { registerPromoteQuestionAction } from './actions/promote-question.js';
+import { registerStopRunAction } from './actions/stop-run.js';
+import { registerKernelseekCommand } from './commands/kernelseek.js';
+import { registerReactionAdded } from './events/reaction-added.js';
+import { registerThreadReplies } from './messages/thread-reply.js';
+import { registerEventDedupe } from './middleware/dedupe-events.js';
+import { registerThreadOrdering } from './middleware/order-thread-events.js';
+import { registerPromoteQuestionSubmitted } from './views/promote-question-submitted.js';
+import { createWorkQueue, type WorkQueue } from './work-queue.js';
+
+/** Starts and stops in progress at once; more wait their turn after their ack. */
+const HEAVY_COMMAND_CONCURRENCY = 2;
+
+/**
+ * Every listener, by Slack surface. Order matters only for the middleware: ordering, then dedupe.
+ * Returns the queue of work still running after its ack, so a shutdown can let it finish.
+ */
+export function registerListeners(app: App, deps: SlackDeps): WorkQueue {
+  const heavy = createWorkQueue(HEAVY_COMMAND_CONCURRENCY);
+  registerThreadOrdering(app);
+  registerEventDedupe(app, deps);
+  registerKernelseekCommand(app, deps, heavy);
+  registerThreadReplies(app, deps);
+  registerReactionAdded(app, deps);
+  registerAskBankAction(app, deps);
+  registerStopRunAction(app, deps);
+  registerPromoteQuestionAction(app, deps);
+  registerPromoteQuestionSubmitted(app, deps);
+  return heavy;
+}

@@ -1,0 +1,92 @@
+import type { App } from '@slack/bolt';
+import { AppError } from '../../../core/errors.js';
+import { isTerminal } from '../../../db/index.js';
+import { canAsk, canControl } from '../../auth.js';
+import type { SlackDeps } from '../../deps.js';
+import { createRunExtrasCache } from '../../reporter/run-extras.js';
+import { renderStatusCard } from '../../views/status-card.js';
+import { parseThreadReply } from './parse-reply.js';
+
+/** Reactions that tell the person their reply was taken, without adding messages to the thread. */
+export const ACK_REACTIONS = { queued: 'inbox_tray', done: 'white_check_mark' } as const;
+
+/** Message subtypes that are a person writing in the thread; everything else (edits, deletions, joins, bots) is ignored. */
+const PERSON_SUBTYPES = new Set([undefined, 'thread_broadcast', 'file_share']);
+
+interface ReplyEvent {
+  subtype?: string;
+  bot_id?: string;
+  user?: string;
+  text?: string;
+  ts: string;
+  thread_ts?: string;
+  channel: string;
+}
+
+/**
+ * A reply in a run's thread. A thread belongs to exactly one run (looked up by channel + thread ts);
+ * the reply becomes the agent's next question (idempotency key = channel:ts, so a redelivery asks
+ * nothing twice), or steers the run when it is a control word. Bot messages, edits and asides are
+ * ignored.
+ */
+export function registerThreadReplies(app: App, deps: SlackDeps): void {
+  app.message(async ({ message, context }) => {
+    const m = message as unknown as ReplyEvent;
+    if (!PERSON_SUBTYPES.has(m.subtype) || m.bot_id || !m.user) return;
+    if (!m.thread_ts || m.thread_ts === m.ts) return;
+    const run = await deps.store.runs.findByThread(m.channel, m.thread_ts);
+    if (!run) return;
+
+    const whisper = (text: string) => void deps.poster.postEphemeral({ channel: m.channel, user: m.user!, threadTs: m.thread_ts!, text });
+    const react = (name: string) => void deps.poster.addReaction({ channel: m.channel, ts: m.ts, name });
+    const reply = parseThreadReply(m.text ?? '', context.botUserId);
+    try {
+      switch (reply.kind) {
+        case 'ignore':
+          return;
+        case 'invalid':
+          return whisper(`:warning: ${reply.error}`);
+        case 'question': {
+          const allowed = canAsk(deps.slack, m.user);
+          if (!allowed.ok) return whisper(`:no_entry: ${allowed.reason}`);
+          if (isTerminal(run.status)) {
+            return whisper(`:information_source: ${run.id} has ended (${run.status}), so your reply was not passed on. Start a new run with \`/kernelseek start ${run.task}\`.`);
+          }
+          const submitted = await deps.control.submitQuestion(run.id, { text: reply.text, author: m.user, idempotencyKey: `${m.channel}:${m.ts}` });
+          if (submitted.created) react(ACK_REACTIONS.queued);
+          return;
+        }
+        case 'control':
+        case 'budget': {
+          // Reading the card is for anyone who may ask; changing the run is for its owner or an admin.
+          const readOnly = reply.kind === 'control' && reply.action === 'status';
+          const allowed = readOnly ? canAsk(deps.slack, m.user) : canControl(deps.slack, m.user, run);
+          if (!allowed.ok) return whisper(`:no_entry: ${allowed.reason}`);
+          if (reply.kind === 'budget') {
+            const view = await deps.control.addBudget(run.id, { evals: reply.evals });
+            // The engine reports state changes but not a bigger budget: redraw the card here.
+            const card = renderStatusCard(view, await createRunExtrasCache(deps.store).get(run.id));
+            void deps.poster.updateMessage({ channel: m.channel, ts: m.thread_ts, text: card.text, blocks: card.blocks });
+          } else if (reply.action === 'status') {
+            const view = await deps.control.getStatus(run.id);
+            const card = renderStatusCard(view, await createRunExtrasCache(deps.store).get(run.id));
+            void deps.poster.postEphemeral({ channel: m.channel, user: m.user, threadTs: m.thread_ts, text: card.text, blocks: card.blocks });
+            return;
+          } else if (reply.action === 'stop') {
+            await deps.control.stopRun(run.id, { by: m.user });
+          } else if (reply.action === 'pause') {
+            await deps.control.pauseRun(run.id);
+          } else {
+            await deps.control.resumeRun(run.id);
+          }
+          react(ACK_REACTIONS.done);
+          return;
+        }
+      }
+    } catch (error) {
+      if (error instanceof AppError) return whisper(`:warning: ${error.userMessage}`);
+      deps.logger.error({ err: error, runId: run.id, ts: m.ts }, 'handling a thread reply failed');
+      whisper(':x: Something went wrong on our side while handling your reply; it has been logged.');
+    }
+  });
+}

@@ -1,0 +1,66 @@
+import type { KnownBlock } from '../views/block-kit.js';
+
+/** What the poster sends, and what it answers. */
+
+export interface MessagePayload {
+  channel: string;
+  threadTs?: string;
+  /** Notification and fallback text; capped at Slack's limit, the rest uploaded as a file. */
+  text: string;
+  blocks?: KnownBlock[];
+  /** Files posted in the same thread right after the message (full text of something cut short). */
+  files?: { filename: string; content: string | Buffer; title?: string }[];
+}
+
+export interface UpdatePayload {
+  channel: string;
+  ts: string;
+  text: string;
+  blocks?: KnownBlock[];
+}
+
+export interface EphemeralPayload {
+  channel: string;
+  user: string;
+  threadTs?: string;
+  text: string;
+  blocks?: KnownBlock[];
+}
+
+export interface FilePayload {
+  channel: string;
+  threadTs?: string;
+  filename: string;
+  content: string | Buffer;
+  title?: string;
+  initialComment?: string;
+}
+
+export interface ReactionPayload {
+  channel: string;
+  ts: string;
+  name: string;
+}
+
+export type PostResult = { ok: true; ts?: string; fileId?: string } | { ok: false; error: string };
+
+export interface PosterPacing {
+  /** Between two messages (or uploads) in one channel: Slack allows about one per second. */
+  messageIntervalMs: number;
+  /** Between two chat.update calls in the workspace: Tier 3 is about 50 a minute. */
+  updateIntervalMs: number;
+  /** chat.postEphemeral is Tier 4 (about 100 a minute). */
+  ephemeralIntervalMs: number;
+  /** reactions.add is Tier 3. */
+  reactionIntervalMs: number;
+}
+
+export const SLACK_PACING: PosterPacing = { messageIntervalMs: 1000, updateIntervalMs: 1200, ephemeralIntervalMs: 600, reactionIntervalMs: 1200 };
+
+/** One Slack call the poster queues. */
+export type Operation =
+  | { kind: 'chat.postMessage'; payload: MessagePayload }
+  | { kind: 'chat.update'; payload: UpdatePayload }
+  | { kind: 'chat.postEphemeral'; payload: EphemeralPayload }
+  | { kind: 'files.upload'; payload: FilePayload }
+  | { kind: 'reactions.add'; payload: ReactionPayload };

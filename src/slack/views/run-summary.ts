@@ -1,0 +1,39 @@
+import { describeEnd, type RunSummary, type RunView } from '../agent-port.js';
+import { capText, escapeMrkdwn, INLINE_TEXT_CHARS } from '../poster/limits.js';
+import type { KnownBlock } from './block-kit.js';
+import { context, fields, fmtDuration, fmtSpeedup, fmtUsd, header, section, STATUS_LABEL, type SlackView } from './format.js';
+
+/** The final message of a run's thread; the best kernel and the chart follow it as files. */
+export function renderRunSummary(run: RunView, summary: RunSummary, bestPeer: string | null): SlackView {
+  const s = STATUS_LABEL[summary.status] ?? { emoji: ':grey_question:', label: summary.status };
+  const why = summary.endReason ? ` — ${escapeMrkdwn(describeEnd(summary.endReason))}` : '';
+  const blocks: KnownBlock[] = [header(`${run.id} ${s.label.toLowerCase()}`), section(`${s.emoji} *${s.label}*${why}`)];
+  const best = summary.best;
+  if (best) {
+    const peer = best.speedupVsBestPeer != null ? ` and *${fmtSpeedup(best.speedupVsBestPeer)}* vs ${bestPeer ?? 'the strongest peer'}` : '';
+    const goal = best.speedupVsBaseline >= run.target ? ' :dart: target reached' : ` (target ${fmtSpeedup(run.target)})`;
+    blocks.push(section(`:trophy: Best kernel: *${fmtSpeedup(best.speedupVsBaseline)}* vs baseline${peer}, from eval #${best.evaluationSeq}${goal}. It is attached below.`));
+  } else {
+    blocks.push(section('No candidate was correct on every scenario, so there is no best kernel to attach.'));
+  }
+  blocks.push(
+    fields([
+      ['Evaluations', String(summary.evaluations)],
+      ['Model steps', String(summary.steps)],
+      ['Cost', fmtUsd(summary.costUsd)],
+      ['Elapsed', fmtDuration(summary.elapsedSeconds)],
+      ['Questions', `${summary.questions.human} from people, ${summary.questions.bank} from the bank`],
+    ]),
+  );
+  const error = summary.error ? capText(summary.error, INLINE_TEXT_CHARS) : undefined;
+  if (error) blocks.push(section(`:warning: ${escapeMrkdwn(error.text)}`));
+  const where = [`Workspace \`${summary.workspace}\``];
+  if (best?.commit) where.push(`commit \`${best.commit.slice(0, 12)}\``);
+  blocks.push(context(where.join(' · ')));
+  const bestText = best ? `best ${fmtSpeedup(best.speedupVsBaseline)} vs baseline` : 'no correct candidate';
+  return {
+    text: `${run.id} ${s.label.toLowerCase()}: ${bestText}, ${summary.evaluations} evaluations, ${fmtUsd(summary.costUsd)}`,
+    blocks,
+    ...(error?.overflow ? { files: [{ filename: 'error.txt', content: error.overflow, title: 'Full error' }] } : {}),
+  };
+}

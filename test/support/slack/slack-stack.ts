@@ -1,0 +1,112 @@
+import path from 'node:path';
+import { createAgentEngine, createBankQuestionSource, createLocalTurnScheduler, type AgentEngine } from '../../../src/agent/index.js';
+import { loadConfig, REPO_ROOT, type Config, type Env } from '../../../src/config/index.js';
+import { silentLogger } from '../../../src/core/logger.js';
+import type { Store } from '../../../src/db/index.js';
+import { loadTaskCatalog } from '../../../src/harness/tasks.js';
+import { createInProcessDispatcher } from '../../../src/queue/index.js';
+import type { Dispatcher } from '../../../src/queue/dispatcher.js';
+import { createBankPort, createDigestPort, createSlackPoster, createTaskCatalogCache, createSlackReporter, createSlackWebClient, startSlackApp, type PosterPacing, type RunningSlackApp, type SlackPoster } from '../../../src/slack/index.js';
+import { startFakeAnthropic, type FakeAnthropic, type FakeAnthropicOptions } from '../anthropic/server.js';
+import { startFakeSlack, type FakeSlack, type FakeSlackOptions } from './fake-slack.js';
+import { createSlackSender, TEST_SIGNING_SECRET, type SlackSender } from './signed-requests.js';
+
+/**
+ * The Slack app end to end in one process: Bolt's HTTP receiver on a free port with signature
+ * checks, the fake Slack Web API behind SLACK_API_URL, the real agent engine on the fake Anthropic
+ * server, the in-process dispatcher running the real harness, the question bank, and the store.
+ */
+export interface SlackStack {
+  fake: FakeSlack;
+  anthropic: FakeAnthropic;
+  sender: SlackSender;
+  config: Config;
+  engine: AgentEngine;
+  scheduler: ReturnType<typeof createLocalTurnScheduler>;
+  poster: SlackPoster;
+  app: RunningSlackApp;
+  close(): Promise<void>;
+}
+
+export interface SlackStackOptions {
+  store: Store;
+  dataDir: string;
+  anthropic?: FakeAnthropicOptions;
+  slack?: FakeSlackOptions;
+  env?: Env;
+  pacing?: Partial<PosterPacing>;
+}
+
+export async function startSlackStack(options: SlackStackOptions): Promise<SlackStack> {
+  const fake = await startFakeSlack(options.slack);
+  const anthropic = await startFakeAnthropic(options.anthropic ?? {});
+  const config = loadConfig(
+    {
+      KERNELSEEK_DATA_DIR: options.dataDir,
+      KERNELSEEK_TASKS_DIR: path.join(REPO_ROOT, 'kernels'),
+      KERNELSEEK_PYTHON: '/usr/bin/python3',
+      ANTHROPIC_API_KEY: 'sk-ant-test-0000000000',
+      ANTHROPIC_BASE_URL: anthropic.url,
+      KERNELSEEK_MODEL: 'claude-sonnet-4-6',
+      SLACK_BOT_TOKEN: 'xoxb-test-token',
+      SLACK_SIGNING_SECRET: TEST_SIGNING_SECRET,
+      SLACK_API_URL: fake.apiUrl,
+      LOG_LEVEL: 'silent',
+      PATH: process.env.PATH,
+      ...options.env,
+    },
+    { cwd: options.dataDir },
+  );
+  const poster = createSlackPoster({
+    client: createSlackWebClient({ token: config.slack.botToken!, apiUrl: config.slack.apiUrl }),
+    logger: silentLogger,
+    pacing: { messageIntervalMs: 50, updateIntervalMs: 50, ephemeralIntervalMs: 20, reactionIntervalMs: 20, ...options.pacing },
+    backoffMs: 50,
+  });
+  const reporter = createSlackReporter({ poster, store: options.store, logger: silentLogger });
+  const dispatcher: Dispatcher = createInProcessDispatcher(config, { env: { PATH: process.env.PATH } });
+  const scheduler = createLocalTurnScheduler({ logger: silentLogger, retries: 1, retryDelayMs: 200 });
+  const engine = createAgentEngine({
+    config,
+    store: options.store,
+    dispatcher,
+    scheduler,
+    questions: createBankQuestionSource({ store: options.store }),
+    reporter,
+    retryPolicy: { baseDelayMs: 20, maxDelayMs: 200 },
+  });
+  scheduler.attach(engine);
+  const app = await startSlackApp(
+    {
+      slack: config.slack,
+      store: options.store,
+      control: engine,
+      poster,
+      logger: silentLogger,
+      loadTasks: createTaskCatalogCache(() => loadTaskCatalog(config.core.tasksDir)),
+      bank: createBankPort(options.store),
+      digest: createDigestPort({ store: options.store, poster, timeZone: 'UTC', logger: silentLogger }),
+    },
+    { health: async () => ({ ok: true, checks: {} }), port: 0 },
+  );
+  const sender = createSlackSender(`http://127.0.0.1:${app.port}/slack/events`);
+  return {
+    fake,
+    anthropic,
+    sender,
+    config,
+    engine,
+    scheduler,
+    poster,
+    app,
+    async close() {
+      await app.stop();
+      scheduler.close();
+      await engine.close();
+      await poster.close(1000);
+      await dispatcher.close();
+      await anthropic.close();
+      await fake.close();
+    },
+  };
+}
