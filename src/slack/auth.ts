@@ -6,8 +6,8 @@ import type { SlackConfig } from '../config/index.js';
  * - start a run: a user on KERNELSEEK_ALLOWED_USERS, in a channel on KERNELSEEK_ALLOWED_CHANNELS;
  * - ask a question in a run's thread (a reply, *Ask from the bank*): any allowed user, not only the
  *   run's owner — a team steers its runs together;
- * - stop, pause, resume, add budget: the run's owner or a KERNELSEEK_ADMINS user; with no admins
- *   configured, any allowed user (so a run can always be stopped from Slack);
+ * - stop, pause, resume, add budget: the run's owner or a KERNELSEEK_ADMINS user (DESIGN §4: with
+ *   no admins configured, the run's owner only — one person's run is not stopped by a passer-by);
  * - promote a question into the bank (shared by every run): an admin, or any allowed user when no
  *   admins are configured.
  */
@@ -45,8 +45,6 @@ export function canAsk(policy: AccessPolicy, user: string): Decision {
 
 export function canControl(policy: AccessPolicy, user: string, run: { owner: string; id: string }): Decision {
   if (user === run.owner || policy.admins.includes(user)) return ALLOW;
-  if (policy.admins.length === 0 && isAllowedUser(policy, user)) return ALLOW;
-  if (policy.admins.length === 0) return canAsk(policy, user);
   return { ok: false, reason: `Only the run's owner (<@${run.owner}>) or a KernelSeek admin can stop, pause, resume or add budget to ${run.id}.${adminsHint(policy)}` };
 }
 

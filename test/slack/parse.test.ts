@@ -97,11 +97,12 @@ describe('authorisation', () => {
   const strict: AccessPolicy = { allowedUsers: ['UALLOWED'], allowedChannels: ['CKERNELS'], admins: ['UADMIN'] };
   const run = { id: 'ks-aaaaaaaa', owner: 'UOWNER' };
 
-  it('lets everyone do everything when nothing is configured', () => {
+  it('lets everyone start, ask and promote when nothing is configured, and only the owner stop', () => {
     expect(canStart(open, 'UANY', 'CANY').ok).toBe(true);
     expect(canAsk(open, 'UANY').ok).toBe(true);
-    expect(canControl(open, 'UANY', run).ok).toBe(true);
     expect(canPromote(open, 'UANY').ok).toBe(true);
+    expect(canControl(open, 'UOWNER', run).ok).toBe(true);
+    expect(canControl(open, 'UANY', run)).toEqual({ ok: false, reason: expect.stringMatching(/owner \(<@UOWNER>\)/) });
   });
 
   it('applies the lists and says why, naming whom to ask', () => {

@@ -51,7 +51,7 @@ async function startServe(args: string[], env: Env): Promise<Serving> {
   stdout.on('data', (d) => (out += String(d)));
   stderr.on('data', (d) => (out += String(d)));
   const controller = new AbortController();
-  const done = runCli(['serve', ...args], { env, cwd: tmp.dir, stdout, stderr, interactive: false, signal: controller.signal, exitCode: 0 });
+  const done = runCli(['serve', ...args], { env, cwd: tmp.dir, stdout, stderr, interactive: false, signal: controller.signal, exitCode: 0, stdin: new PassThrough() });
   const deadline = Date.now() + 30_000;
   let port: number | undefined;
   while (port === undefined) {
@@ -158,7 +158,7 @@ describe('kernelseek serve', () => {
     const stderr = new PassThrough();
     let err = '';
     stderr.on('data', (d) => (err += String(d)));
-    const code = await runCli(['serve', '--role', 'everything'], { env: serveEnv(), cwd: tmp.dir, stdout, stderr, interactive: false, signal: new AbortController().signal, exitCode: 0 });
+    const code = await runCli(['serve', '--role', 'everything'], { env: serveEnv(), cwd: tmp.dir, stdout, stderr, interactive: false, signal: new AbortController().signal, exitCode: 0, stdin: new PassThrough() });
     expect(code).toBe(1);
     expect(err).toMatch(/Unknown role 'everything'\. Use one of: all, slack, agent, scheduler/);
   }, 60_000);
