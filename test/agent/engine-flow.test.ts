@@ -1,37 +1,19 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, createTempDir, type TestDatabase } from '../support/db.js';
+import { describe, expect, it } from 'vitest';
 import { endTurn, overloaded, rateLimited, reply, text, toolResultTexts, toolUse, userTexts } from '../support/anthropic/script.js';
-import { expectConsistentConversation, startEngine, waitFor, type EngineHarness } from './helpers.js';
+import { expectConsistentConversation, startEngine, useEngineFixture, waitFor } from './helpers.js';
 
 // The engine without the harness: file tools, bash, decision points that end a turn, questions,
 // budgets and stop reasons, on the embedded database.
-let db: TestDatabase;
-let tmp: { dir: string; remove(): Promise<void> };
-let h: EngineHarness | undefined;
+const fx = useEngineFixture('pglite', 'ks-engine-');
 
-beforeAll(async () => {
-  db = await createTestDatabase('pglite');
-  tmp = await createTempDir('ks-engine-');
-});
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-  await db.reset();
-});
-afterAll(async () => {
-  await db.dispose();
-  await tmp.remove();
-});
-
-const finished = (id: string) => () => db.store.runs.get(id);
 
 describe('agent engine', () => {
   it('runs tools in the workspace, asks the bank at a stop in autonomous mode, and ends on its step budget', async () => {
-    h = await startEngine({
-      store: db.store,
-      dataDir: tmp.dir,
+    fx.engine = await startEngine({
+      store: fx.db.store,
+      dataDir: fx.dataDir,
       server: {
         script: [
           reply(text('Reading the kernel.'), toolUse('str_replace_based_edit_tool', { command: 'view', path: 'kernel.cpp' })),
@@ -52,24 +34,24 @@ describe('agent engine', () => {
         ],
       },
     });
-    const run = await h.engine.startRun({ task: 'cpu_softmax', owner: 'tester', origin: 'api', autonomous: true, budgets: { steps: 4 } });
-    const done = await waitFor('the run to finish', finished(run.id), (r) => r?.status === 'finished');
+    const run = await fx.engine!.engine.startRun({ task: 'cpu_softmax', owner: 'tester', origin: 'api', autonomous: true, budgets: { steps: 4 } });
+    const done = await waitFor('the run to finish', fx.runOf(run.id), (r) => r?.status === 'finished');
     expect(done).toMatchObject({ endReason: 'budget_steps', stepsUsed: 4 });
-    expect(h.server.requests).toHaveLength(6);
-    expectConsistentConversation(h.server.requests);
+    expect(fx.engine!.server.requests).toHaveLength(6);
+    expectConsistentConversation(fx.engine!.server.requests);
 
-    const questions = await db.store.questions.forRun(run.id);
+    const questions = await fx.db.store.questions.forRun(run.id);
     expect(questions).toHaveLength(1);
     expect(questions[0]).toMatchObject({ source: 'bank', trigger: 'stopped', author: 'bank' });
     expect(questions[0]!.deliveredAt).not.toBeNull();
     expect(questions[0]!.bankId).toBeTruthy();
 
-    const calls = await db.store.transcript.toolCalls(run.id);
+    const calls = await fx.db.store.transcript.toolCalls(run.id);
     expect(calls.map((c) => [c.name, c.isError])).toEqual([
       ['str_replace_based_edit_tool', false],
       ['bash', false],
     ]);
-    const steps = await db.store.transcript.steps(run.id);
+    const steps = await fx.db.store.transcript.steps(run.id);
     // Four model steps; the 429 and the 529 were retried within the third and are listed in it.
     expect(steps).toHaveLength(4);
     expect(steps.every((s) => s.response && !s.error)).toBe(true);
@@ -77,19 +59,19 @@ describe('agent engine', () => {
     expect(done!.costUsd).toBeCloseTo(steps.reduce((s, x) => s + x.costUsd, 0), 10);
     expect(done!.costUsd).toBeGreaterThan(0);
 
-    const workspace = path.join(tmp.dir, 'workspaces', run.id);
+    const workspace = path.join(fx.dataDir, 'workspaces', run.id);
     expect(await readFile(path.join(workspace, 'NOTES.md'), 'utf8')).toBe('idea: fewer passes\n');
-    await waitFor('the final summary', async () => h!.events.some((e) => e.event === 'runFinished'), Boolean);
-    const order = h.events.map((e) => e.event).filter((e) => e !== 'stepFinished' && e !== 'toolStarted');
+    await waitFor('the final summary', async () => fx.engine!.events.some((e) => e.event === 'runFinished'), Boolean);
+    const order = fx.engine!.events.map((e) => e.event).filter((e) => e !== 'stepFinished' && e !== 'toolStarted');
     expect(order).toEqual(['statusChanged', 'statusChanged', 'decisionPoint', 'questionAsked', 'statusChanged', 'statusChanged', 'runFinished']);
-    const final = h.events.at(-1)!.data as unknown as { summary: { endReason: string; questions: { bank: number } } };
+    const final = fx.engine!.events.at(-1)!.data as unknown as { summary: { endReason: string; questions: { bank: number } } };
     expect(final.summary).toMatchObject({ endReason: 'budget_steps', questions: { bank: 1, human: 0 } });
   });
 
   it('runs gpu_bash against a snapshot of the workspace on the evaluation host; nothing comes back', async () => {
-    h = await startEngine({
-      store: db.store,
-      dataDir: tmp.dir,
+    fx.engine = await startEngine({
+      store: fx.db.store,
+      dataDir: fx.dataDir,
       server: {
         script: [
           reply(toolUse('gpu_bash', { command: 'head -c 60 kernel.cpp; echo; touch made-on-host.txt; ls', timeout_seconds: 30 })),
@@ -111,8 +93,8 @@ describe('agent engine', () => {
         ],
       },
     });
-    const run = await h.engine.startRun({ task: 'cpu_softmax', owner: 'tester', origin: 'api', autonomous: true, budgets: { steps: 4 } });
-    await waitFor('the run to finish', finished(run.id), (r) => r?.status === 'finished');
-    expect(h.server.requests).toHaveLength(4);
+    const run = await fx.engine!.engine.startRun({ task: 'cpu_softmax', owner: 'tester', origin: 'api', autonomous: true, budgets: { steps: 4 } });
+    await waitFor('the run to finish', fx.runOf(run.id), (r) => r?.status === 'finished');
+    expect(fx.engine!.server.requests).toHaveLength(4);
   });
 });

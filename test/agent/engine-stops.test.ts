@@ -1,34 +1,16 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, createTempDir, type TestDatabase } from '../support/db.js';
+import { describe, expect, it } from 'vitest';
 import { endTurn, reply, spendLimit, text, toolResultTexts, toolUse, userTexts } from '../support/anthropic/script.js';
-import { expectConsistentConversation, startEngine, waitFor, type EngineHarness } from './helpers.js';
+import { expectConsistentConversation, startEngine, useEngineFixture, waitFor } from './helpers.js';
 
 // Every stop reason, the spend limit, compaction under a small context budget, pause and resume.
-let db: TestDatabase;
-let tmp: { dir: string; remove(): Promise<void> };
-let h: EngineHarness | undefined;
+const fx = useEngineFixture('pglite', 'ks-stops-');
 
-beforeAll(async () => {
-  db = await createTestDatabase('pglite');
-  tmp = await createTempDir('ks-stops-');
-});
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-  await db.reset();
-});
-afterAll(async () => {
-  await db.dispose();
-  await tmp.remove();
-});
-
-const runOf = (id: string) => () => db.store.runs.get(id);
 
 describe('stop reasons', () => {
   it('recovers from max_tokens (dropping a cut-off tool call), continues pause_turn, and raises the allowance once', async () => {
-    h = await startEngine({
-      store: db.store,
-      dataDir: tmp.dir,
+    fx.engine = await startEngine({
+      store: fx.db.store,
+      dataDir: fx.dataDir,
       env: { KERNELSEEK_MAX_OUTPUT_TOKENS: '1000' },
       server: {
         script: [
@@ -50,44 +32,44 @@ describe('stop reasons', () => {
         ],
       },
     });
-    const run = await h.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api', autonomous: true, budgets: { steps: 4 } });
-    const done = await waitFor('the end', runOf(run.id), (r) => r?.status === 'finished');
+    const run = await fx.engine!.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api', autonomous: true, budgets: { steps: 4 } });
+    const done = await waitFor('the end', fx.runOf(run.id), (r) => r?.status === 'finished');
     expect(done!.endReason).toBe('budget_steps');
-    expect(h.server.requests).toHaveLength(4);
-    expectConsistentConversation(h.server.requests);
+    expect(fx.engine!.server.requests).toHaveLength(4);
+    expectConsistentConversation(fx.engine!.server.requests);
   });
 
   it('stops the run with the reason when the model refuses', async () => {
-    h = await startEngine({
-      store: db.store,
-      dataDir: tmp.dir,
+    fx.engine = await startEngine({
+      store: fx.db.store,
+      dataDir: fx.dataDir,
       server: { script: [{ content: [], stopReason: 'refusal', stopDetails: { type: 'refusal', category: 'cyber', explanation: 'This looks like exploit development.' } }] },
     });
-    const run = await h.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api' });
-    const done = await waitFor('the end', runOf(run.id), (r) => r?.status === 'stopped');
+    const run = await fx.engine!.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api' });
+    const done = await waitFor('the end', fx.runOf(run.id), (r) => r?.status === 'stopped');
     expect(done).toMatchObject({ endReason: 'model_refusal', error: 'The model refused to continue: This looks like exploit development.' });
-    await waitFor('the error event', async () => h!.events.some((e) => e.event === 'error'), Boolean);
-    expect(h.events.find((e) => e.event === 'error')!.data).toMatchObject({ fatal: true, message: expect.stringContaining('exploit development') });
+    await waitFor('the error event', async () => fx.engine!.events.some((e) => e.event === 'error'), Boolean);
+    expect(fx.engine!.events.find((e) => e.event === 'error')!.data).toMatchObject({ fatal: true, message: expect.stringContaining('exploit development') });
   });
 
   it('fails the run with a clear message on a spend limit, without retrying', async () => {
-    h = await startEngine({ store: db.store, dataDir: tmp.dir, server: { script: [spendLimit()] } });
-    const run = await h.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api' });
-    const done = await waitFor('the end', runOf(run.id), (r) => r?.status === 'failed');
+    fx.engine = await startEngine({ store: fx.db.store, dataDir: fx.dataDir, server: { script: [spendLimit()] } });
+    const run = await fx.engine!.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api' });
+    const done = await waitFor('the end', fx.runOf(run.id), (r) => r?.status === 'failed');
     expect(done!.endReason).toBe('spend_limit');
     expect(done!.error).toMatch(/spend or billing limit was reached/);
-    expect(h.server.requests).toHaveLength(1);
-    await waitFor('the final summary', async () => h!.events.some((e) => e.event === 'runFinished'), Boolean);
-    const summary = h.events.find((e) => e.event === 'runFinished')!.data as unknown as { summary: { status: string; error: string } };
+    expect(fx.engine!.server.requests).toHaveLength(1);
+    await waitFor('the final summary', async () => fx.engine!.events.some((e) => e.event === 'runFinished'), Boolean);
+    const summary = fx.engine!.events.find((e) => e.event === 'runFinished')!.data as unknown as { summary: { status: string; error: string } };
     expect(summary.summary).toMatchObject({ status: 'failed', error: expect.stringMatching(/spend/) });
   });
 
   it('compacts old tool results when a request would exceed the context budget, and retries after the window is exceeded', async () => {
     const budget = 6000;
     let step = 0;
-    h = await startEngine({
-      store: db.store,
-      dataDir: tmp.dir,
+    fx.engine = await startEngine({
+      store: fx.db.store,
+      dataDir: fx.dataDir,
       env: { KERNELSEEK_CONTEXT_BUDGET: String(budget) },
       server: {
         fallback: () => {
@@ -97,18 +79,18 @@ describe('stop reasons', () => {
         },
       },
     });
-    const run = await h.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api', budgets: { steps: 14 } });
-    await waitFor('the end', runOf(run.id), (r) => r?.status === 'finished', 60_000);
-    const sizes = h.server.requests.map((r) => Math.ceil(JSON.stringify({ system: r.body.system, tools: r.body.tools, messages: r.body.messages }).length / 3.5));
+    const run = await fx.engine!.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api', budgets: { steps: 14 } });
+    await waitFor('the end', fx.runOf(run.id), (r) => r?.status === 'finished', 60_000);
+    const sizes = fx.engine!.server.requests.map((r) => Math.ceil(JSON.stringify({ system: r.body.system, tools: r.body.tools, messages: r.body.messages }).length / 3.5));
     expect(Math.max(...sizes)).toBeLessThanOrEqual(budget);
-    const state = (await db.store.runs.get(run.id))!.state as { compaction: { throughSeq: number; note: string } | null };
+    const state = (await fx.db.store.runs.get(run.id))!.state as { compaction: { throughSeq: number; note: string } | null };
     expect(state.compaction?.throughSeq).toBeGreaterThan(1);
-    const last = JSON.stringify(h.server.requests.at(-1)!.body.messages);
+    const last = JSON.stringify(fx.engine!.server.requests.at(-1)!.body.messages);
     expect(last).toContain('compacted to save context');
     expect(last).toContain('Evaluation history:');
     expect(last).toContain('Task: cpu_softmax');
     // The step cut short by the window was dropped and asked again after compacting harder.
-    const steps = await db.store.transcript.steps(run.id);
+    const steps = await fx.db.store.transcript.steps(run.id);
     expect(steps.find((s) => s.stopReason === 'model_context_window_exceeded')).toBeTruthy();
   });
 });
@@ -117,9 +99,9 @@ describe('pause and resume', () => {
   it('pauses at the next step boundary, holds no turn, and resumes where it stopped', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    h = await startEngine({
-      store: db.store,
-      dataDir: tmp.dir,
+    fx.engine = await startEngine({
+      store: fx.db.store,
+      dataDir: fx.dataDir,
       server: {
         script: [
           async () => {
@@ -130,18 +112,18 @@ describe('pause and resume', () => {
         ],
       },
     });
-    const run = await h.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api', autonomous: true, budgets: { steps: 2 } });
-    await waitFor('the first call', async () => h!.server.requests.length, (n) => n === 1);
-    await h.engine.pauseRun(run.id);
+    const run = await fx.engine!.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api', autonomous: true, budgets: { steps: 2 } });
+    await waitFor('the first call', async () => fx.engine!.server.requests.length, (n) => n === 1);
+    await fx.engine!.engine.pauseRun(run.id);
     release();
-    await h.scheduler.idle(run.id);
-    const paused = await db.store.runs.get(run.id);
+    await fx.engine!.scheduler.idle(run.id);
+    const paused = await fx.db.store.runs.get(run.id);
     expect(paused!.status).toBe('paused');
-    expect(h.server.requests).toHaveLength(1);
-    expect(h.scheduler.delayed()).toEqual([]);
-    await h.engine.resumeRun(run.id);
-    const done = await waitFor('the end', runOf(run.id), (r) => r?.status === 'finished');
+    expect(fx.engine!.server.requests).toHaveLength(1);
+    expect(fx.engine!.scheduler.delayed()).toEqual([]);
+    await fx.engine!.engine.resumeRun(run.id);
+    const done = await waitFor('the end', fx.runOf(run.id), (r) => r?.status === 'finished');
     expect(done!.endReason).toBe('budget_steps');
-    expectConsistentConversation(h.server.requests);
+    expectConsistentConversation(fx.engine!.server.requests);
   });
 });

@@ -1,36 +1,16 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { BACKENDS, createTestDatabase, type TestDatabase } from '../support/db.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { BACKENDS, useTestDatabase } from '../support/db.js';
+import { newRunInput } from '../support/factories.js';
 import type { NewRun, Store } from '../../src/db/index.js';
 
-function newRun(overrides: Partial<NewRun> = {}): NewRun {
-  return {
-    task: 'cpu_softmax',
-    owner: 'U0TEST',
-    origin: 'terminal',
-    model: 'claude-test',
-    target: 1.0,
-    questionTimeoutSeconds: 60,
-    budgetEvals: 20,
-    budgetSteps: 100,
-    budgetUsd: 5,
-    budgetSeconds: 3600,
-    ...overrides,
-  };
-}
+const newRun = (overrides: Partial<NewRun> = {}) => newRunInput({ budgetEvals: 20, ...overrides });
 
 // The same assertions run against PostgreSQL and the embedded PGlite.
 describe.each(BACKENDS)('run store on %s', (backend) => {
-  let t: TestDatabase;
+  const t = useTestDatabase(backend);
   let store: Store;
-  beforeAll(async () => {
-    t = await createTestDatabase(backend);
+  beforeEach(() => {
     store = t.store;
-  });
-  beforeEach(async () => {
-    await t.reset();
-  });
-  afterAll(async () => {
-    await t?.dispose();
   });
 
   it('creates runs with typeable ids and finds them by Slack thread', async () => {

@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { attributeGains, attributeQuestion, collectAskSummary, collectBankStats, pickBankQuestion } from '../../src/questions/index.js';
 import type { Store } from '../../src/db/index.js';
-import { BACKENDS, createTestDatabase, type TestDatabase } from '../support/db.js';
+import { BACKENDS, useTestDatabase } from '../support/db.js';
+import { newRunInput } from '../support/factories.js';
 import { entry, ev } from './fixtures.js';
 
 describe('attributeQuestion over a fixed history', () => {
@@ -39,24 +40,14 @@ describe('attributeQuestion over a fixed history', () => {
 });
 
 describe.each(BACKENDS)('attributeGains on %s', (backend) => {
-  let t: TestDatabase;
+  const t = useTestDatabase(backend);
   let store: Store;
-  beforeAll(async () => {
-    t = await createTestDatabase(backend);
+  beforeEach(() => {
     store = t.store;
-  });
-  beforeEach(async () => {
-    await t.reset();
-  });
-  afterAll(async () => {
-    await t?.dispose();
   });
 
   async function createRun(): Promise<string> {
-    const run = await store.runs.create({
-      task: 'fixture', owner: 'U1', origin: 'terminal', model: 'm', target: 1.5,
-      questionTimeoutSeconds: 60, budgetEvals: 50, budgetSteps: 100, budgetUsd: 5, budgetSeconds: 3600,
-    });
+    const run = await store.runs.create(newRunInput({ task: 'fixture', owner: 'U1', origin: 'terminal', model: 'm', target: 1.5 }));
     await store.runs.transition(run.id, 'running');
     return run.id;
   }

@@ -6,6 +6,7 @@ import type { Store } from '../../src/db/index.js';
 import { lintBank, loadBank } from '../../src/questions/index.js';
 import { runKernelseek } from '../support/cli.js';
 import { createTempDir, createTestDatabase, type TestDatabase } from '../support/db.js';
+import { newRunInput } from '../support/factories.js';
 import { makeBankDir, TEST_TERMS } from './fixtures.js';
 
 const SHIPPED = path.join(REPO_ROOT, 'questions');
@@ -75,10 +76,7 @@ describe('kernelseek bank, promote and export (PostgreSQL)', () => {
   });
 
   async function runWithQuestions() {
-    const run = await store.runs.create({
-      task: 'fixture', owner: 'U1', origin: 'slack', model: 'm', target: 1.5,
-      questionTimeoutSeconds: 60, budgetEvals: 50, budgetSteps: 100, budgetUsd: 5, budgetSeconds: 3600,
-    });
+    const run = await store.runs.create(newRunInput({ task: 'fixture', owner: 'U1', origin: 'slack', model: 'm', target: 1.5 }));
     await store.runs.transition(run.id, 'running');
     const outcomes = [1.0, 1.1, 1.21, 1.3];
     for (const [i, speedup] of outcomes.entries()) {

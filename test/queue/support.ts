@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -130,6 +131,36 @@ export function startWorker(kind: 'cli' | string, env: Record<string, string>, a
 }
 
 /** Counts the lines of a worker's pino log with this message for this job. */
+/** A pattern for a worker's log line with this message about this job (fields in any order). */
+export function logLine(msg: string, jobId: string): RegExp {
+  const m = `"msg":"${msg}"`;
+  const j = `"jobId":"${jobId}"`;
+  return new RegExp(`${m}.*${j}|${j}.*${m}`);
+}
+
+/**
+ * Waits until one of `workers` has logged `msg` about `jobId`. A job's result can reach the producer
+ * a moment before the worker's own log line reaches the test through its pipe.
+ */
+export async function waitForLogLine(workers: WorkerProcess[], msg: string, jobId: string, timeoutMs = 10_000): Promise<void> {
+  const pattern = logLine(msg, jobId);
+  await Promise.any(workers.map((w) => w.waitFor(pattern, timeoutMs)));
+}
+
 export function countLogLines(output: string, msg: string, jobId: string): number {
   return output.split('\n').filter((l) => l.includes(`"msg":"${msg}"`) && l.includes(`"jobId":"${jobId}"`)).length;
+}
+
+/**
+ * The shipped baseline made slow on purpose (a busy wait of 5 ms per call): an evaluation that lasts
+ * long enough for a test to crash or stop its worker in the middle of it.
+ */
+export async function slowBaseline(): Promise<string> {
+  const baseline = await readFile(BASELINE, 'utf8');
+  const entry = 'extern "C" int softmax_rows(const float* x, float* y, int64_t rows, int64_t cols) {\n';
+  if (!baseline.includes(entry)) throw new Error(`the cpu_softmax baseline no longer declares ${entry.trim()}`);
+  return `#include <chrono>\n${baseline.replace(
+    entry,
+    `${entry}  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(5);\n  while (std::chrono::steady_clock::now() < until) {\n  }\n`,
+  )}`;
 }

@@ -1,11 +1,9 @@
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { QueueEvents } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBullmqDispatcher } from '../../src/queue/bullmq-dispatcher.js';
 import { redisOptionsFromUrl } from '../../src/queue/connection.js';
 import { createTempDir } from '../support/db.js';
-import { alive, countLogLines, FIXTURES, newPrefix, REDIS_URL, removePrefix, startWorker, workerEnv, type WorkerProcess } from './support.js';
+import { alive, countLogLines, newPrefix, slowBaseline, waitForLogLine, REDIS_URL, removePrefix, startWorker, workerEnv, type WorkerProcess } from './support.js';
 
 // Two scenarios of a deliberately slow (but correct) kernel: long enough to be interrupted.
 const SLOW_SCENARIOS = 'r64-c128,r7-c33';
@@ -30,7 +28,7 @@ describe('workers that die or stop in the middle of an evaluation', () => {
   beforeAll(async () => {
     tmp = await createTempDir('ks-recovery-');
     env = workerEnv(prefix, tmp.dir);
-    slow = await readFile(path.join(FIXTURES, 'slow.cpp'), 'utf8');
+    slow = await slowBaseline();
     dispatcher = createBullmqDispatcher({ connection: redisOptionsFromUrl(REDIS_URL), prefix });
     events = new QueueEvents('eval-cpu', { connection: redisOptionsFromUrl(REDIS_URL), prefix });
     events.on('completed', ({ jobId }) => completed.push(jobId));
@@ -67,6 +65,7 @@ describe('workers that die or stop in the middle of an evaluation', () => {
     expect(outcome.result.correct).toBe(true);
     expect(outcome.result.scenarios.map((s) => s.id).sort()).toEqual(['r64-c128', 'r7-c33']);
 
+    await waitForLogLine([rescuer], 'evaluation finished', jobId);
     const out = rescuer.output();
     expect(countLogLines(out, 'evaluation started', jobId)).toBe(1);
     expect(countLogLines(out, 'evaluation finished', jobId)).toBe(1);
@@ -107,6 +106,7 @@ describe('workers that die or stop in the middle of an evaluation', () => {
     expect(outcome.status).toBe('ok');
     // Any live worker may take the handed-back job (an earlier test's worker can be faster than
     // `next` on a loaded machine); what matters is that exactly one finishes it, and not the one stopped.
+    await waitForLogLine(workers.filter((w) => w !== stopping), 'evaluation finished', jobId);
     const finishedBy = workers.filter((w) => countLogLines(w.output(), 'evaluation finished', jobId) > 0);
     expect(finishedBy).toHaveLength(1);
     expect(countLogLines(finishedBy[0]!.output(), 'evaluation finished', jobId)).toBe(1);

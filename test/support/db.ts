@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { createStore, openDatabase, type DatabaseHandle, type Store } from '../../src/db/index.js';
 
 /** The Postgres server tests use (a database is created per test and dropped afterwards). */
@@ -89,5 +90,30 @@ export async function createTestDatabase(backend: Backend): Promise<TestDatabase
     store: createStore(handle.db),
     reset: resetter(handle),
     dispose: () => handle.close(),
+  };
+}
+
+/**
+ * One migrated database of `backend` for the tests of a describe block (created before the first,
+ * emptied before each, dropped after the last). Read `.store` / `.db` inside tests only.
+ */
+export function useTestDatabase(backend: Backend) {
+  let t: TestDatabase | undefined;
+  beforeAll(async () => {
+    t = await createTestDatabase(backend);
+  });
+  beforeEach(async () => {
+    await t!.reset();
+  });
+  afterAll(async () => {
+    await t?.dispose();
+  });
+  return {
+    get db(): TestDatabase {
+      return t!;
+    },
+    get store(): Store {
+      return t!.store;
+    },
   };
 }

@@ -67,6 +67,23 @@ const countsForBest = and(
 const numberOr0 = (v: unknown) => (v == null ? 0 : Number(v));
 
 /** The reads behind the daily digest (src/digest/compute.ts). Every window is `[from, to)`. */
+/** What a digest reads of an evaluation: what a best needs, never the source or the full result. */
+const EVALUATION_COLUMNS = {
+  id: evaluations.id,
+  runId: evaluations.runId,
+  seq: evaluations.seq,
+  task: evaluations.task,
+  arch: evaluations.arch,
+  status: evaluations.status,
+  correct: evaluations.correct,
+  scenarios: evaluations.scenarios,
+  speedupVsBaseline: evaluations.speedupVsBaseline,
+  speedupVsBestPeer: evaluations.speedupVsBestPeer,
+  bestPeer: sql<string | null>`${evaluations.result} -> 'summary' ->> 'best_peer'`,
+  harnessSeconds: evaluations.harnessSeconds,
+  finishedAt: evaluations.finishedAt,
+};
+
 export function createDigestFiguresRepository(db: Database) {
   return {
     /** Runs alive at some moment of the window: created before its end, not ended before its start. */
@@ -93,21 +110,7 @@ export function createDigestFiguresRepository(db: Database) {
 
     async evaluationsFinished(from: Date, to: Date): Promise<DigestEvaluationRow[]> {
       const rows = await db
-        .select({
-          id: evaluations.id,
-          runId: evaluations.runId,
-          seq: evaluations.seq,
-          task: evaluations.task,
-          arch: evaluations.arch,
-          status: evaluations.status,
-          correct: evaluations.correct,
-          scenarios: evaluations.scenarios,
-          speedupVsBaseline: evaluations.speedupVsBaseline,
-          speedupVsBestPeer: evaluations.speedupVsBestPeer,
-          bestPeer: sql<string | null>`${evaluations.result} -> 'summary' ->> 'best_peer'`,
-          harnessSeconds: evaluations.harnessSeconds,
-          finishedAt: evaluations.finishedAt,
-        })
+        .select(EVALUATION_COLUMNS)
         .from(evaluations)
         .where(and(isNotNull(evaluations.finishedAt), gte(evaluations.finishedAt, from), lt(evaluations.finishedAt, to)))
         .orderBy(asc(evaluations.finishedAt), asc(evaluations.id));
@@ -191,21 +194,7 @@ export function createDigestFiguresRepository(db: Database) {
     async runEvaluations(runIds: string[]): Promise<DigestEvaluationRow[]> {
       if (runIds.length === 0) return [];
       const rows = await db
-        .select({
-          id: evaluations.id,
-          runId: evaluations.runId,
-          seq: evaluations.seq,
-          task: evaluations.task,
-          arch: evaluations.arch,
-          status: evaluations.status,
-          correct: evaluations.correct,
-          scenarios: evaluations.scenarios,
-          speedupVsBaseline: evaluations.speedupVsBaseline,
-          speedupVsBestPeer: evaluations.speedupVsBestPeer,
-          bestPeer: sql<string | null>`${evaluations.result} -> 'summary' ->> 'best_peer'`,
-          harnessSeconds: evaluations.harnessSeconds,
-          finishedAt: evaluations.finishedAt,
-        })
+        .select(EVALUATION_COLUMNS)
         .from(evaluations)
         .where(and(inArray(evaluations.runId, runIds), isNotNull(evaluations.finishedAt)))
         .orderBy(asc(evaluations.runId), asc(evaluations.seq));
