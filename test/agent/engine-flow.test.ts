@@ -2,16 +2,17 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { endTurn, overloaded, rateLimited, reply, text, toolResultTexts, toolUse, userTexts } from '../support/anthropic/script.js';
-import { expectConsistentConversation, startEngine, useEngineFixture, waitFor } from './helpers.js';
+import { useServiceFixture } from '../support/fixture.js';
+import { expectConsistentConversation, startEngine, waitFor, type EngineHarness } from './helpers.js';
 
 // The engine without the harness: file tools, bash, decision points that end a turn, questions,
 // budgets and stop reasons, on the embedded database.
-const fx = useEngineFixture('pglite', 'ks-engine-');
+const fx = useServiceFixture<EngineHarness>('pglite', 'ks-engine-');
 
 
 describe('agent engine', () => {
   it('runs tools in the workspace, asks the bank at a stop in autonomous mode, and ends on its step budget', async () => {
-    fx.engine = await startEngine({
+    fx.service = await startEngine({
       store: fx.db.store,
       dataDir: fx.dataDir,
       server: {
@@ -34,11 +35,11 @@ describe('agent engine', () => {
         ],
       },
     });
-    const run = await fx.engine!.engine.startRun({ task: 'cpu_softmax', owner: 'tester', origin: 'api', autonomous: true, budgets: { steps: 4 } });
+    const run = await fx.service!.engine.startRun({ task: 'cpu_softmax', owner: 'tester', origin: 'api', autonomous: true, budgets: { steps: 4 } });
     const done = await waitFor('the run to finish', fx.runOf(run.id), (r) => r?.status === 'finished');
     expect(done).toMatchObject({ endReason: 'budget_steps', stepsUsed: 4 });
-    expect(fx.engine!.server.requests).toHaveLength(6);
-    expectConsistentConversation(fx.engine!.server.requests);
+    expect(fx.service!.server.requests).toHaveLength(6);
+    expectConsistentConversation(fx.service!.server.requests);
 
     const questions = await fx.db.store.questions.forRun(run.id);
     expect(questions).toHaveLength(1);
@@ -61,15 +62,15 @@ describe('agent engine', () => {
 
     const workspace = path.join(fx.dataDir, 'workspaces', run.id);
     expect(await readFile(path.join(workspace, 'NOTES.md'), 'utf8')).toBe('idea: fewer passes\n');
-    await waitFor('the final summary', async () => fx.engine!.events.some((e) => e.event === 'runFinished'), Boolean);
-    const order = fx.engine!.events.map((e) => e.event).filter((e) => e !== 'stepFinished' && e !== 'toolStarted');
+    await waitFor('the final summary', async () => fx.service!.events.some((e) => e.event === 'runFinished'), Boolean);
+    const order = fx.service!.events.map((e) => e.event).filter((e) => e !== 'stepFinished' && e !== 'toolStarted');
     expect(order).toEqual(['statusChanged', 'statusChanged', 'decisionPoint', 'questionAsked', 'statusChanged', 'statusChanged', 'runFinished']);
-    const final = fx.engine!.events.at(-1)!.data as unknown as { summary: { endReason: string; questions: { bank: number } } };
+    const final = fx.service!.events.at(-1)!.data as unknown as { summary: { endReason: string; questions: { bank: number } } };
     expect(final.summary).toMatchObject({ endReason: 'budget_steps', questions: { bank: 1, human: 0 } });
   });
 
   it('runs gpu_bash against a snapshot of the workspace on the evaluation host; nothing comes back', async () => {
-    fx.engine = await startEngine({
+    fx.service = await startEngine({
       store: fx.db.store,
       dataDir: fx.dataDir,
       server: {
@@ -93,8 +94,8 @@ describe('agent engine', () => {
         ],
       },
     });
-    const run = await fx.engine!.engine.startRun({ task: 'cpu_softmax', owner: 'tester', origin: 'api', autonomous: true, budgets: { steps: 4 } });
+    const run = await fx.service!.engine.startRun({ task: 'cpu_softmax', owner: 'tester', origin: 'api', autonomous: true, budgets: { steps: 4 } });
     await waitFor('the run to finish', fx.runOf(run.id), (r) => r?.status === 'finished');
-    expect(fx.engine!.server.requests).toHaveLength(4);
+    expect(fx.service!.server.requests).toHaveLength(4);
   });
 });

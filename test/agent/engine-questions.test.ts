@@ -2,19 +2,20 @@ import { describe, expect, it } from 'vitest';
 import { UserInputError } from '../../src/core/errors.js';
 import { endTurn, reply, toolUse, userTexts } from '../support/anthropic/script.js';
 import type { RecordedRequest } from '../support/anthropic/server.js';
-import { expectConsistentConversation, startEngine, useEngineFixture, waitFor } from './helpers.js';
+import { useServiceFixture } from '../support/fixture.js';
+import { expectConsistentConversation, startEngine, waitFor, type EngineHarness } from './helpers.js';
 
 // Questions: a person's first at a decision point, the bank on timeout or on request, replies at
 // other times delivered at the next turn boundary in order and exactly once. Run on PostgreSQL,
 // where concurrent workers and the transaction that delivers questions matter.
-const fx = useEngineFixture('postgres', 'ks-questions-');
+const fx = useServiceFixture<EngineHarness>('postgres', 'ks-questions-');
 
 const questionTexts = (req: RecordedRequest) => userTexts(req).filter((t) => t.startsWith('Question'));
 
 describe('questions', () => {
   it('at a decision point takes a person\'s question before the timeout, and the bank\'s after it', async () => {
     const waits: number[] = [];
-    fx.engine = await startEngine({
+    fx.service = await startEngine({
       store: fx.db.store,
       dataDir: fx.dataDir,
       server: {
@@ -33,13 +34,13 @@ describe('questions', () => {
         ],
       },
     });
-    const run = await fx.engine!.engine.startRun({ task: 'cpu_softmax', owner: 'alice', origin: 'api', questionTimeoutSeconds: 30, budgets: { steps: 3 } });
+    const run = await fx.service!.engine.startRun({ task: 'cpu_softmax', owner: 'alice', origin: 'api', questionTimeoutSeconds: 30, budgets: { steps: 3 } });
     await waitFor('the first decision point', fx.runOf(run.id), (r) => r?.status === 'waiting');
-    expect((await fx.engine!.engine.getStatus(run.id)).waitingFor).toMatchObject({ trigger: 'stopped' });
-    const submitted = await fx.engine!.engine.submitQuestion(run.id, { text: 'What would change if the rows were much longer?', author: 'alice', idempotencyKey: 'slack:1.001' });
+    expect((await fx.service!.engine.getStatus(run.id)).waitingFor).toMatchObject({ trigger: 'stopped' });
+    const submitted = await fx.service!.engine.submitQuestion(run.id, { text: 'What would change if the rows were much longer?', author: 'alice', idempotencyKey: 'slack:1.001' });
     expect(submitted).toMatchObject({ created: true, delivery: 'answers_decision' });
     // A redelivered event with the same key changes nothing.
-    expect((await fx.engine!.engine.submitQuestion(run.id, { text: 'What would change if the rows were much longer?', author: 'alice', idempotencyKey: 'slack:1.001' })).created).toBe(false);
+    expect((await fx.service!.engine.submitQuestion(run.id, { text: 'What would change if the rows were much longer?', author: 'alice', idempotencyKey: 'slack:1.001' })).created).toBe(false);
 
     // The second decision point: nobody answers; the timeout is shortened through the store so the
     // test does not wait 30 s (the deadline is data, as it is for a worker that restarts).
@@ -48,8 +49,8 @@ describe('questions', () => {
     const decisionAt = Date.parse((waiting!.state as { decision: { at: string } }).decision.at);
     await fx.db.store.agentRuns.patchState(run.id, { decision: { ...(waiting!.state as { decision: object }).decision, deadline: new Date(Date.now() + 1500).toISOString() } });
     // Wake the waiting turn: it sees the new deadline and schedules itself for it.
-    const [delayed] = await waitFor('the turn to wait on its deadline', async () => fx.engine!.scheduler.delayed(), (jobs) => jobs.length === 1);
-    await fx.engine!.scheduler.wake(delayed!);
+    const [delayed] = await waitFor('the turn to wait on its deadline', async () => fx.service!.scheduler.delayed(), (jobs) => jobs.length === 1);
+    await fx.service!.scheduler.wake(delayed!);
     const done = await waitFor('the run to end', fx.runOf(run.id), (r) => r?.status === 'finished', 30_000);
     expect(done!.endReason).toBe('budget_steps');
     expect(waits[0]! - decisionAt).toBeGreaterThanOrEqual(1400);
@@ -60,15 +61,15 @@ describe('questions', () => {
       ['bank', 'stopped', 'bank'],
     ]);
     expect(questions.every((q) => q.deliveredAt !== null && q.evalSeqAtAsk === 0)).toBe(true);
-    expectConsistentConversation(fx.engine!.server.requests);
-    const asked = fx.engine!.events.filter((e) => e.event === 'questionAsked').map((e) => (e.data as unknown as { question: { source: string } }).question.source);
+    expectConsistentConversation(fx.service!.server.requests);
+    const asked = fx.service!.events.filter((e) => e.event === 'questionAsked').map((e) => (e.data as unknown as { question: { source: string } }).question.source);
     expect(asked).toEqual(['human', 'bank']);
   });
 
   it('delivers replies that arrive between decision points at the next turn boundary, in order, exactly once', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    fx.engine = await startEngine({
+    fx.service = await startEngine({
       store: fx.db.store,
       dataDir: fx.dataDir,
       env: { KERNELSEEK_STEPS_PER_TURN: '1' },
@@ -89,11 +90,11 @@ describe('questions', () => {
         ],
       },
     });
-    const run = await fx.engine!.engine.startRun({ task: 'cpu_softmax', owner: 'bob', origin: 'api', budgets: { steps: 3 } });
-    await waitFor('the first model call', async () => fx.engine!.server.requests.length, (n) => n === 1);
-    expect((await fx.engine!.engine.submitQuestion(run.id, { text: 'first?', author: 'bob', idempotencyKey: 'a' })).delivery).toBe('next_turn');
-    await fx.engine!.engine.submitQuestion(run.id, { text: 'second?', author: 'carol', idempotencyKey: 'b' });
-    await fx.engine!.engine.submitQuestion(run.id, { text: 'first?', author: 'bob', idempotencyKey: 'a' });
+    const run = await fx.service!.engine.startRun({ task: 'cpu_softmax', owner: 'bob', origin: 'api', budgets: { steps: 3 } });
+    await waitFor('the first model call', async () => fx.service!.server.requests.length, (n) => n === 1);
+    expect((await fx.service!.engine.submitQuestion(run.id, { text: 'first?', author: 'bob', idempotencyKey: 'a' })).delivery).toBe('next_turn');
+    await fx.service!.engine.submitQuestion(run.id, { text: 'second?', author: 'carol', idempotencyKey: 'b' });
+    await fx.service!.engine.submitQuestion(run.id, { text: 'first?', author: 'bob', idempotencyKey: 'a' });
     release();
     await waitFor('the run to end', fx.runOf(run.id), (r) => r?.status === 'finished');
     const questions = await fx.db.store.questions.forRun(run.id);
@@ -101,37 +102,37 @@ describe('questions', () => {
       ['bob', 'first?', null],
       ['carol', 'second?', null],
     ]);
-    expect(fx.engine!.server.requests).toHaveLength(3);
-    expectConsistentConversation(fx.engine!.server.requests);
+    expect(fx.service!.server.requests).toHaveLength(3);
+    expectConsistentConversation(fx.service!.server.requests);
   });
 
   it('asks the bank at once when a person presses “Ask from the bank”, and refuses it outside decision points', async () => {
-    fx.engine = await startEngine({
+    fx.service = await startEngine({
       store: fx.db.store,
       dataDir: fx.dataDir,
       server: { script: [endTurn('Nothing left to try.'), (req) => (expect(questionTexts(req)[0]).toMatch(/question bank/), endTurn('Hmm.'))] },
     });
-    const run = await fx.engine!.engine.startRun({ task: 'cpu_softmax', owner: 'dan', origin: 'api', questionTimeoutSeconds: 3600, budgets: { steps: 2 } });
-    await expect(fx.engine!.engine.askFromBankNow(run.id)).rejects.toBeInstanceOf(UserInputError);
+    const run = await fx.service!.engine.startRun({ task: 'cpu_softmax', owner: 'dan', origin: 'api', questionTimeoutSeconds: 3600, budgets: { steps: 2 } });
+    await expect(fx.service!.engine.askFromBankNow(run.id)).rejects.toBeInstanceOf(UserInputError);
     await waitFor('the decision point', fx.runOf(run.id), (r) => r?.status === 'waiting');
-    await fx.engine!.engine.askFromBankNow(run.id);
+    await fx.service!.engine.askFromBankNow(run.id);
     await waitFor('the run to end', fx.runOf(run.id), (r) => r?.status === 'finished');
     expect((await fx.db.store.questions.forRun(run.id)).map((q) => q.source)).toEqual(['bank']);
   });
 
   it('refuses bad questions and control requests with messages people can act on', async () => {
-    fx.engine = await startEngine({ store: fx.db.store, dataDir: fx.dataDir, server: { script: [endTurn('done')] } });
-    const run = await fx.engine!.engine.startRun({ task: 'cpu_softmax', owner: 'erin', origin: 'api', questionTimeoutSeconds: 3600 });
-    await expect(fx.engine!.engine.submitQuestion(run.id, { text: '   ', author: 'erin', idempotencyKey: 'x' })).rejects.toThrow(/empty/);
-    await expect(fx.engine!.engine.submitQuestion(run.id, { text: 'x'.repeat(5000), author: 'erin', idempotencyKey: 'y' })).rejects.toThrow(/under 4000/);
-    await expect(fx.engine!.engine.submitQuestion('ks-nosuchrun', { text: 'hi?', author: 'erin', idempotencyKey: 'z' })).rejects.toThrow(/no run/);
-    await expect(fx.engine!.engine.addBudget(run.id, { evals: -3 })).rejects.toThrow(/only grow/);
-    await expect(fx.engine!.engine.startRun({ task: 'no_such_task', owner: 'erin', origin: 'api' })).rejects.toThrow(/Unknown task 'no_such_task'. Available tasks: cpu_softmax/);
-    expect((await fx.engine!.engine.addBudget(run.id, { evals: 10 })).evaluations.budget).toBe(60);
+    fx.service = await startEngine({ store: fx.db.store, dataDir: fx.dataDir, server: { script: [endTurn('done')] } });
+    const run = await fx.service!.engine.startRun({ task: 'cpu_softmax', owner: 'erin', origin: 'api', questionTimeoutSeconds: 3600 });
+    await expect(fx.service!.engine.submitQuestion(run.id, { text: '   ', author: 'erin', idempotencyKey: 'x' })).rejects.toThrow(/empty/);
+    await expect(fx.service!.engine.submitQuestion(run.id, { text: 'x'.repeat(5000), author: 'erin', idempotencyKey: 'y' })).rejects.toThrow(/under 4000/);
+    await expect(fx.service!.engine.submitQuestion('ks-nosuchrun', { text: 'hi?', author: 'erin', idempotencyKey: 'z' })).rejects.toThrow(/no run/);
+    await expect(fx.service!.engine.addBudget(run.id, { evals: -3 })).rejects.toThrow(/only grow/);
+    await expect(fx.service!.engine.startRun({ task: 'no_such_task', owner: 'erin', origin: 'api' })).rejects.toThrow(/Unknown task 'no_such_task'. Available tasks: cpu_softmax/);
+    expect((await fx.service!.engine.addBudget(run.id, { evals: 10 })).evaluations.budget).toBe(60);
     await waitFor('waiting', fx.runOf(run.id), (r) => r?.status === 'waiting');
-    const stopped = await fx.engine!.engine.stopRun(run.id, { by: 'erin' });
+    const stopped = await fx.service!.engine.stopRun(run.id, { by: 'erin' });
     expect(stopped).toMatchObject({ status: 'stopped', endReason: 'stopped_by_user' });
-    await expect(fx.engine!.engine.submitQuestion(run.id, { text: 'still there?', author: 'erin', idempotencyKey: 'w' })).rejects.toThrow(/already been stopped/);
-    expect(fx.engine!.events.filter((e) => e.event === 'runFinished')).toHaveLength(1);
+    await expect(fx.service!.engine.submitQuestion(run.id, { text: 'still there?', author: 'erin', idempotencyKey: 'w' })).rejects.toThrow(/already been stopped/);
+    expect(fx.service!.events.filter((e) => e.event === 'runFinished')).toHaveLength(1);
   });
 });

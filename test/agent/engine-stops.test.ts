@@ -1,14 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { endTurn, reply, spendLimit, text, toolResultTexts, toolUse, userTexts } from '../support/anthropic/script.js';
-import { expectConsistentConversation, startEngine, useEngineFixture, waitFor } from './helpers.js';
+import { useServiceFixture } from '../support/fixture.js';
+import { expectConsistentConversation, startEngine, waitFor, type EngineHarness } from './helpers.js';
 
 // Every stop reason, the spend limit, compaction under a small context budget, pause and resume.
-const fx = useEngineFixture('pglite', 'ks-stops-');
+const fx = useServiceFixture<EngineHarness>('pglite', 'ks-stops-');
 
 
 describe('stop reasons', () => {
   it('recovers from max_tokens (dropping a cut-off tool call), continues pause_turn, and raises the allowance once', async () => {
-    fx.engine = await startEngine({
+    fx.service = await startEngine({
       store: fx.db.store,
       dataDir: fx.dataDir,
       env: { KERNELSEEK_MAX_OUTPUT_TOKENS: '1000' },
@@ -32,42 +33,42 @@ describe('stop reasons', () => {
         ],
       },
     });
-    const run = await fx.engine!.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api', autonomous: true, budgets: { steps: 4 } });
+    const run = await fx.service!.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api', autonomous: true, budgets: { steps: 4 } });
     const done = await waitFor('the end', fx.runOf(run.id), (r) => r?.status === 'finished');
     expect(done!.endReason).toBe('budget_steps');
-    expect(fx.engine!.server.requests).toHaveLength(4);
-    expectConsistentConversation(fx.engine!.server.requests);
+    expect(fx.service!.server.requests).toHaveLength(4);
+    expectConsistentConversation(fx.service!.server.requests);
   });
 
   it('stops the run with the reason when the model refuses', async () => {
-    fx.engine = await startEngine({
+    fx.service = await startEngine({
       store: fx.db.store,
       dataDir: fx.dataDir,
       server: { script: [{ content: [], stopReason: 'refusal', stopDetails: { type: 'refusal', category: 'cyber', explanation: 'This looks like exploit development.' } }] },
     });
-    const run = await fx.engine!.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api' });
+    const run = await fx.service!.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api' });
     const done = await waitFor('the end', fx.runOf(run.id), (r) => r?.status === 'stopped');
     expect(done).toMatchObject({ endReason: 'model_refusal', error: 'The model refused to continue: This looks like exploit development.' });
-    await waitFor('the error event', async () => fx.engine!.events.some((e) => e.event === 'error'), Boolean);
-    expect(fx.engine!.events.find((e) => e.event === 'error')!.data).toMatchObject({ fatal: true, message: expect.stringContaining('exploit development') });
+    await waitFor('the error event', async () => fx.service!.events.some((e) => e.event === 'error'), Boolean);
+    expect(fx.service!.events.find((e) => e.event === 'error')!.data).toMatchObject({ fatal: true, message: expect.stringContaining('exploit development') });
   });
 
   it('fails the run with a clear message on a spend limit, without retrying', async () => {
-    fx.engine = await startEngine({ store: fx.db.store, dataDir: fx.dataDir, server: { script: [spendLimit()] } });
-    const run = await fx.engine!.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api' });
+    fx.service = await startEngine({ store: fx.db.store, dataDir: fx.dataDir, server: { script: [spendLimit()] } });
+    const run = await fx.service!.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api' });
     const done = await waitFor('the end', fx.runOf(run.id), (r) => r?.status === 'failed');
     expect(done!.endReason).toBe('spend_limit');
     expect(done!.error).toMatch(/spend or billing limit was reached/);
-    expect(fx.engine!.server.requests).toHaveLength(1);
-    await waitFor('the final summary', async () => fx.engine!.events.some((e) => e.event === 'runFinished'), Boolean);
-    const summary = fx.engine!.events.find((e) => e.event === 'runFinished')!.data as unknown as { summary: { status: string; error: string } };
+    expect(fx.service!.server.requests).toHaveLength(1);
+    await waitFor('the final summary', async () => fx.service!.events.some((e) => e.event === 'runFinished'), Boolean);
+    const summary = fx.service!.events.find((e) => e.event === 'runFinished')!.data as unknown as { summary: { status: string; error: string } };
     expect(summary.summary).toMatchObject({ status: 'failed', error: expect.stringMatching(/spend/) });
   });
 
   it('compacts old tool results when a request would exceed the context budget, and retries after the window is exceeded', async () => {
     const budget = 6000;
     let step = 0;
-    fx.engine = await startEngine({
+    fx.service = await startEngine({
       store: fx.db.store,
       dataDir: fx.dataDir,
       env: { KERNELSEEK_CONTEXT_BUDGET: String(budget) },
@@ -79,13 +80,13 @@ describe('stop reasons', () => {
         },
       },
     });
-    const run = await fx.engine!.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api', budgets: { steps: 14 } });
+    const run = await fx.service!.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api', budgets: { steps: 14 } });
     await waitFor('the end', fx.runOf(run.id), (r) => r?.status === 'finished', 60_000);
-    const sizes = fx.engine!.server.requests.map((r) => Math.ceil(JSON.stringify({ system: r.body.system, tools: r.body.tools, messages: r.body.messages }).length / 3.5));
+    const sizes = fx.service!.server.requests.map((r) => Math.ceil(JSON.stringify({ system: r.body.system, tools: r.body.tools, messages: r.body.messages }).length / 3.5));
     expect(Math.max(...sizes)).toBeLessThanOrEqual(budget);
     const state = (await fx.db.store.runs.get(run.id))!.state as { compaction: { throughSeq: number; note: string } | null };
     expect(state.compaction?.throughSeq).toBeGreaterThan(1);
-    const last = JSON.stringify(fx.engine!.server.requests.at(-1)!.body.messages);
+    const last = JSON.stringify(fx.service!.server.requests.at(-1)!.body.messages);
     expect(last).toContain('compacted to save context');
     expect(last).toContain('Evaluation history:');
     expect(last).toContain('Task: cpu_softmax');
@@ -99,7 +100,7 @@ describe('pause and resume', () => {
   it('pauses at the next step boundary, holds no turn, and resumes where it stopped', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    fx.engine = await startEngine({
+    fx.service = await startEngine({
       store: fx.db.store,
       dataDir: fx.dataDir,
       server: {
@@ -112,18 +113,18 @@ describe('pause and resume', () => {
         ],
       },
     });
-    const run = await fx.engine!.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api', autonomous: true, budgets: { steps: 2 } });
-    await waitFor('the first call', async () => fx.engine!.server.requests.length, (n) => n === 1);
-    await fx.engine!.engine.pauseRun(run.id);
+    const run = await fx.service!.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api', autonomous: true, budgets: { steps: 2 } });
+    await waitFor('the first call', async () => fx.service!.server.requests.length, (n) => n === 1);
+    await fx.service!.engine.pauseRun(run.id);
     release();
-    await fx.engine!.scheduler.idle(run.id);
+    await fx.service!.scheduler.idle(run.id);
     const paused = await fx.db.store.runs.get(run.id);
     expect(paused!.status).toBe('paused');
-    expect(fx.engine!.server.requests).toHaveLength(1);
-    expect(fx.engine!.scheduler.delayed()).toEqual([]);
-    await fx.engine!.engine.resumeRun(run.id);
+    expect(fx.service!.server.requests).toHaveLength(1);
+    expect(fx.service!.scheduler.delayed()).toEqual([]);
+    await fx.service!.engine.resumeRun(run.id);
     const done = await waitFor('the end', fx.runOf(run.id), (r) => r?.status === 'finished');
     expect(done!.endReason).toBe('budget_steps');
-    expectConsistentConversation(fx.engine!.server.requests);
+    expectConsistentConversation(fx.service!.server.requests);
   });
 });

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { expect } from 'vitest';
 import { createAgentEngine, createBankQuestionSource, createLocalTurnScheduler, type AgentEngine, type RunReporter, type RunView } from '../../src/agent/index.js';
 import type { Config, Env } from '../../src/config/index.js';
 import { testConfig } from './test-config.js';
@@ -9,7 +9,6 @@ import type { Store } from '../../src/db/index.js';
 import { createInProcessDispatcher } from '../../src/queue/index.js';
 import type { Dispatcher } from '../../src/queue/dispatcher.js';
 import { startFakeAnthropic, type FakeAnthropic, type FakeAnthropicOptions, type RecordedRequest } from '../support/anthropic/server.js';
-import { createTempDir, createTestDatabase, type Backend, type TestDatabase } from '../support/db.js';
 
 export interface ReporterEvent {
   event: keyof RunReporter;
@@ -43,40 +42,6 @@ export interface EngineHarness {
 }
 
 /** An engine in this process: the real SDK against a fake server, the real harness, the bank. */
-/**
- * One database (PostgreSQL or PGlite) and one data directory for a test file; after each test the
- * engine the test started is closed and the tables are emptied.
- */
-export function useEngineFixture(backend: Backend, prefix: string) {
-  let db: TestDatabase | undefined;
-  let tmp: { dir: string; remove(): Promise<void> } | undefined;
-  const fixture = {
-    engine: undefined as EngineHarness | undefined,
-    get db(): TestDatabase {
-      return db!;
-    },
-    get dataDir(): string {
-      return tmp!.dir;
-    },
-    /** A probe for waitFor: the run's current row. */
-    runOf: (id: string) => () => db!.store.runs.get(id),
-  };
-  beforeAll(async () => {
-    db = await createTestDatabase(backend);
-    tmp = await createTempDir(prefix);
-  });
-  afterEach(async () => {
-    await fixture.engine?.close();
-    fixture.engine = undefined;
-    await db!.reset();
-  });
-  afterAll(async () => {
-    await db?.dispose();
-    await tmp?.remove();
-  });
-  return fixture;
-}
-
 export async function startEngine(options: { store: Store; dataDir: string; server?: FakeAnthropicOptions; env?: Env }): Promise<EngineHarness> {
   const server = await startFakeAnthropic(options.server ?? {});
   const config = testConfig(options.dataDir, server.url, options.env);

@@ -1,10 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../src/config/index.js';
 import type { RecordedCall, StoredMessage } from '../support/slack/fake-slack.js';
 import { endTurn, reply, text, toolUse, userTexts } from '../support/anthropic/script.js';
-import { createTempDir, createTestDatabase, type TestDatabase } from '../support/db.js';
+import type { Run } from '../../src/db/index.js';
+import { useServiceFixture } from '../support/fixture.js';
 import { threadReply } from '../support/slack/signed-requests.js';
 import { startSlackStack, type SlackStack } from '../support/slack/slack-stack.js';
 
@@ -13,23 +14,7 @@ import { startSlackStack, type SlackStack } from '../support/slack/slack-stack.j
 // and its updates, a new best, a decision card; a reply in the thread reaches the model in the next
 // request, once, although Slack delivered it twice; an unauthorised user is refused; a 429 storm
 // loses nothing and Retry-After is respected; the final summary carries the best kernel and a chart.
-let db: TestDatabase;
-let tmp: { dir: string; remove(): Promise<void> };
-let s: SlackStack | undefined;
-
-beforeAll(async () => {
-  db = await createTestDatabase('postgres');
-  tmp = await createTempDir('ks-slack-e2e-');
-});
-afterEach(async () => {
-  await s?.close();
-  s = undefined;
-  await db.reset();
-});
-afterAll(async () => {
-  await db.dispose();
-  await tmp.remove();
-});
+const fx = useServiceFixture<SlackStack>('postgres', 'ks-slack-e2e-');
 
 const CHANNEL = 'CKERNELS1';
 const ALICE = 'UALICE001';
@@ -52,9 +37,9 @@ function expectRetryAfterRespected(calls: RecordedCall[], retryAfterMs: number, 
 describe('a run driven from Slack (acceptance)', () => {
   it('starts from a slash command, reports in one thread, takes a reply as the next question, and ends with the kernel and a chart', async () => {
     let questionRequest: number | undefined;
-    s = await startSlackStack({
-      store: db.store,
-      dataDir: tmp.dir,
+    fx.service = await startSlackStack({
+      store: fx.db.store,
+      dataDir: fx.dataDir,
       env: { KERNELSEEK_ALLOWED_USERS: `${ALICE},${BOB}` },
       anthropic: {
         script: [
@@ -68,7 +53,7 @@ describe('a run driven from Slack (acceptance)', () => {
         fallback: () => endTurn('Done.'),
       },
     });
-    const { fake, sender } = s;
+    const { fake, sender } = fx.service;
 
     // 1. The slash command is acknowledged within Slack's 3 seconds; the thread root is the status card.
     const started = await sender.command({ text: 'start cpu_softmax budget=2 timeout=10m', user: ALICE, channel: CHANNEL, responseUrl: fake.responseUrl('start') });
@@ -77,7 +62,7 @@ describe('a run driven from Slack (acceptance)', () => {
     await fake.waitFor(() => fake.messages.length > 0, 10_000, 'the thread root');
     const root = fake.messages[0]!;
     await fake.waitFor(() => fake.callsOf('chat.update').length > 0, 10_000, 'the card to be drawn for the new run');
-    const run = (await db.store.runs.findByThread(CHANNEL, root.ts))!;
+    const run = (await fx.db.store.runs.findByThread(CHANNEL, root.ts))!;
     expect(run).toMatchObject({ owner: ALICE, task: 'cpu_softmax', budgetEvals: 2 });
     const thread = () => fake.thread(CHANNEL, root.ts);
 
@@ -110,9 +95,9 @@ describe('a run driven from Slack (acceptance)', () => {
     // 5. The question reaches the model in its next request, attributed to Bob; the run then ends on its budget.
     const done = await waitForRun(run.id, (r) => r?.status === 'finished', 120_000);
     expect(done.endReason).toBe('budget_evals');
-    const asked = s.anthropic.requests[questionRequest!]!;
+    const asked = fx.service!.anthropic.requests[questionRequest!]!;
     expect(userTexts(asked).join('\n')).toContain(`Question from ${BOB}: ${QUESTION}`);
-    const questions = await db.store.questions.forRun(run.id);
+    const questions = await fx.db.store.questions.forRun(run.id);
     expect(questions.filter((q) => q.source === 'human')).toHaveLength(1);
     expect(questions[0]).toMatchObject({ author: BOB, text: QUESTION, externalId: `${CHANNEL}:${bobReply.ts}` });
     expect(questions.some((q) => q.author === MALLORY)).toBe(false);
@@ -120,7 +105,7 @@ describe('a run driven from Slack (acceptance)', () => {
 
     // 6. The thread, in order, after the storm: the question (by Bob) once, then the summary with the kernel and the chart.
     await fake.waitFor(() => fake.files.length === 2, 30_000, 'the kernel and the chart');
-    await s.poster.idle();
+    await fx.service!.poster.idle();
     const messages = thread().filter((m) => m.user === fake.botUserId);
     // Bob's reply got a reaction saying it was taken, once.
     expect(fake.message(CHANNEL, String(bobReply.ts))!.reactions).toEqual(['inbox_tray']);
@@ -152,14 +137,14 @@ describe('a run driven from Slack (acceptance)', () => {
     expectRetryAfterRespected(updates, 1000, () => 'update');
     expectRetryAfterRespected(posts, 1000, (c) => String(c.args.channel));
     // Every thread message the poster was given arrived (none lost to the storm).
-    expect(s.poster.stats().failed).toBe(0);
+    expect(fx.service!.poster.stats().failed).toBe(0);
   }, 300_000);
 });
 
-async function waitForRun(id: string, check: (r: Awaited<ReturnType<TestDatabase['store']['runs']['get']>>) => boolean, timeoutMs: number) {
+async function waitForRun(id: string, check: (r: Run | undefined) => boolean, timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const r = await db.store.runs.get(id);
+    const r = await fx.db.store.runs.get(id);
     if (check(r)) return r!;
     if (Date.now() > deadline) throw new Error(`timed out waiting for run ${id}; last status ${r?.status} (${r?.endReason ?? ''}) error=${r?.error ?? ''}`);
     await new Promise((res) => setTimeout(res, 100));

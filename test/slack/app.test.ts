@@ -1,65 +1,49 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { endTurn } from '../support/anthropic/script.js';
-import { createTempDir, createTestDatabase, type TestDatabase } from '../support/db.js';
+import { useServiceFixture } from '../support/fixture.js';
 import { signSlackRequest, TEST_SIGNING_SECRET } from '../support/slack/signed-requests.js';
 import { startSlackStack, type SlackStack } from '../support/slack/slack-stack.js';
 
 // The Bolt app over real HTTP: request signing, the slash command's ack and its precise errors,
 // authorisation. The engine is real; runs started here end their first turn at once.
-let db: TestDatabase;
-let tmp: { dir: string; remove(): Promise<void> };
-let s: SlackStack | undefined;
-
-beforeAll(async () => {
-  db = await createTestDatabase('postgres');
-  tmp = await createTempDir('ks-slack-app-');
-});
-afterEach(async () => {
-  await s?.close();
-  s = undefined;
-  await db.reset();
-});
-afterAll(async () => {
-  await db.dispose();
-  await tmp.remove();
-});
+const fx = useServiceFixture<SlackStack>('postgres', 'ks-slack-app-');
 
 const CHANNEL = 'CKERNELS1';
 const ALICE = 'UALICE001';
 
 async function command(text: string, user = ALICE, channel = CHANNEL) {
   const id = `cmd-${Math.random().toString(36).slice(2)}`;
-  const res = await s!.sender.command({ text, user, channel, responseUrl: s!.fake.responseUrl(id) });
+  const res = await fx.service!.sender.command({ text, user, channel, responseUrl: fx.service!.fake.responseUrl(id) });
   expect(res.status).toBe(200);
-  await s!.fake.waitFor((f) => f.responses.some((r) => r.id === id), 10_000, `a reply to "/kernelseek ${text}"`);
-  const reply = s!.fake.responses.find((r) => r.id === id)!.body;
+  await fx.service!.fake.waitFor((f) => f.responses.some((r) => r.id === id), 10_000, `a reply to "/kernelseek ${text}"`);
+  const reply = fx.service!.fake.responses.find((r) => r.id === id)!.body;
   return { res, reply, text: String(reply.text), blocks: JSON.stringify(reply.blocks ?? []) };
 }
 
 describe('Slack app over HTTP', () => {
   it('rejects a forged signature and a replayed (stale) request, and acts on neither', async () => {
-    s = await startSlackStack({ store: db.store, dataDir: tmp.dir });
-    const forged = await s.sender.command({ text: 'start cpu_softmax', user: ALICE, channel: CHANNEL, responseUrl: s.fake.responseUrl('forged') }, { secret: 'not-the-secret' });
+    fx.service = await startSlackStack({ store: fx.db.store, dataDir: fx.dataDir });
+    const forged = await fx.service!.sender.command({ text: 'start cpu_softmax', user: ALICE, channel: CHANNEL, responseUrl: fx.service!.fake.responseUrl('forged') }, { secret: 'not-the-secret' });
     expect(forged.status).toBe(401);
-    const stale = await s.sender.command(
-      { text: 'start cpu_softmax', user: ALICE, channel: CHANNEL, responseUrl: s.fake.responseUrl('stale') },
+    const stale = await fx.service!.sender.command(
+      { text: 'start cpu_softmax', user: ALICE, channel: CHANNEL, responseUrl: fx.service!.fake.responseUrl('stale') },
       { timestamp: Math.floor(Date.now() / 1000) - 10 * 60 },
     );
     expect(stale.status).toBe(401);
     const body = JSON.stringify({ type: 'event_callback', event_id: 'EvX', event: { type: 'message', channel: CHANNEL, user: ALICE, text: 'hi', ts: '1.1', thread_ts: '1.0' } });
-    const unsigned = await s.sender.raw(body, { 'content-type': 'application/json' });
+    const unsigned = await fx.service!.sender.raw(body, { 'content-type': 'application/json' });
     expect(unsigned.status).toBe(401);
-    const tampered = await s.sender.raw(body.replace('hi', 'stop'), { 'content-type': 'application/json', ...signSlackRequest(TEST_SIGNING_SECRET, body) });
+    const tampered = await fx.service!.sender.raw(body.replace('hi', 'stop'), { 'content-type': 'application/json', ...signSlackRequest(TEST_SIGNING_SECRET, body) });
     expect(tampered.status).toBe(401);
 
     await new Promise((r) => setTimeout(r, 300));
-    expect(s.fake.responses).toHaveLength(0);
-    expect(s.fake.callsOf('chat.postMessage')).toHaveLength(0);
-    expect(await db.store.runs.list()).toHaveLength(0);
+    expect(fx.service!.fake.responses).toHaveLength(0);
+    expect(fx.service!.fake.callsOf('chat.postMessage')).toHaveLength(0);
+    expect(await fx.db.store.runs.list()).toHaveLength(0);
   });
 
   it('acks at once and answers malformed commands privately with how to fix them', async () => {
-    s = await startSlackStack({ store: db.store, dataDir: tmp.dir });
+    fx.service = await startSlackStack({ store: fx.db.store, dataDir: fx.dataDir });
     const unknownTask = await command('start softmx');
     expect(unknownTask.res.ms).toBeLessThan(3000);
     expect(unknownTask.reply.response_type).toBe('ephemeral');
@@ -72,11 +56,11 @@ describe('Slack app over HTTP', () => {
     expect((await command('stop ks-nosuchrun')).text).toMatch(/There is no run 'ks-nosuchrun'/);
     expect((await command('status')).text).toMatch(/No run has been started in this channel yet/);
     // Nothing was posted in the channel for any of them.
-    expect(s.fake.callsOf('chat.postMessage')).toHaveLength(0);
+    expect(fx.service!.fake.callsOf('chat.postMessage')).toHaveLength(0);
   });
 
   it('answers help, tasks, list and bank', async () => {
-    s = await startSlackStack({ store: db.store, dataDir: tmp.dir });
+    fx.service = await startSlackStack({ store: fx.db.store, dataDir: fx.dataDir });
     expect((await command('')).blocks).toContain('/kernelseek start <task>');
     expect((await command('help')).blocks).toContain('budget +N');
     const tasks = await command('tasks');
@@ -88,50 +72,50 @@ describe('Slack app over HTTP', () => {
     expect(bank.blocks).toMatch(/layer shift|limit rejection/);
     const digest = await command('digest');
     expect(digest.text).toMatch(/Posted the digest of the last 24 hours in this channel \(no chart: nothing counted in the window\)/);
-    const posted = s.fake.callsOf('chat.postMessage').filter((c) => c.args.channel === CHANNEL && c.outcome === 'ok');
+    const posted = fx.service!.fake.callsOf('chat.postMessage').filter((c) => c.args.channel === CHANNEL && c.outcome === 'ok');
     expect(posted).toHaveLength(1);
     expect(JSON.stringify(posted[0]!.args.blocks)).toContain('KernelSeek digest');
   });
 
   it('starts a run: the thread root is the status card, and the run is bound to that thread', async () => {
-    s = await startSlackStack({ store: db.store, dataDir: tmp.dir, anthropic: { script: [endTurn('I think this is as fast as it gets.')] } });
-    const res = await s.sender.command({ text: 'start cpu_softmax target=1.2 budget=7 timeout=2m', user: ALICE, channel: CHANNEL, responseUrl: s.fake.responseUrl('start') });
+    fx.service = await startSlackStack({ store: fx.db.store, dataDir: fx.dataDir, anthropic: { script: [endTurn('I think this is as fast as it gets.')] } });
+    const res = await fx.service!.sender.command({ text: 'start cpu_softmax target=1.2 budget=7 timeout=2m', user: ALICE, channel: CHANNEL, responseUrl: fx.service!.fake.responseUrl('start') });
     expect(res.status).toBe(200);
     expect(res.ms).toBeLessThan(3000);
-    await s.fake.waitFor((f) => f.callsOf('chat.update').length > 0, 10_000, 'the status card');
-    const root = s.fake.messages[0]!;
+    await fx.service!.fake.waitFor((f) => f.callsOf('chat.update').length > 0, 10_000, 'the status card');
+    const root = fx.service!.fake.messages[0]!;
     expect(root.channel).toBe(CHANNEL);
     expect(root.threadTs).toBeUndefined();
-    const [run] = await db.store.runs.list();
+    const [run] = await fx.db.store.runs.list();
     expect(run).toMatchObject({ task: 'cpu_softmax', owner: ALICE, origin: 'slack', slackChannel: CHANNEL, slackThreadTs: root.ts, target: 1.2, budgetEvals: 7, questionTimeoutSeconds: 120 });
-    await s.fake.waitFor((f) => JSON.stringify(f.message(CHANNEL, root.ts)!.blocks).includes(run!.id), 10_000, 'the card to name the run');
+    await fx.service!.fake.waitFor((f) => JSON.stringify(f.message(CHANNEL, root.ts)!.blocks).includes(run!.id), 10_000, 'the card to name the run');
     // The model ended its turn: a decision card with its buttons arrives in the thread.
-    await s.fake.waitFor((f) => f.thread(CHANNEL, root.ts).some((m) => JSON.stringify(m.blocks).includes('ks_ask_bank')), 20_000, 'the decision card');
-    expect(s.fake.responses.filter((r) => r.id === 'start')).toHaveLength(0);
+    await fx.service!.fake.waitFor((f) => f.thread(CHANNEL, root.ts).some((m) => JSON.stringify(m.blocks).includes('ks_ask_bank')), 20_000, 'the decision card');
+    expect(fx.service!.fake.responses.filter((r) => r.id === 'start')).toHaveLength(0);
   });
 
   it('stops a run from the decision card (owner or admin only) and from /kernelseek stop', async () => {
-    s = await startSlackStack({
-      store: db.store,
-      dataDir: tmp.dir,
+    fx.service = await startSlackStack({
+      store: fx.db.store,
+      dataDir: fx.dataDir,
       env: { KERNELSEEK_ALLOWED_USERS: `${ALICE},UBOB00001`, KERNELSEEK_ADMINS: 'UADMIN001' },
       anthropic: { fallback: () => endTurn('Done.') },
     });
-    const { fake, sender } = s;
+    const { fake, sender } = fx.service;
     await sender.command({ text: 'start cpu_softmax', user: ALICE, channel: CHANNEL, responseUrl: fake.responseUrl('start') });
     await fake.waitFor((f) => f.messages.some((m) => JSON.stringify(m.blocks ?? []).includes('ks_stop_run')), 20_000, 'the decision card');
     const root = fake.messages[0]!;
     const card = fake.messages.find((m) => JSON.stringify(m.blocks ?? []).includes('ks_stop_run'))!;
-    const [run] = await db.store.runs.list();
+    const [run] = await fx.db.store.runs.list();
     const press = (user: string) =>
       sender.action({ actionId: 'ks_stop_run', value: run!.id, user, channel: CHANNEL, messageTs: card.ts, threadTs: root.ts, responseUrl: fake.responseUrl(`stop-${user}`), messageBlocks: card.blocks! });
 
     await press('UBOB00001');
     await fake.waitFor((f) => f.callsOf('chat.postEphemeral').some((c) => c.args.user === 'UBOB00001'), 5000, 'Bob refused');
-    expect((await db.store.runs.get(run!.id))!.status).toBe('waiting');
+    expect((await fx.db.store.runs.get(run!.id))!.status).toBe('waiting');
     await press(ALICE);
     await fake.waitFor((f) => f.thread(CHANNEL, root.ts).some((m) => /stopped:/.test(m.text)), 10_000, 'the summary');
-    expect(await db.store.runs.get(run!.id)).toMatchObject({ status: 'stopped', endReason: 'stopped_by_user' });
+    expect(await fx.db.store.runs.get(run!.id)).toMatchObject({ status: 'stopped', endReason: 'stopped_by_user' });
     await fake.waitFor((f) => !JSON.stringify(f.message(CHANNEL, card.ts)!.blocks).includes('ks_stop_run'), 10_000, 'the buttons to give way');
     expect(JSON.stringify(fake.message(CHANNEL, card.ts)!.blocks)).toContain('The run has ended: stopped by a person.');
 
@@ -140,23 +124,23 @@ describe('Slack app over HTTP', () => {
   });
 
   it('refuses people and channels outside the allow-lists, saying whom to ask', async () => {
-    s = await startSlackStack({
-      store: db.store,
-      dataDir: tmp.dir,
+    fx.service = await startSlackStack({
+      store: fx.db.store,
+      dataDir: fx.dataDir,
       env: { KERNELSEEK_ALLOWED_USERS: ALICE, KERNELSEEK_ALLOWED_CHANNELS: CHANNEL, KERNELSEEK_ADMINS: 'UADMIN001' },
     });
     const mallory = await command('start cpu_softmax', 'UMALLORY1');
     expect(mallory.text).toMatch(/not on KernelSeek's list of allowed users.*<@UADMIN001>/);
     const elsewhere = await command('start cpu_softmax', ALICE, 'COTHER001');
     expect(elsewhere.text).toMatch(/cannot be started in this channel.*<#CKERNELS1>/);
-    expect(s.fake.callsOf('chat.postMessage')).toHaveLength(0);
-    expect(await db.store.runs.list()).toHaveLength(0);
+    expect(fx.service!.fake.callsOf('chat.postMessage')).toHaveLength(0);
+    expect(await fx.db.store.runs.list()).toHaveLength(0);
   });
 
   it('says how to fix it when the bot is not in the channel, and starts nothing', async () => {
-    s = await startSlackStack({ store: db.store, dataDir: tmp.dir, slack: { memberOf: ['COTHER001'] } });
+    fx.service = await startSlackStack({ store: fx.db.store, dataDir: fx.dataDir, slack: { memberOf: ['COTHER001'] } });
     const reply = await command('start cpu_softmax');
     expect(reply.text).toMatch(/not a member of this channel\. Invite me with `\/invite @KernelSeek`/);
-    expect(await db.store.runs.list()).toHaveLength(0);
+    expect(await fx.db.store.runs.list()).toHaveLength(0);
   });
 });

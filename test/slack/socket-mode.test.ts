@@ -1,28 +1,12 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { endTurn, userTexts } from '../support/anthropic/script.js';
-import { createTempDir, createTestDatabase, type TestDatabase } from '../support/db.js';
+import { useServiceFixture } from '../support/fixture.js';
 import { TEST_TEAM, threadReply } from '../support/slack/signed-requests.js';
 import { startSlackStack, type SlackStack } from '../support/slack/slack-stack.js';
 
 // Socket Mode (SLACK_APP_TOKEN set): no inbound HTTP for Slack; the app opens a WebSocket to the URL
 // apps.connections.open gives it (the fake's), acks envelopes over it, and still serves /healthz.
-let db: TestDatabase;
-let tmp: { dir: string; remove(): Promise<void> };
-let s: SlackStack | undefined;
-
-beforeAll(async () => {
-  db = await createTestDatabase('pglite');
-  tmp = await createTempDir('ks-slack-socket-');
-});
-afterEach(async () => {
-  await s?.close();
-  s = undefined;
-  await db.reset();
-});
-afterAll(async () => {
-  await db.dispose();
-  await tmp.remove();
-});
+const fx = useServiceFixture<SlackStack>('pglite', 'ks-slack-socket-');
 
 const CHANNEL = 'CKERNELS1';
 
@@ -32,12 +16,12 @@ function commandPayload(text: string, responseUrl: string) {
 
 describe('Socket Mode', () => {
   it('takes a slash command and a thread reply over the socket, acking each, and serves /healthz', async () => {
-    s = await startSlackStack({ store: db.store, dataDir: tmp.dir, env: { SLACK_APP_TOKEN: 'xapp-1-test-token' }, anthropic: { fallback: () => endTurn('Done.') } });
-    const { fake } = s;
-    expect(s.app.mode).toBe('socket');
+    fx.service = await startSlackStack({ store: fx.db.store, dataDir: fx.dataDir, env: { SLACK_APP_TOKEN: 'xapp-1-test-token' }, anthropic: { fallback: () => endTurn('Done.') } });
+    const { fake } = fx.service;
+    expect(fx.service!.app.mode).toBe('socket');
     await fake.socket.waitForConnection();
     expect(fake.callsOf('apps.connections.open')[0]!.token).toBe('xapp-1-test-token');
-    expect((await fetch(`http://127.0.0.1:${s.app.port}/healthz`)).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${fx.service!.app.port}/healthz`)).status).toBe(200);
 
     const help = await fake.socket.send('slash_commands', commandPayload('help', fake.responseUrl('help')));
     expect(help.ackMs).toBeLessThan(3000);
@@ -50,6 +34,6 @@ describe('Socket Mode', () => {
     fake.userPosted({ channel: CHANNEL, ts: String(reply.ts), threadTs: root.ts, user: 'UBOB00001', text: 'Where does the time go?' });
     const event = await fake.socket.send('events_api', { token: 'x', team_id: TEST_TEAM, api_app_id: 'A0KSAPP01', type: 'event_callback', event_id: 'EvSOCKET1', event_time: 1, event: reply });
     expect(event.ackMs).toBeLessThan(3000);
-    await fake.waitFor(() => s!.anthropic.requests.some((r) => userTexts(r).join('\n').includes('Where does the time go?')), 10_000, 'the question to reach the model');
+    await fake.waitFor(() => fx.service!.anthropic.requests.some((r) => userTexts(r).join('\n').includes('Where does the time go?')), 10_000, 'the question to reach the model');
   }, 60_000);
 });

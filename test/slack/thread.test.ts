@@ -1,6 +1,6 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { endTurn, userTexts } from '../support/anthropic/script.js';
-import { createTempDir, createTestDatabase, type TestDatabase } from '../support/db.js';
+import { useServiceFixture } from '../support/fixture.js';
 import type { StoredMessage } from '../support/slack/fake-slack.js';
 import { threadReply } from '../support/slack/signed-requests.js';
 import { startSlackStack, type SlackStack } from '../support/slack/slack-stack.js';
@@ -9,23 +9,7 @@ import { startSlackStack, type SlackStack } from '../support/slack/slack-stack.j
 // messages and edits ignored, questions exactly once, the decision card's buttons, and promoting a
 // person's question into the bank by reaction, button and form. The model ends every turn at once,
 // so the run sits at decision points and no candidate is evaluated.
-let db: TestDatabase;
-let tmp: { dir: string; remove(): Promise<void> };
-let s: SlackStack | undefined;
-
-beforeAll(async () => {
-  db = await createTestDatabase('postgres');
-  tmp = await createTempDir('ks-slack-thread-');
-});
-afterEach(async () => {
-  await s?.close();
-  s = undefined;
-  await db.reset();
-});
-afterAll(async () => {
-  await db.dispose();
-  await tmp.remove();
-});
+const fx = useServiceFixture<SlackStack>('postgres', 'ks-slack-thread-');
 
 const CHANNEL = 'CKERNELS1';
 const ALICE = 'UALICE001';
@@ -38,18 +22,18 @@ const json = (m: StoredMessage | undefined) => JSON.stringify(m?.blocks ?? []) +
 
 describe('a run steered from its thread', () => {
   it('obeys controls from the people allowed to give them, ignores asides, bots and edits, and promotes a question into the bank', async () => {
-    s = await startSlackStack({
-      store: db.store,
-      dataDir: tmp.dir,
+    fx.service = await startSlackStack({
+      store: fx.db.store,
+      dataDir: fx.dataDir,
       env: { KERNELSEEK_ALLOWED_USERS: `${ALICE},${BOB},${CAROL}`, KERNELSEEK_ADMINS: ADMIN },
       anthropic: { fallback: () => endTurn('Done for now.') },
     });
-    const { fake, sender } = s;
+    const { fake, sender } = fx.service;
     await sender.command({ text: 'start cpu_softmax timeout=10m', user: ALICE, channel: CHANNEL, responseUrl: fake.responseUrl('start') });
     await fake.waitFor(() => fake.messages.some((m) => json(m).includes('ks_ask_bank')), 30_000, 'the first decision card');
     const root = fake.messages[0]!;
-    const run = (await db.store.runs.findByThread(CHANNEL, root.ts))!;
-    const runNow = () => db.store.runs.get(run.id);
+    const run = (await fx.db.store.runs.findByThread(CHANNEL, root.ts))!;
+    const runNow = () => fx.db.store.runs.get(run.id);
 
     let n = 0;
     async function say(user: string, text: string, extra: Record<string, unknown> = {}) {
@@ -63,7 +47,7 @@ describe('a run steered from its thread', () => {
     const ephemeralTo = (user: string) => fake.callsOf('chat.postEphemeral').filter((c) => c.args.user === user);
     const settle = async () => {
       await new Promise((r) => setTimeout(r, 300));
-      await s!.poster.idle();
+      await fx.service!.poster.idle();
     };
 
     // Bob may ask questions but not control Alice's run (admins are configured).
@@ -84,7 +68,7 @@ describe('a run steered from its thread', () => {
     await say(BOB, 'edited text', { subtype: 'message_changed' });
     await settle();
     expect(fake.calls.length).toBe(before);
-    expect(await db.store.questions.forRun(run.id)).toHaveLength(0);
+    expect(await fx.db.store.questions.forRun(run.id)).toHaveLength(0);
 
     // budget +N adds evaluations and redraws the card; a malformed one says how to write it.
     const budget = await say(ALICE, 'budget +3');
@@ -98,24 +82,24 @@ describe('a run steered from its thread', () => {
     // once, and a later question after it, in the order they were written.
     await say(ALICE, 'Pause.');
     await fake.waitFor(() => json(fake.message(CHANNEL, root.ts)).includes('Paused'), 5000, 'the card to say Paused');
-    const requestsBefore = s.anthropic.requests.length;
+    const requestsBefore = fx.service!.anthropic.requests.length;
     const asked = await say(BOB, QUESTION);
     // The same message again under another event id (a second app connection): still one question.
     await sender.event(asked.event);
     await fake.waitFor(() => fake.message(CHANNEL, asked.ts)!.reactions.includes('inbox_tray'), 5000, 'the question acknowledged');
     await settle();
-    expect(s.anthropic.requests.length).toBe(requestsBefore);
+    expect(fx.service!.anthropic.requests.length).toBe(requestsBefore);
     await say(ALICE, 'resume');
     await fake.waitFor(() => json(fake.message(CHANNEL, root.ts)).includes('Running'), 5000, 'the card to say Running');
     const FOLLOW_UP = 'Which measurement would change your mind?';
     await say(CAROL, FOLLOW_UP);
-    const seen = () => s!.anthropic.requests.slice(requestsBefore).map((r) => userTexts(r).join('\n'));
+    const seen = () => fx.service!.anthropic.requests.slice(requestsBefore).map((r) => userTexts(r).join('\n'));
     await fake.waitFor(() => seen().some((t) => t.includes(FOLLOW_UP)), 10_000, 'the follow-up to reach the model');
     const delivered = seen().join('\n');
     expect(delivered.split(`Question from ${BOB}: ${QUESTION}`)).toHaveLength(2);
     expect(delivered.split(`Question from ${CAROL}: ${FOLLOW_UP}`)).toHaveLength(2);
     expect(delivered.indexOf(QUESTION)).toBeLessThan(delivered.indexOf(FOLLOW_UP));
-    const humanQuestions = (await db.store.questions.forRun(run.id)).filter((q) => q.source === 'human');
+    const humanQuestions = (await fx.db.store.questions.forRun(run.id)).filter((q) => q.source === 'human');
     expect(humanQuestions.map((q) => q.author)).toEqual([BOB, CAROL]);
     await fake.waitFor(() => fake.messages.some((m) => json(m).includes(`Question from <@${BOB}>`)), 5000, 'the question-asked message');
 
@@ -164,7 +148,7 @@ describe('a run steered from its thread', () => {
     });
     expect(complete.status).toBe(200);
     await fake.waitFor(() => fake.messages.some((m) => json(m).includes(`added question ${question.id} to the bank`)), 5000, 'the promotion note');
-    const promoted = (await db.store.bank.active()).find((e) => e.originQuestionId === question.id);
+    const promoted = (await fx.db.store.bank.active()).find((e) => e.originQuestionId === question.id);
     expect(promoted).toMatchObject({ kind: 'limit_rejection', triggers: ['claimed_limit', 'plateau'], source: 'promoted', promotedBy: ADMIN, text: QUESTION });
 
     // stop: the run ends and its summary closes the thread.
