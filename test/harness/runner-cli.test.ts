@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../src/config/index.js';
@@ -17,9 +18,13 @@ describe('kernelseek eval (in process, the real harness on cpu_softmax)', () => 
   });
   afterAll(() => tmp.remove());
 
-  it('prints the per-scenario table and the summary, and exits 0 for a correct kernel', async () => {
-    const r = await runKernelseek(['eval', 'cpu_softmax', BASELINE, '--scenarios', 'r7-c33,r64-c128'], env);
+  it('prints the per-scenario table and the summary, exits 0 for a correct kernel, and keeps the JSON with --out', async () => {
+    const out = path.join(tmp.dir, 'result.json');
+    const r = await runKernelseek(['eval', 'cpu_softmax', BASELINE, '--scenarios', 'r7-c33,r64-c128', '--out', out], env);
     expect(r.code).toBe(0);
+    const saved = EvalResultSchema.parse(JSON.parse(await readFile(out, 'utf8')));
+    expect(saved.scenarios.map((s) => s.id).sort()).toEqual(['r64-c128', 'r7-c33']);
+    expect(saved).toMatchObject({ task: 'cpu_softmax', status: 'ok', correct: true });
     const lines = r.stdout.split('\n');
     expect(lines[0]).toMatch(/^scenario\s+status\s+max err\s+tolerance\s+ms\s+baseline ms\s+vs base\s+best peer ms\s+vs peer\s+TFLOP\/s\s+% peak$/);
     expect(r.stdout).toMatch(/\nr7-c33\s+ok\s+[\d.e-]+\s+[\d.e-]+\s+[\d.]+\s+[\d.]+\s+[\d.]+x\s+[\d.]+ torch\s+[\d.]+x/);
@@ -52,6 +57,7 @@ describe('kernelseek eval (in process, the real harness on cpu_softmax)', () => 
       [['eval', 'cpu_softmax', BASELINE, '--arch', 'sm_90'], '--arch chooses the GPU workers and needs --remote.'],
       [['eval', 'cpu_softmax', BASELINE, '--seeds', '1'], '--seeds 1: give a whole number of at least 2.'],
       [['eval', 'cpu_softmax', BASELINE, '--timeout', 'soon'], '--timeout soon: give a duration such as 90s, 10m or 1h.'],
+      [['eval', 'cpu_softmax', BASELINE, '--out', 'nowhere/r.json'], `--out ${path.join(REPO_ROOT, 'nowhere', 'r.json')}: the folder ${path.join(REPO_ROOT, 'nowhere')} does not exist.`],
     ];
     for (const [args, message] of cases) {
       const r = await runKernelseek(args, env, { cwd: REPO_ROOT });

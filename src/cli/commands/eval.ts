@@ -1,4 +1,4 @@
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { parseDuration } from '../../config/index.js';
@@ -32,6 +32,7 @@ interface EvalOpts {
   baseline: boolean;
   timeout?: string;
   callTimeout?: string;
+  out?: string;
 }
 
 const EXTENSIONS: Record<string, string[]> = { cuda: ['.cu'], cpp: ['.cpp', '.cc', '.cxx'] };
@@ -72,6 +73,15 @@ function parseOptions(opts: EvalOpts): EvaluationOptions {
     out.callTimeoutSeconds = s;
   }
   return out;
+}
+
+/** Fails before a long evaluation, not after it, when the result could not be written. */
+async function checkOutFile(file: string): Promise<string> {
+  const dir = await stat(path.dirname(file)).catch(() => undefined);
+  if (!dir?.isDirectory()) throw new UserInputError(`--out ${file}: the folder ${path.dirname(file)} does not exist.`);
+  const existing = await stat(file).catch(() => undefined);
+  if (existing?.isDirectory()) throw new UserInputError(`--out ${file} is a folder: give a file name for the result JSON.`);
+  return file;
 }
 
 /** Which worker pool evaluates it: `cpu` for cpu tasks, else the requested (or first) architecture. */
@@ -140,6 +150,7 @@ export function registerEval(program: Command, ctx: CliContext): void {
     .option('--no-baseline', 'do not time the baseline')
     .option('--timeout <duration>', 'hard limit for the whole evaluation, e.g. 10m (default 30m)')
     .option('--call-timeout <duration>', 'a call of the kernel that makes no progress this long counts as hung (default 30s)')
+    .option('--out <file>', 'also write the result JSON (kernelseek.eval/1) to this file, whatever is printed')
     .addHelpText(
       'after',
       '\nExit status: 0 when the candidate is correct on every selected scenario; 1 otherwise (incorrect,\ncompile error, rejected, timed out, crashed, the harness failed, or the input was wrong, e.g. an\nunknown task); 2 when the command line itself is malformed.',
@@ -152,6 +163,7 @@ export function registerEval(program: Command, ctx: CliContext): void {
       }
       const source = await readKernel(path.resolve(ctx.cwd, kernel), loaded);
       const options = parseOptions(opts);
+      const outFile = opts.out === undefined ? undefined : await checkOutFile(path.resolve(ctx.cwd, opts.out));
       const arch = pickArch(loaded, opts);
       let dispatcher: Dispatcher;
       if (opts.remote) {
@@ -187,6 +199,7 @@ export function registerEval(program: Command, ctx: CliContext): void {
         return;
       }
       ctx.exitCode = outcome.result.correct && outcome.status === 'ok' ? 0 : 1;
+      if (outFile) await writeFile(outFile, `${JSON.stringify(outcome.result, null, 1)}\n`);
       if (opts.json) {
         writeLine(ctx.stdout, JSON.stringify(outcome.result, null, 1));
         return;
