@@ -1,8 +1,8 @@
 import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
-import { z } from 'zod';
 import type { DigestConfig } from '../config/index.js';
 import { NonRetryableError } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
+import { DigestPayloadSchema, jobIdFor, jobOptionsFor, type DigestPayload } from '../queue/index.js';
 import { chartTextRenders } from './charts.js';
 import { deliverScheduledDigest, type DeliveryResult, type DigestDeps } from './deliver.js';
 
@@ -12,26 +12,18 @@ export const DIGEST_JOB_NAME = 'digest';
 
 /** One scheduler per channel, with an id every replica computes alike: upserting it twice is a no-op. */
 export function digestSchedulerId(channel: string): string {
-  // No colon: BullMQ names scheduled jobs `repeat:<scheduler id>:<time>` and ids have three parts.
-  return `digest-${channel}`;
+  return jobIdFor('digest', { channel });
 }
 
-/**
- * The data of a scheduled digest job. A scheduler's template is fixed, so the day is not in it: the
- * processor derives the window and the day from the time the job was scheduled for.
- */
-export const ScheduledDigestJobSchema = z.strictObject({
-  channel: z.string().regex(/^[CG][A-Z0-9]{2,}$/, { message: 'channel must be a Slack channel id such as C012AB3CD' }),
-});
-export type ScheduledDigestJob = z.infer<typeof ScheduledDigestJobSchema>;
+/** The data of a scheduled digest job: the queue catalog's `digest` payload. */
+export const ScheduledDigestJobSchema = DigestPayloadSchema;
+export type ScheduledDigestJob = DigestPayload;
 
-/** Retry policy of a digest job: Slack outages are usually short; the claim makes retries safe. */
-export const DIGEST_JOB_OPTIONS = {
-  attempts: 3,
-  backoff: { type: 'exponential' as const, delay: 60_000 },
-  removeOnComplete: { age: 7 * 24 * 3600 },
-  removeOnFail: { age: 30 * 24 * 3600 },
-};
+/** Attempts, backoff and retention of a digest job, from the queue catalog. */
+export const DIGEST_JOB_OPTIONS = (() => {
+  const { jobId: _schedulerId, ...opts } = jobOptionsFor('digest', { channel: 'C00000000' });
+  return opts;
+})();
 
 /**
  * Makes the queue's digest schedulers match the configuration: one for DIGEST_CHANNEL at DIGEST_CRON

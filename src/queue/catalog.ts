@@ -82,7 +82,11 @@ export const JOB_KINDS = {
     queue: () => 'digest',
     perArch: false,
     payload: DigestPayloadSchema,
-    jobId: (p: DigestPayload) => `digest:${p.channel}:${p.day}`,
+    // Digest jobs come from one job scheduler per channel (src/digest/scheduler.ts): this is the
+    // scheduler's id, the same in every replica, and BullMQ names its jobs `repeat:<id>:<time>`.
+    // No colon in it, for that reason.
+    jobId: (p: DigestPayload) => `digest-${p.channel}`,
+    // Slack outages are usually short; the store's claim makes a retry safe.
     attempts: 3,
     backoff: { type: 'exponential', delay: 60_000 },
     timeoutSeconds: 300,

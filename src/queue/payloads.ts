@@ -61,10 +61,12 @@ export const AgentTurnPayloadSchema = z.strictObject({
 });
 export type AgentTurnPayload = z.infer<typeof AgentTurnPayloadSchema>;
 
+/**
+ * A scheduled digest job. A BullMQ job scheduler's template is fixed, so the day is not in it: the
+ * processor derives the window and the day from the time the job was scheduled for.
+ */
 export const DigestPayloadSchema = z.strictObject({
-  channel: idPart('channel'),
-  /** The day the digest covers, YYYY-MM-DD in the digest's time zone. */
-  day: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, { message: 'day must be a date such as 2026-03-14' }),
+  channel: z.string().regex(/^[CG][A-Z0-9]{2,}$/, { message: 'channel must be a Slack channel id such as C012AB3CD' }),
 });
 export type DigestPayload = z.infer<typeof DigestPayloadSchema>;
 

@@ -29,14 +29,15 @@ describe('queue catalog', () => {
     expect(jobIdFor('evaluate', payload({ runId: 'ks-abc23456', seq: 7 }))).toBe('eval:ks-abc23456:7');
     expect(jobIdFor('gpu-bash', { runId: 'ks-a', seq: 2, command: 'ls', archive: '', timeoutSeconds: 5, arch: 'cpu' })).toBe('bash:ks-a:2');
     expect(jobIdFor('agent-turn', { runId: 'ks-a', turn: 3 })).toBe('turn:ks-a:3');
-    expect(jobIdFor('digest', { channel: 'C0123', day: '2026-03-14' })).toBe('digest:C0123:2026-03-14');
+    // A digest job's id is its channel's scheduler id (BullMQ names the jobs `repeat:<id>:<time>`).
+    expect(jobIdFor('digest', { channel: 'C0123' })).toBe('digest-C0123');
     const a = jobIdFor('evaluate', payload());
     expect(jobIdFor('evaluate', payload())).toBe(a);
     expect(jobIdFor('evaluate', payload({ source: 'other' }))).not.toBe(a);
     expect(jobIdFor('evaluate', payload({ scenarios: 'all' }))).not.toBe(a);
     expect(jobIdFor('evaluate', payload({ options: { peers: false } }))).not.toBe(a);
     // BullMQ accepts custom ids with colons only when they have exactly three parts.
-    for (const id of [a, 'eval:ks-abc23456:7', 'bash:ks-a:2', 'turn:ks-a:3', 'digest:C0123:2026-03-14']) expect(id.split(':')).toHaveLength(3);
+    for (const id of [a, 'eval:ks-abc23456:7', 'bash:ks-a:2', 'turn:ks-a:3']) expect(id.split(':')).toHaveLength(3);
   });
 
   it('carries attempts, backoff and retention into the job options', () => {
