@@ -5,7 +5,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import { REPO_ROOT, type Config, type Env } from '../src/config/index.js';
 import { runHarness } from '../src/harness/runner.js';
 import type { createBullmqDispatcher } from '../src/queue/bullmq-dispatcher.js';
@@ -65,20 +64,6 @@ export async function stopWorkers(procs: WorkerProc[]): Promise<void> {
         }),
     ),
   );
-}
-
-export async function removePrefix(redisUrl: string, prefix: string): Promise<void> {
-  const redis = new Redis(redisUrl);
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-      cursor = next;
-      if (keys.length) await redis.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
 }
 
 export const uniqueRun = () => `bench-${randomBytes(4).toString('hex')}`;

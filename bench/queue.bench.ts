@@ -16,7 +16,8 @@ import { REPO_ROOT } from '../src/config/index.js';
 import { createBullmqDispatcher } from '../src/queue/bullmq-dispatcher.js';
 import { redisOptionsFromUrl } from '../src/queue/connection.js';
 import type { EvaluationRequest } from '../src/queue/dispatcher.js';
-import { measureRemote, ms, percentile, removePrefix, startWorkers, stopWorkers, uniqueRun, type RemoteSample } from './queue-lib.js';
+import { removePrefix } from '../test/queue/support.js';
+import { measureRemote, ms, percentile, startWorkers, stopWorkers, uniqueRun, type RemoteSample } from './queue-lib.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const JOBS = Number(process.env.BENCH_QUEUE_JOBS ?? 10);
@@ -82,6 +83,6 @@ try {
   }
 } finally {
   await dispatcher.close();
-  await removePrefix(REDIS_URL, prefix);
+  await removePrefix(prefix, REDIS_URL);
   await rm(dataDir, { recursive: true, force: true });
 }

@@ -17,8 +17,8 @@ export function newPrefix(label: string): string {
 }
 
 /** Deletes every key under the prefix (queues, jobs, events, heartbeats). */
-export async function removePrefix(prefix: string): Promise<void> {
-  const redis = new Redis(REDIS_URL);
+export async function removePrefix(prefix: string, redisUrl = REDIS_URL): Promise<void> {
+  const redis = new Redis(redisUrl);
   try {
     let cursor = '0';
     do {
