@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { attributeGains, collectAskSummary, DEFAULT_ATTRIBUTION_K, loadBank } from '../../questions/index.js';
 import { writeLine, type CliContext } from '../context.js';
-import { renderTable } from '../table.js';
+import { writeRows } from '../table.js';
 import { registerBankExport } from './bank-export.js';
 import { registerBankLint } from './bank-lint.js';
 import { registerBankPromote } from './bank-promote.js';
@@ -41,16 +41,16 @@ export function registerBank(program: Command, ctx: CliContext): void {
             lastUsed: s?.lastUsed?.toISOString() ?? null,
           };
         });
-        if (opts.json) {
-          writeLine(ctx.stdout, JSON.stringify(rows, null, 2));
-        } else {
-          writeLine(
-            ctx.stdout,
-            renderTable(
-              ['id', 'kind', 'triggers', 'source', 'asks', 'mean gain', 'last used'],
-              rows.map((r) => [r.id, r.kind, r.triggers.join(','), r.source, String(r.asks), formatGain(r.meanGain), formatDate(r.lastUsed ? new Date(r.lastUsed) : null)]),
-            ),
-          );
+        writeRows(ctx.stdout, opts.json, rows, ['id', 'kind', 'triggers', 'source', 'asks', 'mean gain', 'last used'], (r) => [
+          r.id,
+          r.kind,
+          r.triggers.join(','),
+          r.source,
+          String(r.asks),
+          formatGain(r.meanGain),
+          formatDate(r.lastUsed ? new Date(r.lastUsed) : null),
+        ]);
+        if (!opts.json) {
           const asked = rows.filter((r) => r.asks > 0).length;
           writeLine(ctx.stdout, `\n${rows.length} questions, ${asked} asked at least once; gain = best speedup after ${k} evaluations / best before (geometric mean).`);
           writeLine(ctx.stdout, `People's questions: ${people.asks} asked, ${people.attributed} attributed, mean gain ${formatGain(people.meanGain)}.`);

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { formatProblem, loadTaskCatalog } from '../../harness/tasks.js';
 import { configOf, writeLine, type CliContext } from '../context.js';
-import { renderTable } from '../table.js';
+import { writeRows } from '../table.js';
 
 export function registerTasks(program: Command, ctx: CliContext): void {
   program
@@ -24,26 +24,16 @@ export function registerTasks(program: Command, ctx: CliContext): void {
         goal: task.goal,
         dir,
       }));
-      if (opts.json) {
-        writeLine(ctx.stdout, JSON.stringify(rows, null, 2));
-      } else {
-        writeLine(
-          ctx.stdout,
-          renderTable(
-            ['task', 'device', 'arch', 'scenarios', 'quick', 'peers', 'goal', 'summary'],
-            rows.map((r) => [
-              r.name,
-              r.device,
-              r.architectures.join(',') || '-',
-              String(r.scenarios),
-              String(r.quick),
-              r.peers.join(',') || '-',
-              `${r.goal.speedup}x ${r.goal.vs}`,
-              r.summary,
-            ]),
-          ),
-        );
-      }
+      writeRows(ctx.stdout, opts.json, rows, ['task', 'device', 'arch', 'scenarios', 'quick', 'peers', 'goal', 'summary'], (r) => [
+        r.name,
+        r.device,
+        r.architectures.join(',') || '-',
+        String(r.scenarios),
+        String(r.quick),
+        r.peers.join(',') || '-',
+        `${r.goal.speedup}x ${r.goal.vs}`,
+        r.summary,
+      ]);
       if (catalog.problems.length > 0) {
         writeLine(ctx.stderr, `\n${catalog.problems.length} problem(s) in task files:`);
         for (const p of catalog.problems) writeLine(ctx.stderr, `  ${formatProblem(p)}`);
