@@ -3,7 +3,7 @@
     python3 -m harness.adversarial.run harness/adversarial/cpu/manifest.yaml [--json out.json] [--only hack05]
 
 Exit code 0 when every candidate was caught as expected. Used by the pytest suites and by
-harness/gpu-acceptance.sh (the cuda manifest).
+scripts/gpu/verify.sh (the cuda manifest).
 """
 
 import argparse

@@ -18,7 +18,7 @@ if str(REPO) not in sys.path:
 CPU_TASK = REPO / "kernels" / "cpu_softmax"
 HAS_CUDA = torch.cuda.is_available()
 NO_CUDA_REASON = (f"no CUDA device (torch {torch.__version__}, torch.cuda.is_available() is False): "
-                  f"CUDA tests run on the GPU host, see harness/gpu-acceptance.sh")
+                  f"CUDA tests run on the GPU host, see scripts/gpu/verify.sh")
 
 
 def cuda_task(name):

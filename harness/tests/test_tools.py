@@ -1,4 +1,4 @@
-"""The result-reading tools used by gpu-acceptance.sh, on small synthetic results."""
+"""The result-reading tools used by scripts/gpu/verify.sh, on small synthetic results."""
 
 import json
 

@@ -5,7 +5,7 @@
     python3 -m harness.tools.compare_results summary result.json [more.json ...]
     python3 -m harness.tools.compare_results adversarial outcomes.json
 
-Used by harness/gpu-acceptance.sh; prints plain-text tables.
+Used by scripts/gpu/verify.sh; prints plain-text tables.
 """
 
 import json
