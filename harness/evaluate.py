@@ -209,13 +209,16 @@ def _run_scenarios(ctx, scenarios, result, base_seed, t0, workdir, progress):
                 return
         entry.update(status=None, reason=None)
         seeds = [derive_seed(base_seed, scenario.id, "correct", j) for j in range(ctx.opts.seeds)]
+        stages, t_stage = {}, time.monotonic()
         try:
             progress.emit("phase", phase="correctness", id=scenario.id, i=i, n=n)
             run_correctness(ctx, scenario, entry, seeds)
+            stages["correctness"], t_stage = round(time.monotonic() - t_stage, 3), time.monotonic()
             if entry["status"] == "ok":
                 progress.emit("phase", phase="timing", id=scenario.id, i=i, n=n)
                 run_timing(ctx, scenario, entry, derive_seed(base_seed, scenario.id, "time"), rng_master)
                 scenario_figures(entry, ctx.task, scenario)
+                stages["timing"] = round(time.monotonic() - t_stage, 3)
         except ChildFailure as exc:
             ctx.child.close()   # dead, hung or in an unknown state: a fresh one for the next scenario
             ctx.child = None
@@ -230,6 +233,7 @@ def _run_scenarios(ctx, scenarios, result, base_seed, t0, workdir, progress):
             crashes += 1
         if entry.get("reason") is None:
             entry.pop("reason", None)
+        entry["stage_seconds"] = stages   # wall time of each stage that finished, seen from the parent
         progress.emit("scenario", id=scenario.id, i=i, n=n, status=entry["status"], correct=entry["correct"],
                       time_ms=entry.get("time_ms"), reason=entry.get("reason"))
         if entry["status"] == "timeout":

@@ -40,6 +40,9 @@ def test_every_scenario_is_correct_and_timed(full_eval):
         assert s["time_ms"] > 0 and s["baseline_ms"] > 0 and s["peer_ms"]["torch"] > 0
         assert s["timing"]["reps"] >= 3 and s["rechecked_calls"]
         assert s["tflops"] > 0 and s["gbps"] > 0 and 0 < s["pct_of_peak"] < 100
+        # where the time went: both stages, the timing stage at least as long as its own loop
+        assert s["stage_seconds"]["correctness"] > 0 and s["stage_seconds"]["timing"] >= s["timing"]["seconds"]
+    assert sum(sum(s["stage_seconds"].values()) for s in result["scenarios"]) <= result["summary"]["seconds"]
 
 
 def test_summary_compares_side_by_side(full_eval):

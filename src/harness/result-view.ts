@@ -63,12 +63,26 @@ export function failureLines(result: EvalResult, limit = 20): string[] {
   return lines;
 }
 
+/** Where the harness's time went, summed over the scenarios (`stage_seconds`), when the result says. */
+function stageTotals(r: EvalResult): string {
+  const totals = { correctness: 0, timing: 0 };
+  let seen = false;
+  for (const sc of r.scenarios) {
+    const st = (sc as Record<string, unknown>).stage_seconds as Partial<typeof totals> | undefined;
+    if (!st) continue;
+    seen = true;
+    totals.correctness += st.correctness ?? 0;
+    totals.timing += st.timing ?? 0;
+  }
+  return seen ? `: correctness ${fixed(totals.correctness, 1, ' s')}, timing ${fixed(totals.timing, 1, ' s')}` : '';
+}
+
 export function summaryLines(outcome: EvaluationOutcome & { status: Exclude<EvaluationOutcome['status'], 'harness_error'> }): string[] {
   const r = outcome.result;
   const s = r.summary;
   const lines: string[] = [];
   const verdict = r.correct ? 'CORRECT' : 'NOT CORRECT';
-  lines.push(`${r.task}: ${r.status} — ${verdict} on ${s.correct}/${s.scenarios} scenarios (${fixed(s.seconds, 1, ' s')} in the harness)`);
+  lines.push(`${r.task}: ${r.status} — ${verdict} on ${s.correct}/${s.scenarios} scenarios (${fixed(s.seconds, 1, ' s')} in the harness${stageTotals(r)})`);
   lines.push(`speedup vs baseline (geomean): ${fixed(s.speedup_vs_baseline_geomean, 2, 'x')}`);
   const peers = Object.entries(s.speedup_vs_peer_geomean);
   if (peers.length > 0) {
