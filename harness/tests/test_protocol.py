@@ -1,9 +1,14 @@
-"""The parent-child channel: blobs through the pipe and, when large, through shared memory."""
+"""The parent-child channel: blobs through the pipe and, when large, through shared memory.
 
-import json
+The sender is a fresh interpreter, as the harness's child is: a forked copy of a process that has
+used torch's thread pool can deadlock in its first parallel copy (it did, on the GPU host).
+"""
+
 import os
-import struct
-import tempfile
+import subprocess
+import sys
+import textwrap
+import time
 
 import pytest
 import torch
@@ -11,39 +16,51 @@ import torch
 from harness import protocol
 from harness.protocol import Channel
 
+from .conftest import REPO
 
-def _pair(sender_body, shm, peer_known=True):
-    """Forks a sender that runs `sender_body(channel)`; returns what the receiver gets (obj, tensors)
-    or raises what recv raised. The sender waits for one message before it exits, as the child
+BIG = protocol.SHM_MIN_BYTES // 2 + 7     # bf16 elements: just over the shared-memory threshold
+
+SENDER = """
+import json, os, struct, sys, tempfile
+import torch
+from harness.protocol import Channel
+ch = Channel(int(sys.argv[1]), int(sys.argv[2]))
+ch.shm_ok = sys.argv[3] == "1"
+BIG = int(sys.argv[4])
+def forged(blob):
+    data = json.dumps({"type": "result", "blobs": [blob]}).encode()
+    ch._write(struct.pack(">I", len(data)) + data)
+"""
+
+
+def _expected_big():
+    return (torch.arange(BIG) % 251 - 125).to(torch.bfloat16)
+
+
+def _exchange(body, shm=True, peer_known=True):
+    """Runs SENDER + body in a new process; returns what this side receives (obj, tensors) or
+    raises what recv raised. The sender then waits for one message before it exits, as the child
     waits for the parent's next command."""
     a_r, a_w = os.pipe()
     b_r, b_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        code = 0
-        try:
-            os.close(a_r)
-            os.close(b_w)
-            ch = Channel(b_r, a_w)
-            ch.shm_ok = shm
-            sender_body(ch)
-            ch.recv()
-        except BaseException:
-            code = 1
-        os._exit(code)
+    script = SENDER + textwrap.dedent(body) + "\nch.recv()\n"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen([sys.executable, "-c", script, str(b_r), str(a_w), "1" if shm else "0", str(BIG)],
+                            pass_fds=(b_r, a_w), env=env, stderr=subprocess.PIPE)
     os.close(a_w)
     os.close(b_r)
-    ch = Channel(a_r, b_w, peer_pid=pid if peer_known else None)
+    ch = Channel(a_r, b_w, peer_pid=proc.pid if peer_known else None)
     try:
-        return ch.recv(deadline=None)
+        return ch.recv(deadline=time.monotonic() + 60)
     finally:
-        ch.send({"type": "done"})
-        os.waitpid(pid, 0)
+        try:
+            ch.send({"type": "done"})
+        except OSError:
+            pass
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err.decode(errors="replace")
         os.close(a_r)
         os.close(b_w)
-
-
-BIG = protocol.SHM_MIN_BYTES // 2 + 7     # bf16 elements: just over the shared-memory threshold
 
 
 @pytest.mark.parametrize("shm", [True, False])
@@ -55,48 +72,39 @@ def test_blobs_arrive_intact_by_either_path(shm, monkeypatch):
         via_shm.append(blob["name"])
         return real(self, blob, nbytes)
     monkeypatch.setattr(Channel, "_read_memfd", spy)
-    big = torch.randn(BIG).to(torch.bfloat16)
-    small = torch.arange(12, dtype=torch.float32).reshape(3, 4)
-
-    def body(ch):
+    obj, tensors = _exchange("""
+        big = (torch.arange(BIG) % 251 - 125).to(torch.bfloat16)
+        small = torch.arange(12, dtype=torch.float32).reshape(3, 4)
         ch.send({"type": "result", "n": 1}, {"big": big.reshape(-1, 1), "small": small})
-
-    obj, tensors = _pair(body, shm)
+    """, shm=shm)
     assert obj == {"type": "result", "n": 1}
-    assert torch.equal(tensors["big"].reshape(-1), big) and tensors["big"].shape == (BIG, 1)
-    assert tensors["big"].dtype == torch.bfloat16
-    assert torch.equal(tensors["small"], small)
+    assert tensors["big"].shape == (BIG, 1) and tensors["big"].dtype == torch.bfloat16
+    assert torch.equal(tensors["big"].reshape(-1), _expected_big())
+    assert torch.equal(tensors["small"], torch.arange(12, dtype=torch.float32).reshape(3, 4))
     assert via_shm == (["big"] if shm else [])   # only the large blob, and only when allowed
 
 
-def _forged(blob):
-    """A sender that writes a header by hand, naming whatever fd it likes."""
-    def body(ch):
-        data = json.dumps({"type": "result", "blobs": [blob]}).encode()
-        ch._write(struct.pack(">I", len(data)) + data)
-    return body
-
-
 def test_a_blob_that_points_at_a_regular_file_is_refused():
-    with tempfile.TemporaryFile() as f:
-        f.write(b"\0" * 64)
-        f.flush()
-        blob = {"name": "y", "dtype": "uint8", "shape": [64], "nbytes": 64, "fd": f.fileno()}
-        with pytest.raises(ValueError, match="is not a memfd of 64 bytes"):
-            _pair(_forged(blob), shm=True)
+    with pytest.raises(ValueError, match="is not a memfd of 64 bytes"):
+        _exchange("""
+            f = tempfile.TemporaryFile()
+            f.write(b"\\0" * 64)
+            f.flush()
+            forged({"name": "y", "dtype": "uint8", "shape": [64], "nbytes": 64, "fd": f.fileno()})
+        """)
 
 
 def test_a_shared_memory_blob_is_refused_where_the_sender_is_unknown():
-    blob = {"name": "y", "dtype": "uint8", "shape": [64], "nbytes": 64, "fd": 0}
     with pytest.raises(ValueError, match="a shared-memory blob is not accepted here"):
-        _pair(_forged(blob), shm=True, peer_known=False)
+        _exchange("""
+            forged({"name": "y", "dtype": "uint8", "shape": [64], "nbytes": 64, "fd": 0})
+        """, peer_known=False)
 
 
 def test_a_shared_memory_blob_of_the_wrong_size_is_refused():
-    def body(ch):
-        fd = os.memfd_create("x")
-        os.ftruncate(fd, 32)
-        ch._held.append(fd)
-        _forged({"name": "y", "dtype": "uint8", "shape": [64], "nbytes": 64, "fd": fd})(ch)
     with pytest.raises(ValueError, match="is not a memfd of 64 bytes"):
-        _pair(body, shm=True)
+        _exchange("""
+            fd = os.memfd_create("x")
+            os.ftruncate(fd, 32)
+            forged({"name": "y", "dtype": "uint8", "shape": [64], "nbytes": 64, "fd": fd})
+        """)
