@@ -91,7 +91,6 @@ class Child:
 
     # -- commands ----------------------------------------------------------------------------------
     def cmd_init(self, msg):
-        self.chan.shm_ok = bool(msg.get("shm"))   # large outputs go back in shared memory
         self.task = load_task(msg["task_dir"])
         self.ref = load_reference(self.task)
         from .devices import make_device

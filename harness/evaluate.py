@@ -180,7 +180,7 @@ def _start_child(ctx, workdir):
     child = ChildProcess(workdir, ctx.opts.call_timeout)
     try:
         res, _ = child.request({"cmd": "init", "task_dir": str(ctx.task.dir), "device": ctx.device_kind,
-                                "libraries": ctx.libs, "shm": child.can_read_shared_memory()},
+                                "libraries": ctx.libs},
                                timeout=ctx.opts.call_timeout + 120)
     except ChildFailure:
         child.close()

@@ -5,7 +5,6 @@ ChildFailure with a message that says what happened and who was running, never a
 escapes the evaluation.
 """
 
-import fcntl
 import functools
 import os
 import signal
@@ -35,7 +34,6 @@ class ChildProcess:
         self.status_path.write_bytes(b"\0" * 64)
         p2c_r, p2c_w = os.pipe()
         c2p_r, c2p_w = os.pipe()
-        _widen_pipe(c2p_w)   # outputs come back this way, up to gigabytes a scenario
         repo_root = str(Path(__file__).resolve().parent.parent)
         child_env = dict(env or os.environ)
         child_env["PYTHONPATH"] = repo_root + (os.pathsep + child_env["PYTHONPATH"]
@@ -48,17 +46,8 @@ class ChildProcess:
             env=child_env, pass_fds=(p2c_r, c2p_w), preexec_fn=functools.partial(_child_setup, os.getpid()))
         os.close(p2c_r)
         os.close(c2p_w)
-        self.chan = Channel(c2p_r, p2c_w, peer_pid=self.proc.pid)
+        self.chan = Channel(c2p_r, p2c_w)
         self._fds = (c2p_r, p2c_w)
-
-    def can_read_shared_memory(self):
-        """Whether this process may open the child's file descriptors (/proc/<pid>/fd), through
-        which large blobs come back in shared memory; if not, they come through the pipe."""
-        try:
-            os.listdir(f"/proc/{self.proc.pid}/fd")
-            return True
-        except OSError:
-            return False
 
     def who(self):
         try:
@@ -152,23 +141,6 @@ class ChildProcess:
             except OSError:
                 pass
         self.log.close()
-
-
-PIPE_BYTES = 4 << 20
-
-
-def _widen_pipe(fd):
-    """Give the pipe a larger buffer (Linux: up to /proc/sys/fs/pipe-max-size, 1 MiB by default for
-    unprivileged processes), so big blobs cross in fewer pieces; the default 64 KiB if refused."""
-    setsz = getattr(fcntl, "F_SETPIPE_SZ", None)
-    if setsz is None:
-        return
-    for size in (PIPE_BYTES, 1 << 20):
-        try:
-            fcntl.fcntl(fd, setsz, size)
-            return
-        except OSError:
-            continue
 
 
 def _child_setup(parent_pid):
