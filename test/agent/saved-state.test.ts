@@ -1,9 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Store } from '../../src/db/index.js';
 import { tables } from '../../src/db/index.js';
-import { BACKENDS, createTestDatabase, createTempDir, type TestDatabase } from '../support/db.js';
+import { BACKENDS } from '../support/db.js';
+import { useServiceFixture } from '../support/fixture.js';
 import { endTurn, toolResultTexts } from '../support/anthropic/script.js';
 import { CORRECT } from './fixtures/kernels.js';
 import { startEngine, waitFor, type EngineHarness } from './helpers.js';
@@ -35,27 +36,13 @@ async function loadFixture(store: Store, name: string): Promise<Fixture> {
 
 for (const backend of BACKENDS) {
   describe(`saved state v1 (${backend})`, () => {
-    let db: TestDatabase;
-    let tmp: { dir: string; remove(): Promise<void> };
-    let h: EngineHarness | undefined;
-    beforeAll(async () => {
-      db = await createTestDatabase(backend);
-      tmp = await createTempDir('ks-fixture-');
-    });
-    afterEach(async () => {
-      await h?.close();
-      h = undefined;
-    });
-    afterAll(async () => {
-      await db.dispose();
-      await tmp.remove();
-    });
+    const fx = useServiceFixture<EngineHarness>(backend, 'ks-fixture-');
 
     it('resumes: stored results reused, the interrupted command answered once, the rest executed', { timeout: 180_000 }, async () => {
-      const fixture = await loadFixture(db.store, 'saved-run-v1.json');
-      h = await startEngine({
-        store: db.store,
-        dataDir: tmp.dir,
+      const fixture = await loadFixture(fx.db.store, 'saved-run-v1.json');
+      const h = (fx.service = await startEngine({
+        store: fx.db.store,
+        dataDir: fx.dataDir,
         server: {
           script: [
             (req) => {
@@ -69,22 +56,22 @@ for (const backend of BACKENDS) {
             },
           ],
         },
-      });
+      }));
       await h.engine.resumeLiveRuns();
-      const done = await waitFor('the run to end', () => db.store.runs.get(fixture.run.id), (r) => r?.status === 'finished', 150_000);
+      const done = await waitFor('the run to end', () => fx.db.store.runs.get(fixture.run.id), (r) => r?.status === 'finished', 150_000);
       expect(done).toMatchObject({ endReason: 'budget_steps', evalsUsed: 2, stepsUsed: 3 });
       // The workspace was restored from the last evaluated candidate, and the bash command did not run again.
-      const workspace = path.join(tmp.dir, 'workspaces', fixture.run.id);
+      const workspace = path.join(fx.dataDir, 'workspaces', fixture.run.id);
       expect(await readFile(path.join(workspace, 'kernel.cpp'), 'utf8')).toBe(CORRECT);
       await expect(readFile(path.join(workspace, 'NOTES.md'), 'utf8')).rejects.toThrow();
-      const calls = await db.store.transcript.toolCalls(fixture.run.id);
+      const calls = await fx.db.store.transcript.toolCalls(fixture.run.id);
       expect(calls.map((c) => [c.toolUseId, c.isError])).toEqual([
         ['toolu_fx_eval1', false],
         ['toolu_fx_view', false],
         ['toolu_fx_bash', true],
         ['toolu_fx_eval2', false],
       ]);
-      expect((await db.store.evaluations.forRun(fixture.run.id)).map((e) => e.seq)).toEqual([1, 2]);
+      expect((await fx.db.store.evaluations.forRun(fixture.run.id)).map((e) => e.seq)).toEqual([1, 2]);
     });
   });
 }

@@ -57,7 +57,8 @@ export async function createPostgresDatabase(): Promise<{ url: string; drop(): P
 
 export async function createTempDir(prefix = 'ks-test-'): Promise<{ dir: string; remove(): Promise<void> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
-  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+  // Retries: a process a test just stopped (a harness child, git) can still be writing in it.
+  return { dir, remove: () => rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }) };
 }
 
 export type Backend = 'postgres' | 'pglite';
