@@ -13,11 +13,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createAgentEngine, createBankQuestionSource, createLocalTurnScheduler } from '../src/agent/index.js';
+import { createLocalAgent } from '../src/agent/index.js';
 import { costOf, readUsage } from '../src/agent/model/pricing.js';
 import { silentLogger } from '../src/core/logger.js';
 import { createStore, openDatabase } from '../src/db/index.js';
-import { createInProcessDispatcher } from '../src/queue/index.js';
 import { startFakeAnthropic, type RecordedRequest, type Reply } from '../test/support/anthropic/server.js';
 import { testConfig } from '../test/agent/test-config.js';
 
@@ -46,15 +45,8 @@ const config = testConfig(dir, server.url, { KERNELSEEK_MODEL: MODEL });
 const handle = await openDatabase({ kind: 'memory' });
 await handle.migrate();
 const store = createStore(handle.db);
-const scheduler = createLocalTurnScheduler({ logger: silentLogger });
-const engine = createAgentEngine({
-  config,
-  store,
-  dispatcher: createInProcessDispatcher(config, { env: { PATH: process.env.PATH } }),
-  scheduler,
-  questions: createBankQuestionSource({ store }),
-});
-scheduler.attach(engine);
+const agent = createLocalAgent({ config, store, logger: silentLogger, dispatcherEnv: { PATH: process.env.PATH } });
+const { engine } = agent;
 const started = performance.now();
 const run = await engine.startRun({ task: 'cpu_softmax', owner: 'bench', origin: 'api', autonomous: true, budgets: { steps: STEPS, usd: 1000 } });
 for (;;) {
@@ -94,8 +86,7 @@ console.log(`share of input tokens read from the cache:           ${pct(read, to
 console.log(`largest request: ${largestEstimate} tokens by the engine's estimate = ${pct(largestEstimate, budget)} of the context budget (${budget}); ${largestServer} by the server's count`);
 console.log(`cost at ${MODEL} list prices: $${final.costUsd.toFixed(2)} with caching, $${uncached.toFixed(2)} if nothing were cached`);
 
-scheduler.close();
-await engine.close();
+await agent.close();
 await server.close();
 await handle.close();
 await rm(dir, { recursive: true, force: true });

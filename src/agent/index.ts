@@ -34,3 +34,4 @@ export { createBankQuestionSource } from './decisions/bank-source.js';
 export { createTerminalReporter, summaryLines } from './terminal/terminal-reporter.js';
 export { listenForQuestions } from './terminal/stdin-questions.js';
 export { createQueueTurnScheduler, startAgentTurnWorker } from './queue-turns.js';
+export { createLocalAgent, type LocalAgent } from './local.js';

@@ -2,7 +2,7 @@ import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } f
 import type { DigestConfig } from '../config/index.js';
 import { NonRetryableError } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
-import { DigestPayloadSchema, jobIdFor, jobOptionsFor, type DigestPayload } from '../queue/index.js';
+import { DigestPayloadSchema, jobIdFor, kindOptionsFor, type DigestPayload } from '../queue/index.js';
 import { chartTextRenders } from './charts.js';
 import { deliverScheduledDigest, type DeliveryResult, type DigestDeps } from './deliver.js';
 
@@ -20,10 +20,7 @@ export const ScheduledDigestJobSchema = DigestPayloadSchema;
 export type ScheduledDigestJob = DigestPayload;
 
 /** Attempts, backoff and retention of a digest job, from the queue catalog. */
-export const DIGEST_JOB_OPTIONS = (() => {
-  const { jobId: _schedulerId, ...opts } = jobOptionsFor('digest', { channel: 'C00000000' });
-  return opts;
-})();
+export const DIGEST_JOB_OPTIONS = kindOptionsFor('digest');
 
 /**
  * Makes the queue's digest schedulers match the configuration: one for DIGEST_CHANNEL at DIGEST_CRON

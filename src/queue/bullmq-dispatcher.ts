@@ -10,7 +10,7 @@ import type {
   GpuBashRequest,
   GpuBashResult,
 } from './dispatcher.js';
-import { queueNameFor } from './catalog.js';
+import { queueNameFor, type PayloadOf } from './catalog.js';
 import { MAX_ARCHIVE_BYTES, type EvaluatePayload, type GpuBashPayload } from './payloads.js';
 import { createQueueClient, type QueueClient } from './producer.js';
 
@@ -111,23 +111,17 @@ function announce(dispatch: DispatchOptions, job: Job, queueName: string, create
 export function createBullmqDispatcher(options: BullmqDispatcherOptions): Dispatcher & { client: QueueClient } {
   const client = createQueueClient({ connection: options.connection, prefix: options.prefix });
   const ttl = options.waitTimeoutSeconds ? options.waitTimeoutSeconds * 1000 : undefined;
+  const submit = async <T>(kind: 'evaluate' | 'gpu-bash', payload: EvaluatePayload | GpuBashPayload, dispatch: DispatchOptions): Promise<T> => {
+    // Listen before adding, so that the events of a job that starts at once are not missed.
+    await client.events(queueNameFor(kind, payload.arch));
+    const { job, queueName, created } = await client.enqueue(kind, payload as PayloadOf<typeof kind>);
+    announce(dispatch, job, queueName, created);
+    return awaitJob<T>(client, job, queueName, dispatch, ttl);
+  };
   return {
     client,
-    async evaluate(request: EvaluationRequest, dispatch: DispatchOptions = {}): Promise<EvaluationOutcome> {
-      const payload = toEvaluatePayload(request);
-      // Listen before adding, so that the events of a job that starts at once are not missed.
-      await client.events(queueNameFor('evaluate', payload.arch));
-      const { job, queueName, created } = await client.enqueue('evaluate', payload);
-      announce(dispatch, job, queueName, created);
-      return awaitJob<EvaluationOutcome>(client, job, queueName, dispatch, ttl);
-    },
-    async gpuBash(request: GpuBashRequest, dispatch: DispatchOptions = {}): Promise<GpuBashResult> {
-      const payload = toGpuBashPayload(request);
-      await client.events(queueNameFor('gpu-bash', payload.arch));
-      const { job, queueName, created } = await client.enqueue('gpu-bash', payload);
-      announce(dispatch, job, queueName, created);
-      return awaitJob<GpuBashResult>(client, job, queueName, dispatch, ttl);
-    },
+    evaluate: (request: EvaluationRequest, dispatch: DispatchOptions = {}) => submit<EvaluationOutcome>('evaluate', toEvaluatePayload(request), dispatch),
+    gpuBash: (request: GpuBashRequest, dispatch: DispatchOptions = {}) => submit<GpuBashResult>('gpu-bash', toGpuBashPayload(request), dispatch),
     close: () => client.close(),
   };
 }

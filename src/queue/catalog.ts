@@ -115,14 +115,18 @@ export function jobIdFor<K extends JobKind>(kind: K, payload: PayloadOf<K>): str
   return (JOB_KINDS[kind].jobId as (p: PayloadOf<K>) => string)(payload);
 }
 
-/** BullMQ options for adding a job of this kind. */
-export function jobOptionsFor<K extends JobKind>(kind: K, payload: PayloadOf<K>) {
+/** Attempts, backoff and retention of a kind's jobs (a job scheduler's template takes these). */
+export function kindOptionsFor(kind: JobKind) {
   const spec = JOB_KINDS[kind];
   return {
-    jobId: jobIdFor(kind, payload),
     attempts: spec.attempts,
     ...(spec.backoff ? { backoff: spec.backoff } : {}),
     removeOnComplete: { age: spec.keepCompletedSeconds },
     removeOnFail: { age: 7 * 24 * 3600 },
   };
+}
+
+/** BullMQ options for adding a job of this kind. */
+export function jobOptionsFor<K extends JobKind>(kind: K, payload: PayloadOf<K>) {
+  return { jobId: jobIdFor(kind, payload), ...kindOptionsFor(kind) };
 }

@@ -3,7 +3,7 @@
  * `--remote`, in-process for `run` and `eval`), the GPU worker and queue statistics.
  */
 export type * from './dispatcher.js';
-export { JOB_KINDS, JOB_KIND_NAMES, jobIdFor, jobOptionsFor, queueNameFor, type JobKind, type PayloadOf } from './catalog.js';
+export { JOB_KINDS, JOB_KIND_NAMES, jobIdFor, jobOptionsFor, kindOptionsFor, queueNameFor, type JobKind, type PayloadOf } from './catalog.js';
 export * from './payloads.js';
 export { checkRedis, redisOptionsFromUrl } from './connection.js';
 export { createQueueClient, type QueueClient, type EnqueuedJob } from './producer.js';

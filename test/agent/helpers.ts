@@ -1,12 +1,11 @@
 import { expect } from 'vitest';
-import { createAgentEngine, createBankQuestionSource, createLocalTurnScheduler, type AgentEngine, type RunReporter, type RunView } from '../../src/agent/index.js';
+import { createLocalAgent, type AgentEngine, type LocalAgent, type RunReporter, type RunView } from '../../src/agent/index.js';
 import type { Config, Env } from '../../src/config/index.js';
-import { testConfig } from './test-config.js';
+import { LOCAL_TEST_AGENT, testConfig } from './test-config.js';
 
 export { testConfig };
 import { silentLogger } from '../../src/core/logger.js';
 import type { Store } from '../../src/db/index.js';
-import { createInProcessDispatcher } from '../../src/queue/index.js';
 import type { Dispatcher } from '../../src/queue/dispatcher.js';
 import { startFakeAnthropic, type FakeAnthropic, type FakeAnthropicOptions, type RecordedRequest } from '../support/anthropic/server.js';
 
@@ -35,7 +34,7 @@ export interface EngineHarness {
   server: FakeAnthropic;
   config: Config;
   engine: AgentEngine;
-  scheduler: ReturnType<typeof createLocalTurnScheduler>;
+  scheduler: LocalAgent['scheduler'];
   dispatcher: Dispatcher;
   events: ReporterEvent[];
   close(): Promise<void>;
@@ -45,30 +44,17 @@ export interface EngineHarness {
 export async function startEngine(options: { store: Store; dataDir: string; server?: FakeAnthropicOptions; env?: Env }): Promise<EngineHarness> {
   const server = await startFakeAnthropic(options.server ?? {});
   const config = testConfig(options.dataDir, server.url, options.env);
-  const dispatcher = createInProcessDispatcher(config, { env: { PATH: process.env.PATH } });
-  const scheduler = createLocalTurnScheduler({ logger: silentLogger, retries: 1, retryDelayMs: 200 });
   const events: ReporterEvent[] = [];
-  const engine = createAgentEngine({
-    config,
-    store: options.store,
-    dispatcher,
-    scheduler,
-    questions: createBankQuestionSource({ store: options.store }),
-    reporter: recordingReporter(events),
-    retryPolicy: { baseDelayMs: 20, maxDelayMs: 200 },
-  });
-  scheduler.attach(engine);
+  const agent = createLocalAgent({ config, store: options.store, logger: silentLogger, ...LOCAL_TEST_AGENT, reporter: recordingReporter(events) });
   return {
     server,
     config,
-    engine,
-    scheduler,
-    dispatcher,
+    engine: agent.engine,
+    scheduler: agent.scheduler,
+    dispatcher: agent.dispatcher,
     events,
     async close() {
-      scheduler.close();
-      await engine.close();
-      await dispatcher.close();
+      await agent.close();
       await server.close();
     },
   };

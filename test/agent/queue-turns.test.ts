@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgentEngine, createBankQuestionSource, createQueueTurnScheduler, startAgentTurnWorker } from '../../src/agent/index.js';
+import type { Config } from '../../src/config/index.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { createInProcessDispatcher, createQueueClient, redisOptionsFromUrl, type QueueClient } from '../../src/queue/index.js';
 import { createTestDatabase, createTempDir, type TestDatabase } from '../support/db.js';
@@ -34,6 +35,19 @@ afterAll(async () => {
   await tmp.remove();
 });
 
+/** An engine whose turns are jobs on the agent-turn queue, and a worker taking them. */
+function startQueuedEngine(config: Config) {
+  const engine = createAgentEngine({
+    config,
+    store: db.store,
+    dispatcher: createInProcessDispatcher(config, { env: {} }),
+    scheduler: createQueueTurnScheduler(client),
+    questions: createBankQuestionSource({ store: db.store }),
+  });
+  worker = startAgentTurnWorker(engine, { connection, prefix, lockSeconds: 30, stalledCheckSeconds: 30, logger: silentLogger });
+  return engine;
+}
+
 describe('agent turns on BullMQ', () => {
   it('runs turns as jobs, waits on a delayed job at a decision point, and a question promotes it', { timeout: 60_000 }, async () => {
     server = await startFakeAnthropic({
@@ -45,14 +59,7 @@ describe('agent turns on BullMQ', () => {
     });
     const config = testConfig(tmp.dir, server.url, { KERNELSEEK_STEPS_PER_TURN: '1' });
     client = createQueueClient({ connection, prefix });
-    const engine = createAgentEngine({
-      config,
-      store: db.store,
-      dispatcher: createInProcessDispatcher(config, { env: {} }),
-      scheduler: createQueueTurnScheduler(client),
-      questions: createBankQuestionSource({ store: db.store }),
-    });
-    worker = startAgentTurnWorker(engine, { connection, prefix, lockSeconds: 30, stalledCheckSeconds: 30, logger: silentLogger });
+    const engine = startQueuedEngine(config);
     const run = await engine.startRun({ task: 'cpu_softmax', owner: 'U123', origin: 'slack', slack: { channel: 'C1', threadTs: '1.1' }, questionTimeoutSeconds: 3600, budgets: { steps: 3 } });
     await waitFor('the decision point', () => db.store.runs.get(run.id), (r) => r?.status === 'waiting');
     const queue = client.queue('agent-turn');
@@ -77,14 +84,7 @@ describe('agent turns on BullMQ', () => {
       script: [endTurn('Nothing more to do.'), (req) => (expect(userTexts(req).join()).toMatch(/Question \(from the question bank\)/), endTurn('ok'))],
     });
     const config = testConfig(tmp.dir, server.url);
-    const engine = createAgentEngine({
-      config,
-      store: db.store,
-      dispatcher: createInProcessDispatcher(config, { env: {} }),
-      scheduler: createQueueTurnScheduler(client),
-      questions: createBankQuestionSource({ store: db.store }),
-    });
-    worker = startAgentTurnWorker(engine, { connection, prefix, lockSeconds: 30, stalledCheckSeconds: 30, logger: silentLogger });
+    const engine = startQueuedEngine(config);
     const run = await engine.startRun({ task: 'cpu_softmax', owner: 'U9', origin: 'api', questionTimeoutSeconds: 3600, budgets: { steps: 2 } });
     await waitFor('the decision point', () => db.store.runs.get(run.id), (r) => r?.status === 'waiting');
     expect((await engine.pauseRun(run.id)).status).toBe('paused');

@@ -21,3 +21,10 @@ export function testConfig(dataDir: string, baseUrl: string, extra: Env = {}): C
   );
 }
 
+
+/** How tests run an agent in their process (createLocalAgent): quick retries, harness on PATH. */
+export const LOCAL_TEST_AGENT = {
+  dispatcherEnv: { PATH: process.env.PATH },
+  turnRetries: { retries: 1, retryDelayMs: 200 },
+  retryPolicy: { baseDelayMs: 20, maxDelayMs: 200 },
+};

@@ -1,19 +1,17 @@
 import type { Command } from 'commander';
 import {
   composeReporters,
-  createAgentEngine,
-  createBankQuestionSource,
-  createLocalTurnScheduler,
+  createLocalAgent,
   createTerminalReporter,
   listenForQuestions,
   noopReporter,
+  type LocalAgent,
   type RunSummary,
   type StartRunParams,
 } from '../../agent/index.js';
 import { parseDuration } from '../../config/index.js';
 import { UserInputError } from '../../core/errors.js';
 import { createStore, openDatabase } from '../../db/index.js';
-import { createInProcessDispatcher } from '../../queue/index.js';
 import { configOf, loggerOf, writeLine, type CliContext } from '../context.js';
 
 interface RunOpts {
@@ -95,8 +93,7 @@ export function registerRun(program: Command, ctx: RunCommandContext): void {
       const config = configOf(ctx);
       const logger = loggerOf(config, 'run');
       const handle = await openDatabase(config.db);
-      const scheduler = createLocalTurnScheduler({ logger });
-      const dispatcher = createInProcessDispatcher(config, { env: ctx.env });
+      let agent: LocalAgent | undefined;
       let stopListening = () => {};
       try {
         await handle.migrate();
@@ -104,8 +101,8 @@ export function registerRun(program: Command, ctx: RunCommandContext): void {
         let resolveFinished!: (summary: RunSummary) => void;
         const finished = new Promise<RunSummary>((r) => (resolveFinished = r));
         const reporter = composeReporters(createTerminalReporter(ctx.stdout), { ...noopReporter, runFinished: ({ summary }) => resolveFinished(summary) });
-        const engine = createAgentEngine({ config, store, dispatcher, scheduler, questions: createBankQuestionSource({ store }), reporter, logger });
-        scheduler.attach(engine);
+        agent = createLocalAgent({ config, store, logger, dispatcherEnv: ctx.env, reporter });
+        const { engine, scheduler } = agent;
         const run = await engine.startRun(params);
         writeLine(ctx.stdout, `Run ${run.id} on ${run.task} with ${run.model}: target ${run.target}x, budgets ${run.evaluations.budget} evaluations / ${run.steps.budget} steps / $${run.costUsd.budget}.`);
         writeLine(ctx.stdout, `Workspace: ${config.core.dataDir}/workspaces/${run.id}${params.autonomous ? '' : ' — type a question at any time; it reaches the agent at its next turn.'}`);
@@ -127,11 +124,9 @@ export function registerRun(program: Command, ctx: RunCommandContext): void {
           ctx.exitCode = outcome.status === 'failed' ? 1 : 0;
         }
         await scheduler.idle(run.id);
-        await engine.close();
       } finally {
         stopListening();
-        scheduler.close();
-        await dispatcher.close();
+        await agent?.close();
         await handle.close();
       }
     });

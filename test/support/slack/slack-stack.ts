@@ -1,12 +1,11 @@
 import path from 'node:path';
-import { createAgentEngine, createBankQuestionSource, createLocalTurnScheduler, type AgentEngine } from '../../../src/agent/index.js';
+import { createLocalAgent, type AgentEngine, type LocalAgent } from '../../../src/agent/index.js';
 import { loadConfig, REPO_ROOT, type Config, type Env } from '../../../src/config/index.js';
 import { silentLogger } from '../../../src/core/logger.js';
 import type { Store } from '../../../src/db/index.js';
 import { loadTaskCatalog } from '../../../src/harness/tasks.js';
-import { createInProcessDispatcher } from '../../../src/queue/index.js';
-import type { Dispatcher } from '../../../src/queue/dispatcher.js';
 import { createBankPort, createDigestPort, createSlackPoster, createTaskCatalogCache, createSlackReporter, createSlackWebClient, startSlackApp, type PosterPacing, type RunningSlackApp, type SlackPoster } from '../../../src/slack/index.js';
+import { LOCAL_TEST_AGENT } from '../../agent/test-config.js';
 import { startFakeAnthropic, type FakeAnthropic, type FakeAnthropicOptions } from '../anthropic/server.js';
 import { startFakeSlack, type FakeSlack, type FakeSlackOptions } from './fake-slack.js';
 import { createSlackSender, TEST_SIGNING_SECRET, type SlackSender } from './signed-requests.js';
@@ -22,7 +21,7 @@ export interface SlackStack {
   sender: SlackSender;
   config: Config;
   engine: AgentEngine;
-  scheduler: ReturnType<typeof createLocalTurnScheduler>;
+  scheduler: LocalAgent['scheduler'];
   poster: SlackPoster;
   app: RunningSlackApp;
   close(): Promise<void>;
@@ -64,18 +63,8 @@ export async function startSlackStack(options: SlackStackOptions): Promise<Slack
     backoffMs: 50,
   });
   const reporter = createSlackReporter({ poster, store: options.store, logger: silentLogger });
-  const dispatcher: Dispatcher = createInProcessDispatcher(config, { env: { PATH: process.env.PATH } });
-  const scheduler = createLocalTurnScheduler({ logger: silentLogger, retries: 1, retryDelayMs: 200 });
-  const engine = createAgentEngine({
-    config,
-    store: options.store,
-    dispatcher,
-    scheduler,
-    questions: createBankQuestionSource({ store: options.store }),
-    reporter,
-    retryPolicy: { baseDelayMs: 20, maxDelayMs: 200 },
-  });
-  scheduler.attach(engine);
+  const agent = createLocalAgent({ config, store: options.store, logger: silentLogger, ...LOCAL_TEST_AGENT, reporter });
+  const { engine, scheduler } = agent;
   const app = await startSlackApp(
     {
       slack: config.slack,
@@ -101,10 +90,8 @@ export async function startSlackStack(options: SlackStackOptions): Promise<Slack
     app,
     async close() {
       await app.stop();
-      scheduler.close();
-      await engine.close();
+      await agent.close();
       await poster.close(1000);
-      await dispatcher.close();
       await anthropic.close();
       await fake.close();
     },
