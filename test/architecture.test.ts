@@ -46,4 +46,19 @@ describe('architecture', () => {
     }
     expect(offenders).toEqual([]);
   });
+
+  it('keeps harness/ below the other layers: it imports only config/ and core/', async () => {
+    // The runner's types once lived in src/queue/dispatcher.ts; an import back up the layers makes
+    // the harness depend on what it serves (and on BullMQ's types through it).
+    const allowed = ['config', 'core', 'harness'].map((d) => path.join(SRC, d) + path.sep);
+    const offenders: string[] = [];
+    for (const file of await sourceFiles(path.join(SRC, 'harness'))) {
+      const text = await readFile(file, 'utf8');
+      for (const m of text.matchAll(/(?:from|import)\s*\(?\s*['"](\.[^'"]*)['"]/g)) {
+        const target = path.resolve(path.dirname(file), m[1]!);
+        if (!allowed.some((a) => target.startsWith(a))) offenders.push(`${rel(file)} imports ${m[1]}`);
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
 });

@@ -1,4 +1,4 @@
-import type { EvaluationOutcome, EvaluationProgress } from '../queue/dispatcher.js';
+import type { EvaluationOutcome, EvaluationProgress } from './evaluation.js';
 import type { EvalResult, ScenarioResult } from './result.js';
 
 /** How `kernelseek eval` shows a result: a per-scenario table and a summary, in plain text. */

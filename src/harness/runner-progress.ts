@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { EvaluationProgress } from '../queue/dispatcher.js';
+import type { EvaluationProgress } from './evaluation.js';
 
 /**
  * The harness's `--progress jsonl` events (task-spec.md): one JSON object per stderr line. Unknown

@@ -5,7 +5,7 @@ import type { Env } from '../config/index.js';
 import type { CoreConfig } from '../config/modules/core.js';
 import type { HarnessConfig } from '../config/modules/harness.js';
 import { describeError, UserInputError } from '../core/errors.js';
-import type { EvaluationOptions, EvaluationProgress } from '../queue/dispatcher.js';
+import type { EvaluationOptions, EvaluationProgress } from './evaluation.js';
 import { CappedOutput, tailOf } from './capped-output.js';
 import { runGuarded } from './process-group.js';
 import { EvalResultSchema, type EvalOutcome } from './result.js';

@@ -1,4 +1,8 @@
-import type { EvalOutcome } from '../harness/result.js';
+import type { EvaluationOptions, EvaluationOutcome, EvaluationProgress } from '../harness/evaluation.js';
+
+// The evaluation's own types belong to the harness (the runner produces them); re-exported here for
+// the dispatchers' callers.
+export type { EvaluationOptions, EvaluationOutcome, EvaluationProgress, ExecutorInfo } from '../harness/evaluation.js';
 
 /**
  * How the agent (and `kernelseek eval`) gets work done on GPU hosts. Two implementations: BullMQ over
@@ -24,56 +28,6 @@ export interface EvaluationRequest {
   /** Harness knobs; unset means the harness's defaults (and the queue's time limit). */
   options?: EvaluationOptions;
 }
-
-export interface EvaluationOptions {
-  /** Correctness seeds per scenario (at least 2). */
-  seeds?: number;
-  /** Time the task's peers (default true). */
-  peers?: boolean;
-  /** Time the baseline (default true). */
-  baseline?: boolean;
-  /** Hard limit for the whole evaluation; capped by the queue's limit. */
-  timeoutSeconds?: number;
-  /** Seconds without progress before one call of the candidate counts as hung. */
-  callTimeoutSeconds?: number;
-}
-
-/** Who ran an evaluation: recorded with every result so figures can be traced to hardware. */
-export interface ExecutorInfo {
-  host: string;
-  /** The GPU index on the host (CUDA_VISIBLE_DEVICES), null on a CPU slot. */
-  gpuIndex: number | null;
-  gpuName: string | null;
-  driver: string | null;
-  harnessVersion: string | null;
-  python: string | null;
-  torch: string | null;
-}
-
-export interface EvaluationProgress {
-  phase: string;
-  /** Scenario index and count, when the phase is per scenario. */
-  i?: number;
-  n?: number;
-  message?: string;
-  /** The scenario id, when the phase is per scenario. */
-  scenario?: string;
-  /** A finished scenario's (or the whole evaluation's) status, e.g. `ok`, `incorrect`. */
-  status?: string;
-  /** A finished scenario's median time. */
-  timeMs?: number | null;
-}
-
-export type EvaluationOutcome = EvalOutcome & {
-  jobId: string;
-  /** Host and GPU index that ran it, e.g. `gpu-host-1/0`. */
-  worker: string;
-  gpu: string | null;
-  /** Added: the executing host's GPU, driver and harness version (absent from older producers). */
-  executor?: ExecutorInfo;
-  /** Added: set when the result was trimmed to the queue's size cap (what was dropped). */
-  trimmed?: string;
-};
 
 /** A command to run on a GPU host against a snapshot of a run's workspace. */
 export interface GpuBashRequest {

@@ -1,5 +1,5 @@
 import type { EvalResult } from '../harness/result.js';
-import type { EvaluationOutcome } from './dispatcher.js';
+import type { EvaluationOutcome } from '../harness/evaluation.js';
 
 /**
  * Results travel through Redis (a job's return value, kept for a day). A full evaluation of a

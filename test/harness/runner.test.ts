@@ -6,7 +6,7 @@ import { loadConfig, REPO_ROOT, type Config } from '../../src/config/index.js';
 import { UserInputError } from '../../src/core/errors.js';
 import { EvalResultSchema } from '../../src/harness/result.js';
 import { harnessEnvironment, runHarness } from '../../src/harness/runner.js';
-import type { EvaluationProgress } from '../../src/queue/dispatcher.js';
+import type { EvaluationProgress } from '../../src/harness/evaluation.js';
 import { createTempDir } from '../support/db.js';
 
 const FIXTURES = path.join(REPO_ROOT, 'test', 'queue', 'fixtures');

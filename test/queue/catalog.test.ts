@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { JOB_KINDS, jobIdFor, jobOptionsFor, queueNameFor } from '../../src/queue/catalog.js';
-import type { EvaluationOutcome } from '../../src/queue/dispatcher.js';
+import type { EvaluationOutcome } from '../../src/harness/evaluation.js';
 import { parseNvidiaSmi } from '../../src/queue/gpus.js';
 import { EvaluatePayloadSchema, GpuBashPayloadSchema, describeIssues, type EvaluatePayload } from '../../src/queue/payloads.js';
 import { trimOutcome } from '../../src/queue/trim.js';

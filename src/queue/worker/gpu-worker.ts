@@ -8,7 +8,7 @@ import { harnessEnvironment } from '../../harness/runner.js';
 import { readHarnessVersion, resolvePython } from '../../harness/runner-python.js';
 import { JOB_KINDS, queueNameFor } from '../catalog.js';
 import { redisOptionsFromUrl } from '../connection.js';
-import type { ExecutorInfo } from '../dispatcher.js';
+import type { ExecutorInfo } from '../../harness/evaluation.js';
 import { detectGpus, type GpuInfo } from '../gpus.js';
 import { startHeartbeat, type Heartbeat } from '../heartbeat.js';
 import { createKindWorker } from '../kind-worker.js';
