@@ -18,6 +18,7 @@ import { loadConfig } from '../src/config/index.js';
 import { evaluateExpression } from '../src/harness/expression.js';
 import { findTask } from '../src/harness/tasks.js';
 import { createBullmqDispatcher } from '../src/queue/bullmq-dispatcher.js';
+import { loadResultKey } from '../src/queue/result-key.js';
 import { redisOptionsFromUrl } from '../src/queue/connection.js';
 import type { EvaluationRequest } from '../src/queue/dispatcher.js';
 import { measureDirect, measureRemote, ms, percentile, uniqueRun } from './queue-lib.js';
@@ -61,7 +62,7 @@ const request = (seq: number): EvaluationRequest => ({
   seq,
   options: { ...(args['no-peers'] ? { peers: false } : {}), ...(args['no-baseline'] ? { baseline: false } : {}) },
 });
-const dispatcher = createBullmqDispatcher({ connection: redisOptionsFromUrl(config.redis.url), prefix: config.queue.prefix });
+const dispatcher = createBullmqDispatcher({ connection: redisOptionsFromUrl(config.redis.url), prefix: config.queue.prefix, resultKey: await loadResultKey(config) });
 
 const rounds: { direct: number; remote: number; added: number; workerSide: number; wait: number; harnessInWorker: number; status: string }[] = [];
 try {

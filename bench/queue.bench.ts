@@ -8,12 +8,14 @@
  *
  * Environment: REDIS_URL, BENCH_QUEUE_JOBS (default 10), BENCH_QUEUE_THROUGHPUT_JOBS (default 8).
  */
+import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { REPO_ROOT } from '../src/config/index.js';
 import { createBullmqDispatcher } from '../src/queue/bullmq-dispatcher.js';
+import { resultKeyFromSecret } from '../src/queue/result-key.js';
 import { redisOptionsFromUrl } from '../src/queue/connection.js';
 import type { EvaluationRequest } from '../src/queue/dispatcher.js';
 import { removePrefix } from '../test/queue/support.js';
@@ -31,6 +33,7 @@ const env: Record<string, string> = {
   REDIS_URL,
   KERNELSEEK_QUEUE_PREFIX: prefix,
   KERNELSEEK_DATA_DIR: dataDir,
+  KERNELSEEK_RESULT_KEY: randomBytes(32).toString('hex'),
   LOG_LEVEL: 'warn',
 };
 const source = await readFile(path.join(REPO_ROOT, 'kernels', 'cpu_softmax', 'baseline.cpp'), 'utf8');
@@ -44,7 +47,7 @@ const request = (runId: string, seq: number): EvaluationRequest => ({
   seq,
   options: { peers: false, baseline: false },
 });
-const dispatcher = createBullmqDispatcher({ connection: redisOptionsFromUrl(REDIS_URL), prefix });
+const dispatcher = createBullmqDispatcher({ connection: redisOptionsFromUrl(REDIS_URL), prefix, resultKey: resultKeyFromSecret(env.KERNELSEEK_RESULT_KEY!, 'the benchmark') });
 
 console.log(`queue benchmark: ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}; prefix ${prefix}`);
 console.log('trivial evaluation: cpu_softmax, scenario r7-c33, no peers, no baseline (the real harness)');

@@ -84,6 +84,7 @@ export function loadConfig(env: Env, options: { cwd?: string } = {}): Config {
       lockSeconds: queue.KERNELSEEK_WORKER_LOCK,
       stalledCheckSeconds: queue.KERNELSEEK_WORKER_STALLED_CHECK,
       graceSeconds: queue.KERNELSEEK_WORKER_GRACE,
+      ...(queue.KERNELSEEK_RESULT_KEY !== undefined ? { resultKey: queue.KERNELSEEK_RESULT_KEY } : {}),
     },
     anthropic: { apiKey: anthropic.ANTHROPIC_API_KEY, baseUrl: anthropic.ANTHROPIC_BASE_URL, model: anthropic.KERNELSEEK_MODEL },
     slack: {

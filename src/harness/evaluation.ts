@@ -54,4 +54,6 @@ export type EvaluationOutcome = EvalOutcome & {
   executor?: ExecutorInfo;
   /** Added: set when the result was trimmed to the queue's size cap (what was dropped). */
   trimmed?: string;
+  /** Added: results offered through the queue and refused before this one (unsealed, forged, other work). */
+  refused?: string[];
 };

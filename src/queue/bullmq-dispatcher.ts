@@ -1,6 +1,7 @@
 import type { Job } from 'bullmq';
 import type { RedisOptions } from 'ioredis';
 import { AppError, HarnessError, UserInputError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
 import type {
   DispatchOptions,
   Dispatcher,
@@ -10,16 +11,29 @@ import type {
   GpuBashRequest,
   GpuBashResult,
 } from './dispatcher.js';
-import { queueNameFor, type PayloadOf } from './catalog.js';
-import { MAX_ARCHIVE_BYTES, type EvaluatePayload, type GpuBashPayload } from './payloads.js';
+import { JOB_KINDS, queueNameFor, type PayloadOf } from './catalog.js';
+import { describeIssues, MAX_ARCHIVE_BYTES, type EvaluatePayload, type GpuBashPayload } from './payloads.js';
 import { createQueueClient, type QueueClient } from './producer.js';
+import type { ResultKey } from './result-key.js';
+import { openSeal, payloadDigest, type Opened, type SealedKind } from './result-seal.js';
 
 export interface BullmqDispatcherOptions {
   connection: RedisOptions;
   prefix: string;
+  /** The key the workers seal results with (loadResultKey): a result without its seal is refused. */
+  resultKey: ResultKey;
   /** Stop waiting for a result after this long (e.g. no worker for the architecture); unset: wait. */
   waitTimeoutSeconds?: number;
+  /** Refused results are logged here as well as reported to the caller's onProgress. */
+  logger?: Logger;
 }
+
+/**
+ * Refused results for one request before the dispatcher gives up with an error. Each refusal sends
+ * the work to be done again, so whoever keeps answering jobs without the key costs evaluations and
+ * in the end fails the request; a forged figure is never taken.
+ */
+export const MAX_REFUSED_RESULTS = 3;
 
 /** What the worker receives for an evaluation request. */
 export function toEvaluatePayload(request: EvaluationRequest): EvaluatePayload {
@@ -103,20 +117,94 @@ function announce(dispatch: DispatchOptions, job: Job, queueName: string, create
   });
 }
 
+/** The accepted result, with the refusals that came before it said on it (and, for an evaluation, in its messages). */
+function withRefusals<T>(kind: SealedKind, value: T, refused: string[]): T {
+  if (refused.length === 0) return value;
+  if (kind === 'gpu-bash') return { ...value, refused } as T;
+  const outcome = value as EvaluationOutcome;
+  if (outcome.status === 'harness_error') return { ...outcome, refused } as T;
+  const note = `KernelSeek refused ${refused.length} result${refused.length === 1 ? '' : 's'} offered for job ${outcome.jobId} before this one, which a worker sealed after running the harness: ${refused.join(' | ')}`;
+  return { ...outcome, refused, result: { ...outcome.result, messages: [...outcome.result.messages, note] } } as T;
+}
+
 /**
  * The dispatcher `serve` and `kernelseek eval --remote` use: jobs go to Redis under deterministic
- * ids and GPU workers return the results. Calling `evaluate` twice with the same run and sequence
- * number (or, ad hoc, the same content) runs the evaluation once and returns its result twice.
+ * ids and GPU workers return the results, sealed (src/queue/result-seal.ts). Calling `evaluate`
+ * twice with the same run and sequence number (or, ad hoc, the same content) runs the evaluation
+ * once and returns its result twice. A result whose seal is missing, wrong, or binds other work is
+ * refused: the job is removed (once no worker holds it) and the work enqueued again under its id.
  */
 export function createBullmqDispatcher(options: BullmqDispatcherOptions): Dispatcher & { client: QueueClient } {
   const client = createQueueClient({ connection: options.connection, prefix: options.prefix });
   const ttl = options.waitTimeoutSeconds ? options.waitTimeoutSeconds * 1000 : undefined;
-  const submit = async <T>(kind: 'evaluate' | 'gpu-bash', payload: EvaluatePayload | GpuBashPayload, dispatch: DispatchOptions): Promise<T> => {
+  const key = options.resultKey;
+
+  const submit = async <T>(kind: SealedKind, payload: EvaluatePayload | GpuBashPayload, dispatch: DispatchOptions): Promise<T> => {
+    const parsed = JOB_KINDS[kind].payload.safeParse(payload);
+    if (!parsed.success) throw new UserInputError(`Invalid ${kind} job: ${describeIssues(parsed.error)}`, { code: 'job_invalid' });
+    const data = parsed.data as PayloadOf<typeof kind>;
+    // The digest of what this dispatcher sends: a seal is checked against it, never against the
+    // job's data as Redis holds it (whoever planted the job wrote that).
+    const digest = payloadDigest(kind, data);
+    const queueName = queueNameFor(kind, data.arch);
+    const open = (jobId: string, value: unknown) => openSeal<T>(key, { kind, jobId, payloadDigest: digest }, value);
     // Listen before adding, so that the events of a job that starts at once are not missed.
-    await client.events(queueNameFor(kind, payload.arch));
-    const { job, queueName, created } = await client.enqueue(kind, payload as PayloadOf<typeof kind>);
-    announce(dispatch, job, queueName, created);
-    return awaitJob<T>(client, job, queueName, dispatch, ttl);
+    await client.events(queueName);
+    const refused: string[] = [];
+
+    /**
+     * After a refusal: frees the job id for the work to be done again, unless the job is our own
+     * work running on a worker (then its own result is awaited). Says which, for the message, and
+     * returns a genuine result that landed meanwhile.
+     */
+    const makeRoom = async (job: Job): Promise<{ next: string; late?: Opened<T> }> => {
+      const again = { next: 'The work is queued again, to be done for real.' };
+      const current = await client.queue(queueName).getJob(String(job.id));
+      if (!current) return again;
+      const state = await current.getState();
+      if (state === 'active') {
+        // What was refused came from elsewhere (e.g. a forged completion event) while a worker holds
+        // the job: our own work, so wait for that worker's result. Other work cannot be removed
+        // while locked: let it end first.
+        if (payloadDigest(kind, current.data) === digest) return { next: 'A worker is running this job: its own result is awaited.' };
+        await awaitJob<unknown>(client, current, queueName, { signal: dispatch.signal }, ttl).catch((error: unknown) => {
+          if (dispatch.signal?.aborted) throw error;
+        });
+      }
+      if (state === 'completed') {
+        const late = open(String(current.id), current.returnvalue);
+        if (late.ok) return { next: "The job's own sealed result has arrived since, and is taken.", late };
+      }
+      // A worker may have taken it since: then the next round finds it and judges it again.
+      await current.remove().catch(() => undefined);
+      return again;
+    };
+
+    for (;;) {
+      const { job, created } = await client.enqueue(kind, data);
+      const jobId = String(job.id);
+      announce(dispatch, job, queueName, created);
+      const opened: Opened<T> =
+        !created && payloadDigest(kind, job.data) !== digest
+          ? // Found under our id but not our work: planted, or left by a different request.
+            { ok: false, keyMismatch: false, reason: 'the job already under this id carries other work (another candidate source, task, scenarios, options or run), so this dispatcher did not enqueue it' }
+          : open(jobId, await awaitJob<unknown>(client, job, queueName, dispatch, ttl));
+      if (opened.ok) return withRefusals(kind, opened.value, refused);
+      options.logger?.warn({ jobId, queue: queueName, reason: opened.reason }, 'result refused');
+      if (refused.length + 1 >= MAX_REFUSED_RESULTS) {
+        const message = `The result of job ${jobId} on ${queueName} was refused: ${opened.reason}.`;
+        dispatch.onProgress?.({ phase: 'refused', message });
+        const fix = opened.keyMismatch
+          ? `Give serve, kernelseek eval --remote and every gpu-worker the same KERNELSEEK_RESULT_KEY (this dispatcher's key is ${key.id}, from ${key.source}).`
+          : 'Something that can write to this Redis answers jobs without the result key (a rogue worker, or tampered job records): check who holds the Redis password.';
+        throw new HarnessError(`No result taken for job ${jobId} on ${queueName}: ${refused.length + 1} results were refused, the last because ${opened.reason}. ${fix}`, { code: 'result_refused' });
+      }
+      const { next, late } = await makeRoom(job);
+      const message = `The result of job ${jobId} on ${queueName} was refused: ${opened.reason}. ${next}`;
+      refused.push(message);
+      dispatch.onProgress?.({ phase: 'refused', message });
+      if (late?.ok) return withRefusals(kind, late.value, refused);
+    }
   };
   return {
     client,

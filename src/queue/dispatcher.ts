@@ -49,6 +49,8 @@ export interface GpuBashResult {
   durationMs: number;
   worker: string;
   gpu: string | null;
+  /** Results offered through the queue and refused before this one (unsealed, forged, other work). */
+  refused?: string[];
 }
 
 export interface DispatchOptions {

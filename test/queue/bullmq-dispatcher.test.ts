@@ -2,12 +2,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { UserInputError } from '../../src/core/errors.js';
 import { createBullmqDispatcher } from '../../src/queue/bullmq-dispatcher.js';
 import { redisOptionsFromUrl } from '../../src/queue/connection.js';
-import { newPrefix, REDIS_URL, removePrefix } from './support.js';
+import { newPrefix, REDIS_URL, removePrefix, TEST_RESULT_KEY } from './support.js';
 
 /** The producer side alone: no worker listens on these queues. */
 describe('createBullmqDispatcher without a worker', () => {
   const prefix = newPrefix('dispatch');
-  const dispatcher = createBullmqDispatcher({ connection: redisOptionsFromUrl(REDIS_URL), prefix, waitTimeoutSeconds: 2 });
+  const dispatcher = createBullmqDispatcher({ connection: redisOptionsFromUrl(REDIS_URL), prefix, resultKey: TEST_RESULT_KEY, waitTimeoutSeconds: 2 });
   afterAll(async () => {
     await dispatcher.close();
     await removePrefix(prefix);

@@ -7,7 +7,7 @@ import { redisOptionsFromUrl } from '../../src/queue/connection.js';
 import type { EvaluationProgress, EvaluationRequest } from '../../src/queue/dispatcher.js';
 import { runKernelseek } from '../support/cli.js';
 import { createTempDir } from '../support/db.js';
-import { BASELINE, countLogLines, FIXTURES, newPrefix, REDIS_URL, removePrefix, startWorker, workerEnv, type WorkerProcess } from './support.js';
+import { BASELINE, countLogLines, FIXTURES, newPrefix, REDIS_URL, removePrefix, startWorker, TEST_RESULT_KEY, TEST_RESULT_SECRET, workerEnv, type WorkerProcess } from './support.js';
 
 const SMALL = { peers: false, baseline: false } as const;
 
@@ -33,7 +33,7 @@ describe('evaluations through Redis and a gpu-worker process (cpu host)', () => 
     baseline = await readFile(BASELINE, 'utf8');
     worker = startWorker('cli', env);
     await worker.waitFor(/gpu-worker .* ready: eval-cpu, gpu-bash-cpu/);
-    dispatcher = createBullmqDispatcher({ connection: redisOptionsFromUrl(REDIS_URL), prefix });
+    dispatcher = createBullmqDispatcher({ connection: redisOptionsFromUrl(REDIS_URL), prefix, resultKey: TEST_RESULT_KEY });
   });
   afterAll(async () => {
     await dispatcher?.close();
@@ -114,7 +114,7 @@ describe('evaluations through Redis and a gpu-worker process (cpu host)', () => 
   }, 180_000);
 
   it('shows counts per queue and the attached worker (kernelseek queues)', async () => {
-    const cliEnv = { REDIS_URL, KERNELSEEK_QUEUE_PREFIX: prefix, KERNELSEEK_DATA_DIR: tmp.dir };
+    const cliEnv = { REDIS_URL, KERNELSEEK_QUEUE_PREFIX: prefix, KERNELSEEK_DATA_DIR: tmp.dir, KERNELSEEK_RESULT_KEY: TEST_RESULT_SECRET };
     const json = await runKernelseek(['queues', '--json'], cliEnv);
     expect(json.code).toBe(0);
     const report = JSON.parse(json.stdout) as { queues: { name: string; counts: Record<string, number> }[]; workers: { arch: string; queues: string[]; harnessVersion: string }[] };
@@ -129,7 +129,7 @@ describe('evaluations through Redis and a gpu-worker process (cpu host)', () => 
   });
 
   it('kernelseek eval --remote prints the table, and with --json only the result JSON', async () => {
-    const cliEnv = { REDIS_URL, KERNELSEEK_QUEUE_PREFIX: prefix, KERNELSEEK_DATA_DIR: tmp.dir };
+    const cliEnv = { REDIS_URL, KERNELSEEK_QUEUE_PREFIX: prefix, KERNELSEEK_DATA_DIR: tmp.dir, KERNELSEEK_RESULT_KEY: TEST_RESULT_SECRET };
     const table = await runKernelseek(['eval', 'cpu_softmax', BASELINE, '--remote', '--scenarios', 'r7-c33', '--no-peers'], cliEnv);
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(/^scenario\s+status/);

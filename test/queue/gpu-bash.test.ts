@@ -9,6 +9,7 @@ import { createBullmqDispatcher, toGpuBashPayload } from '../../src/queue/bullmq
 import { packWorkspace } from '../../src/queue/archive.js';
 import { redisOptionsFromUrl } from '../../src/queue/connection.js';
 import { runGpuBash } from '../../src/queue/gpu-bash.js';
+import { loadResultKey } from '../../src/queue/result-key.js';
 import { startGpuWorker, type GpuWorkerHandle } from '../../src/queue/worker/gpu-worker.js';
 import { createTempDir } from '../support/db.js';
 import { alive, newPrefix, REDIS_URL, removePrefix } from './support.js';
@@ -83,7 +84,8 @@ describe('gpu_bash', () => {
     beforeAll(async () => {
       const config = loadConfig({ REDIS_URL, KERNELSEEK_QUEUE_PREFIX: prefix, KERNELSEEK_DATA_DIR: path.join(tmp.dir, 'data') });
       worker = await startGpuWorker({ config, env: ENV, logger: silentLogger, nvidiaSmi: '/nonexistent/nvidia-smi' });
-      dispatcher = createBullmqDispatcher({ connection: redisOptionsFromUrl(REDIS_URL), prefix });
+      // No KERNELSEEK_RESULT_KEY: worker and dispatcher share the data dir's key file, as on one host.
+      dispatcher = createBullmqDispatcher({ connection: redisOptionsFromUrl(REDIS_URL), prefix, resultKey: await loadResultKey(config) });
     });
     afterAll(async () => {
       await dispatcher?.close();

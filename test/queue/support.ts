@@ -5,12 +5,17 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { REPO_ROOT } from '../../src/config/index.js';
+import { resultKeyFromSecret } from '../../src/queue/result-key.js';
 
 /** Shared by the queue tests: real Redis, a key prefix per test file, real worker processes. */
 
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const FIXTURES = path.join(REPO_ROOT, 'test', 'queue', 'fixtures');
 export const BASELINE = path.join(REPO_ROOT, 'kernels', 'cpu_softmax', 'baseline.cpp');
+
+/** The result key of this test file's workers and dispatchers (KERNELSEEK_RESULT_KEY). */
+export const TEST_RESULT_SECRET = randomBytes(32).toString('hex');
+export const TEST_RESULT_KEY = resultKeyFromSecret(TEST_RESULT_SECRET, 'the test key');
 
 export function newPrefix(label: string): string {
   return `kstest-${label}-${randomBytes(4).toString('hex')}`;
@@ -45,6 +50,7 @@ export function workerEnv(prefix: string, dataDir: string, extra: Record<string,
     REDIS_URL,
     KERNELSEEK_QUEUE_PREFIX: prefix,
     KERNELSEEK_DATA_DIR: dataDir,
+    KERNELSEEK_RESULT_KEY: TEST_RESULT_SECRET,
     KERNELSEEK_WORKER_LOCK: '4s',
     KERNELSEEK_WORKER_STALLED_CHECK: '2s',
     LOG_LEVEL: 'info',

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBullmqDispatcher } from '../../src/queue/bullmq-dispatcher.js';
 import { redisOptionsFromUrl } from '../../src/queue/connection.js';
 import { createTempDir } from '../support/db.js';
-import { alive, countLogLines, newPrefix, slowBaseline, waitForLogLine, REDIS_URL, removePrefix, startWorker, workerEnv, type WorkerProcess } from './support.js';
+import { alive, countLogLines, newPrefix, slowBaseline, waitForLogLine, REDIS_URL, removePrefix, startWorker, TEST_RESULT_KEY, workerEnv, type WorkerProcess } from './support.js';
 
 // Two scenarios of a deliberately slow (but correct) kernel: long enough to be interrupted.
 const SLOW_SCENARIOS = 'r64-c128,r7-c33';
@@ -29,7 +29,7 @@ describe('workers that die or stop in the middle of an evaluation', () => {
     tmp = await createTempDir('ks-recovery-');
     env = workerEnv(prefix, tmp.dir);
     slow = await slowBaseline();
-    dispatcher = createBullmqDispatcher({ connection: redisOptionsFromUrl(REDIS_URL), prefix });
+    dispatcher = createBullmqDispatcher({ connection: redisOptionsFromUrl(REDIS_URL), prefix, resultKey: TEST_RESULT_KEY });
     events = new QueueEvents('eval-cpu', { connection: redisOptionsFromUrl(REDIS_URL), prefix });
     events.on('completed', ({ jobId }) => completed.push(jobId));
     await events.waitUntilReady();

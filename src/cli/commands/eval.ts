@@ -11,6 +11,7 @@ import {
   createBullmqDispatcher,
   createInProcessDispatcher,
   listWorkers,
+  loadResultKey,
   queueNameFor,
   redisOptionsFromUrl,
   type Dispatcher,
@@ -169,7 +170,7 @@ export function registerEval(program: Command, ctx: CliContext): void {
       if (opts.remote) {
         await checkRedis(config.redis.url);
         await warnIfNoWorker(ctx, config, queueNameFor('evaluate', arch));
-        dispatcher = createBullmqDispatcher({ connection: redisOptionsFromUrl(config.redis.url), prefix: config.queue.prefix });
+        dispatcher = createBullmqDispatcher({ connection: redisOptionsFromUrl(config.redis.url), prefix: config.queue.prefix, resultKey: await loadResultKey(config) });
       } else {
         dispatcher = createInProcessDispatcher(config, { env: ctx.env });
       }

@@ -7,7 +7,7 @@ import { UserInputError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { createStore, openDatabase, type Store } from '../../db/index.js';
 import { loadTaskCatalog } from '../../harness/tasks.js';
-import { checkRedis, createBullmqDispatcher, createQueueClient, redisOptionsFromUrl } from '../../queue/index.js';
+import { checkRedis, createBullmqDispatcher, createQueueClient, loadResultKey, redisOptionsFromUrl } from '../../queue/index.js';
 import {
   checkHealth,
   createBankPort,
@@ -104,7 +104,9 @@ async function startRoles(
   const prefix = config.queue.prefix;
   const queues = createQueueClient({ connection, prefix });
   stops.push({ name: 'queues', stop: () => queues.close() });
-  const dispatcher = createBullmqDispatcher({ connection, prefix });
+  const resultKey = await loadResultKey(config);
+  logger.info({ resultKey: resultKey.id, from: resultKey.source }, 'results are accepted only when sealed with this result key');
+  const dispatcher = createBullmqDispatcher({ connection, prefix, resultKey, logger: logger.child({ component: 'dispatcher' }) });
   stops.push({ name: 'dispatcher', stop: () => dispatcher.close() });
   const engine = createAgentEngine({
     config,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { duration } from '../fields.js';
+import { duration, optionalString } from '../fields.js';
 
 const PREFIX = /^[A-Za-z0-9_.-]+$/;
 
@@ -14,6 +14,8 @@ export const QueueEnvSchema = z.object({
   KERNELSEEK_WORKER_LOCK: duration('10s'),
   KERNELSEEK_WORKER_STALLED_CHECK: duration('5s'),
   KERNELSEEK_WORKER_GRACE: duration('60s'),
+  // Checked (length) where it is used, src/queue/result-key.ts, so that an error never echoes it.
+  KERNELSEEK_RESULT_KEY: optionalString(),
 });
 
 export interface QueueConfig {
@@ -28,4 +30,9 @@ export interface QueueConfig {
   stalledCheckSeconds: number;
   /** On SIGTERM, how long the active job may run on before it is handed back to the queue. */
   graceSeconds: number;
+  /**
+   * The secret GPU workers seal results with and dispatchers check them with (HMAC-SHA256); unset:
+   * a key file in the data dir (src/queue/result-key.ts). Never sent through Redis.
+   */
+  resultKey?: string;
 }

@@ -11,8 +11,10 @@ import { redisOptionsFromUrl } from '../connection.js';
 import type { ExecutorInfo } from '../../harness/evaluation.js';
 import { detectGpus, type GpuInfo } from '../gpus.js';
 import { startHeartbeat, type Heartbeat } from '../heartbeat.js';
-import { createKindWorker } from '../kind-worker.js';
+import { createKindWorker, type KindProcessor } from '../kind-worker.js';
 import { ARCH_RE } from '../payloads.js';
+import { loadResultKey, type ResultKey } from '../result-key.js';
+import { sealResult, type SealedKind } from '../result-seal.js';
 import { createEvaluateProcessor, createGpuBashProcessor, type Slot } from './processors.js';
 import { createSlotLock } from './slot-lock.js';
 import { sweepStaleJobDirs } from './sweep.js';
@@ -24,6 +26,14 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<T | 'timeout'
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Seals what a processor returns: the dispatcher takes only results sealed with the result key,
+ * bound to this job's id and the payload as this worker received and ran it.
+ */
+function sealing<K extends SealedKind>(kind: K, key: ResultKey, processor: KindProcessor<K, object>): KindProcessor<K> {
+  return async (payload, ctx) => sealResult(key, { kind, jobId: String(ctx.job.id), payload }, await processor(payload, ctx));
 }
 
 export interface GpuWorkerOptions {
@@ -48,6 +58,8 @@ export interface GpuWorkerHandle {
   slots: Slot[];
   /** Why no GPU is used, on a CPU-only host. */
   cpuReason: string | null;
+  /** The fingerprint of the key results are sealed with (never the key). */
+  resultKeyId: string;
   /**
    * Graceful stop: take no new jobs, let the active ones finish for up to `graceSeconds`, then kill
    * them and hand them back to the queue; resolves when everything is closed.
@@ -99,6 +111,8 @@ export async function startGpuWorker(options: GpuWorkerOptions): Promise<GpuWork
   const longestJob = Math.max(JOB_KINDS.evaluate.timeoutSeconds, JOB_KINDS['gpu-bash'].timeoutSeconds);
   const swept = await sweepStaleJobDirs(2 * longestJob);
   if (swept.length > 0) logger.info({ swept }, 'removed temp folders left by a crashed worker');
+  const resultKey = await loadResultKey(config);
+  logger.info({ resultKey: resultKey.id, from: resultKey.source }, 'results are sealed with this result key');
   const python = await resolvePython(config.harness.python, env);
   const harnessVersion = await readHarnessVersion(python.path, config.core.repoRoot, env);
   const host = os.hostname();
@@ -121,8 +135,8 @@ export async function startGpuWorker(options: GpuWorkerOptions): Promise<GpuWork
   const workers: Worker[] = [];
   for (const slot of slots) {
     const name = `${id}/${slot.gpuIndex ?? 'cpu'}`;
-    workers.push(createKindWorker('evaluate', createEvaluateProcessor(deps, slot), { ...common, name }));
-    workers.push(createKindWorker('gpu-bash', createGpuBashProcessor(deps, slot), { ...common, name }));
+    workers.push(createKindWorker('evaluate', sealing('evaluate', resultKey, createEvaluateProcessor(deps, slot)), { ...common, name }));
+    workers.push(createKindWorker('gpu-bash', sealing('gpu-bash', resultKey, createGpuBashProcessor(deps, slot)), { ...common, name }));
   }
   for (const w of workers) {
     w.on('error', (err) => logger.error({ err, queue: w.name }, 'worker error'));
@@ -160,6 +174,7 @@ export async function startGpuWorker(options: GpuWorkerOptions): Promise<GpuWork
     queues,
     slots,
     cpuReason,
+    resultKeyId: resultKey.id,
     close(graceSeconds = config.queue.graceSeconds) {
       const closeTimeoutMs = (options.closeTimeoutSeconds ?? 10) * 1000;
       closing ??= (async () => {
