@@ -35,3 +35,11 @@ export function allowedSources(to: RunStatus): RunStatus[] {
 export function isTerminal(status: RunStatus): boolean {
   return (TERMINAL_STATUSES as readonly RunStatus[]).includes(status);
 }
+
+/** The end reason of a run that stopped making progress; unlike other ends, a person may re-open it. */
+export const CONVERGED = 'converged';
+
+/** A converged run can be continued (a reply, a button, `run --resume`); every other end is final. */
+export function canReopen(run: { status: RunStatus; endReason: string | null }): boolean {
+  return run.status === 'finished' && run.endReason === CONVERGED;
+}

@@ -26,6 +26,7 @@ export function summaryLines(runId: string, summary: RunSummary): string[] {
     `  ${summary.evaluations} evaluations, ${summary.steps} model steps, $${summary.costUsd.toFixed(4)}, ${summary.questions.human} question(s) from people and ${summary.questions.bank} from the bank, ${Math.round(summary.elapsedSeconds)} s active.`,
     `  Trace: kernelseek trace ${runId} --out ${runId}.jsonl`,
   );
+  if (summary.endReason === 'converged') lines.push(`  Continue it with a question: kernelseek run --resume ${runId}`);
   return lines;
 }
 

@@ -1,7 +1,7 @@
 import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import { newRunId } from '../../core/ids.js';
 import type { Database } from '../client.js';
-import { allowedSources, isTerminal, type RunStatus } from '../run-status.js';
+import { allowedSources, CONVERGED, isTerminal, type RunStatus } from '../run-status.js';
 import { runs } from '../schema.js';
 
 export type Run = typeof runs.$inferSelect;
@@ -60,6 +60,19 @@ export function createRunRepository(db: Database) {
           ...patch,
         })
         .where(and(eq(runs.id, id), inArray(runs.status, allowedSources(to))))
+        .returning();
+      return row;
+    },
+
+    /**
+     * Re-opens a converged run (finished with end reason `converged`) as running and merges `statePatch`
+     * into its state, in one statement: two people continuing it at once re-open it once.
+     */
+    async reopen(id: string, statePatch: Record<string, unknown>): Promise<Run | undefined> {
+      const [row] = await db
+        .update(runs)
+        .set({ status: 'running', endReason: null, error: null, finishedAt: null, updatedAt: new Date(), state: sql`${runs.state} || ${JSON.stringify(statePatch)}::jsonb` })
+        .where(and(eq(runs.id, id), eq(runs.status, 'finished'), eq(runs.endReason, CONVERGED)))
         .returning();
       return row;
     },
