@@ -1,5 +1,5 @@
 import { describeError, UserInputError } from '../core/errors.js';
-import { canReopen, isTerminal, type Question, type Run } from '../db/index.js';
+import { canReopen, CONVERGED, isTerminal, type Question, type Run } from '../db/index.js';
 import { findTask } from '../harness/tasks.js';
 import { buildTaskBrief } from './prompt/system-prompt.js';
 import { DEFAULT_BUDGETS, StartRunParamsSchema, type StartRunParams } from './run-params.js';
@@ -90,7 +90,7 @@ export async function pauseRun(services: EngineServices, runId: string): Promise
 }
 
 /**
- * Re-opens a converged run: it runs again from a decision point that takes the person's pending
+ * Re-opens a run that may be continued (REOPENABLE). A converged one runs again from a decision point that takes the person's pending
  * question, or else a bank question at once. The wait since it ended is not active time, and the
  * stop streak starts again. Undefined when the run is not converged (or someone re-opened it first).
  */
@@ -99,11 +99,10 @@ export async function reopenRun(services: EngineServices, run: Run): Promise<Run
   const now = services.now();
   const state = parseRunState(run.state);
   const idleMs = run.finishedAt ? Math.max(0, now.getTime() - run.finishedAt.getTime()) : 0;
-  const reopened = await services.store.runs.reopen(run.id, {
-    decision: { trigger: 'stopped', reason: 'A person continued the converged run.', evidence: {}, at: now.toISOString(), deadline: null },
-    stopStreak: 0,
-    waitedMs: state.waitedMs + idleMs,
-  });
+  // A converged run re-opens at a decision point (a person's question, else the bank's); a run that
+  // an account limit or the network stopped goes on exactly where it was.
+  const decision = run.endReason === CONVERGED ? { decision: { trigger: 'stopped', reason: 'A person continued the converged run.', evidence: {}, at: now.toISOString(), deadline: null } } : {};
+  const reopened = await services.store.runs.reopen(run, { ...decision, stopStreak: 0, waitedMs: state.waitedMs + idleMs });
   if (!reopened) return undefined;
   await services.reporter.statusChanged({ run: describeRun(reopened, now), from: run.status, to: reopened.status });
   // The turn that ended the run may have left a finished job under its number: go on with the next.

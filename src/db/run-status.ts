@@ -39,7 +39,15 @@ export function isTerminal(status: RunStatus): boolean {
 /** The end reason of a run that stopped making progress; unlike other ends, a person may re-open it. */
 export const CONVERGED = 'converged';
 
-/** A converged run can be continued (a reply, a button, `run --resume`); every other end is final. */
+/**
+ * Ends a person may continue from: a converged run (with a question), and a run stopped by an account
+ * limit or an unreachable model API (once fixed). Every other end is final.
+ */
+export const REOPENABLE: Partial<Record<RunStatus, readonly string[]>> = {
+  finished: [CONVERGED],
+  failed: ['model_unreachable', 'credit_balance', 'spend_limit', 'quota'],
+};
+
 export function canReopen(run: { status: RunStatus; endReason: string | null }): boolean {
-  return run.status === 'finished' && run.endReason === CONVERGED;
+  return run.endReason !== null && (REOPENABLE[run.status] ?? []).includes(run.endReason);
 }

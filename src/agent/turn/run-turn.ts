@@ -1,6 +1,7 @@
 import { describeError, NonRetryableError } from '../../core/errors.js';
 import type { Decision } from '../decisions/detect.js';
 import { isTerminal, type RunStatus } from '../../db/index.js';
+import { endReasonOf } from '../model/model-errors.js';
 import { StepAbortedError } from '../model/model-retry.js';
 import { parseRunState } from '../run-state.js';
 import { describeRun } from '../run-view.js';
@@ -186,7 +187,7 @@ export async function processTurn(services: EngineServices, job: TurnJob, signal
       }
       if (error instanceof NonRetryableError) {
         await services.reporter.error({ run: describeRun(current, services.now()), message: error.userMessage, fatal: true });
-        const ended = await endRun(services, current, 'failed', error.code === 'model_spend_limit' ? 'spend_limit' : error.code, error.userMessage);
+        const ended = await endRun(services, current, 'failed', endReasonOf(error.code), error.userMessage);
         return { kind: 'ended', status: ended.status, endReason: ended.endReason };
       }
       throw error;
