@@ -1,5 +1,5 @@
 import { describeError, UserInputError } from '../core/errors.js';
-import { isTerminal, type Question, type Run } from '../db/index.js';
+import { canReopen, CONVERGED, isTerminal, type Question, type Run } from '../db/index.js';
 import { findTask } from '../harness/tasks.js';
 import { buildTaskBrief } from './prompt/system-prompt.js';
 import { DEFAULT_BUDGETS, StartRunParamsSchema, type StartRunParams } from './run-params.js';
@@ -89,7 +89,34 @@ export async function pauseRun(services: EngineServices, runId: string): Promise
   return describeRun(moved, services.now());
 }
 
+/**
+ * Re-opens a run that may be continued (REOPENABLE). A converged one runs again from a decision point that takes the person's pending
+ * question, or else a bank question at once. The wait since it ended is not active time, and the
+ * stop streak starts again. Undefined when the run is not converged (or someone re-opened it first).
+ */
+export async function reopenRun(services: EngineServices, run: Run): Promise<Run | undefined> {
+  if (!canReopen(run)) return undefined;
+  const now = services.now();
+  const state = parseRunState(run.state);
+  const idleMs = run.finishedAt ? Math.max(0, now.getTime() - run.finishedAt.getTime()) : 0;
+  // A converged run re-opens at a decision point (a person's question, else the bank's); a run that
+  // an account limit or the network stopped goes on exactly where it was.
+  const decision = run.endReason === CONVERGED ? { decision: { trigger: 'stopped', reason: 'A person continued the converged run.', evidence: {}, at: now.toISOString(), deadline: null } } : {};
+  const reopened = await services.store.runs.reopen(run, { ...decision, stopStreak: 0, waitedMs: state.waitedMs + idleMs });
+  if (!reopened) return undefined;
+  await services.reporter.statusChanged({ run: describeRun(reopened, now), from: run.status, to: reopened.status });
+  // The turn that ended the run may have left a finished job under its number: go on with the next.
+  await services.store.agentRuns.advanceTurn(run.id, state.turn);
+  await services.scheduler.schedule({ runId: run.id, turn: state.turn + 1 }, { delayMs: 0 });
+  return (await services.store.runs.get(run.id)) ?? reopened;
+}
+
 export async function resumeRun(services: EngineServices, runId: string): Promise<RunView> {
+  const existing = await services.store.runs.get(runId);
+  if (existing && canReopen(existing)) {
+    const reopened = await reopenRun(services, existing);
+    return describeRun(reopened ?? (await services.store.runs.get(runId)) ?? existing, services.now());
+  }
   const run = await getLiveRun(services, runId);
   if (run.status !== 'paused') throw new UserInputError(`Run ${runId} is ${run.status}, not paused.`, { code: 'run_state' });
   const moved = await transitionRun(services, run, 'running');
@@ -134,7 +161,10 @@ export async function submitQuestion(
     throw new UserInputError(`The question is ${text.length} characters long; keep it under ${MAX_QUESTION_CHARS}.`, { code: 'question_too_long' });
   }
   if (!input.idempotencyKey) throw new UserInputError('A question needs an idempotency key (e.g. the Slack message ts).', { code: 'question_key' });
-  const run = await getLiveRun(services, runId);
+  const existing = await services.store.runs.get(runId);
+  // A question to a converged run re-opens it; the question answers the decision point it re-opens at.
+  const reopenable = existing !== undefined && canReopen(existing);
+  const run = reopenable ? existing : await getLiveRun(services, runId);
   const { question, created } = await services.store.questions.add({
     runId,
     source: 'human',
@@ -142,6 +172,7 @@ export async function submitQuestion(
     author: input.author,
     externalId: input.idempotencyKey,
   });
+  if (reopenable && created) await reopenRun(services, run);
   // Read after the insert: if the turn number moves on meanwhile, the waiting turn sees the question itself.
   const after = (await services.store.runs.get(runId)) ?? run;
   const state = parseRunState(after.state);

@@ -42,6 +42,10 @@ export const RunStateSchema = z.object({
   waitedMs: z.number().nonnegative().default(0),
   /** A person pressed *Ask from the bank* (ISO): the pending decision point takes a bank question now. */
   bankRequestedAt: z.string().nullable().default(null),
+  /** `stopped` decision points in a row with no new evaluation between them (convergence). */
+  stopStreak: z.number().int().nonnegative().default(0),
+  /** evalsUsed at the last `stopped` decision point: an evaluation since then breaks the streak. */
+  stopStreakEvalSeq: z.number().int().nonnegative().default(0),
 });
 export type RunState = z.infer<typeof RunStateSchema>;
 

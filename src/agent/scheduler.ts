@@ -1,3 +1,4 @@
+import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 
 /** The payload of an `agent-turn` job. */
@@ -46,7 +47,9 @@ export function createLocalTurnScheduler(options: { logger: Logger; retries?: nu
           return;
         } catch (error) {
           if (closed) return;
-          options.logger.warn({ err: error, runId: job.runId, turn: job.turn, attempt }, 'turn failed');
+          // The reason in words; the stack only at debug level (a terminal shows logs).
+          options.logger.warn({ runId: job.runId, turn: job.turn, attempt, reason: describeError(error) }, 'turn failed');
+          options.logger.debug({ err: error, runId: job.runId }, 'turn failure details');
           if (attempt > retries) {
             await processor.failRun(job.runId, error).catch(() => {});
             return;

@@ -35,3 +35,19 @@ export function allowedSources(to: RunStatus): RunStatus[] {
 export function isTerminal(status: RunStatus): boolean {
   return (TERMINAL_STATUSES as readonly RunStatus[]).includes(status);
 }
+
+/** The end reason of a run that stopped making progress; unlike other ends, a person may re-open it. */
+export const CONVERGED = 'converged';
+
+/**
+ * Ends a person may continue from: a converged run (with a question), and a run stopped by an account
+ * limit or an unreachable model API (once fixed). Every other end is final.
+ */
+export const REOPENABLE: Partial<Record<RunStatus, readonly string[]>> = {
+  finished: [CONVERGED],
+  failed: ['model_unreachable', 'credit_balance', 'spend_limit', 'quota'],
+};
+
+export function canReopen(run: { status: RunStatus; endReason: string | null }): boolean {
+  return run.endReason !== null && (REOPENABLE[run.status] ?? []).includes(run.endReason);
+}

@@ -57,6 +57,12 @@ export const runs = pgTable(
     /** Engine state that survives a worker's death (pending decision point, turn counter, …). */
     state: jsonb('state').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
     error: text('error'),
+    /**
+     * The process that hosts the run (`kernelseek run`), renewed by its heartbeat. A live run whose
+     * lease has expired lost its process: it shows as interrupted and `run --resume` may take it over.
+     */
+    leaseOwner: text('lease_owner'),
+    leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true }),
     createdAt: createdAt(),
     startedAt: timestamp('started_at', { withTimezone: true }),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),

@@ -1,7 +1,8 @@
-import Anthropic from '@anthropic-ai/sdk';
+import Anthropic, { APIConnectionError } from '@anthropic-ai/sdk';
 import type { AnthropicConfig } from '../../config/index.js';
 import { ConfigError } from '../../core/errors.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
+import { ModelUnreachableError } from './model-errors.js';
 import type { ModelClient } from './types.js';
 
 const ANTHROPIC_API = 'https://api.anthropic.com';
@@ -32,10 +33,17 @@ export function createAnthropicModelClient(config: AnthropicConfig, options: { t
       debug: (msg, ...rest) => log.debug({ sdk: rest }, String(msg)),
     },
   });
+  const endpoint = `${baseURL.replace(/\/+$/, '')}/v1/messages`;
   return {
     async createMessage(request, { signal }) {
-      const stream = client.messages.stream(request, { signal });
-      return stream.finalMessage();
+      try {
+        const stream = client.messages.stream(request, { signal });
+        return await stream.finalMessage();
+      } catch (error) {
+        // No connection at all: name the URL and the cause, so one line says what to fix.
+        if (error instanceof APIConnectionError) throw new ModelUnreachableError(endpoint, error);
+        throw error;
+      }
     },
   };
 }

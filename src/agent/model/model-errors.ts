@@ -4,6 +4,8 @@ import { AppError, NonRetryableError } from '../../core/errors.js';
 /** What the engine does about a failed model call. */
 export type ModelFailure =
   | { kind: 'retry'; retryAfterMs: number | null; reason: string }
+  /** No connection could be made: retried a few times at most, then the run ends with `error`. */
+  | { kind: 'unreachable'; error: ModelUnreachableError }
   | { kind: 'context_overflow'; reason: string }
   | { kind: 'aborted' }
   | { kind: 'fatal'; error: AppError };
@@ -14,6 +16,44 @@ const SPEND_LIMIT_CODES = new Set([
   'linked_organization_spend_limit_reached',
   'organization_on_hold',
 ]);
+
+/** Why a connection could not be made, in words, from the fetch error's cause chain. */
+export function connectionCause(error: unknown): string {
+  let cause: unknown = error;
+  for (let depth = 0; depth < 5 && cause; depth++) {
+    const c = cause as { code?: string; message?: string; hostname?: string; cause?: unknown };
+    const code = c.code ?? '';
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `the host name does not resolve (DNS ${code}${c.hostname ? ` for ${c.hostname}` : ''})`;
+    if (code === 'ECONNREFUSED') return 'the connection was refused (ECONNREFUSED: nothing listens there)';
+    if (code === 'ECONNRESET') return 'the connection was reset (ECONNRESET)';
+    if (code === 'ETIMEDOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') return `the connection timed out (${code})`;
+    if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return `the network cannot reach the host (${code})`;
+    if (/CERT|TLS|SSL|EPROTO/i.test(code) || /certificate|tls|ssl|wrong version number/i.test(c.message ?? '')) {
+      return `the TLS handshake failed (${code || 'TLS'}: ${c.message ?? 'no detail'})`;
+    }
+    cause = c.cause;
+  }
+  const last = error as { message?: string; cause?: { message?: string } };
+  return last.cause?.message ?? last.message ?? String(error);
+}
+
+/** The model API could not be reached at all (DNS, refused, TLS, timeout): the deployment's to fix. */
+export class ModelUnreachableError extends NonRetryableError {
+  readonly url: string;
+  readonly reason: string;
+  constructor(url: string, cause: unknown) {
+    const reason = connectionCause(cause);
+    super('model_unreachable', `Cannot reach the model API at ${url}: ${reason}`, {
+      cause,
+      userMessage: `Cannot reach the model API at ${url}: ${reason}. Check ANTHROPIC_BASE_URL and the network, then continue the run.`,
+    });
+    this.url = url;
+    this.reason = reason;
+  }
+}
+
+const CREDIT_BALANCE = /credit balance/i;
+const QUOTA = /quota|usage limit|regain access/i;
 
 function retryAfterMs(headers: Headers | undefined): number | null {
   if (!headers) return null;
@@ -27,12 +67,35 @@ function retryAfterMs(headers: Headers | undefined): number | null {
   return Number.isFinite(date) ? Math.max(0, date - Date.now()) : null;
 }
 
-/** True for a spend-limit or billing refusal: retrying only burns time, the run must stop. */
+/** Which account limit refused the request, if any: retrying only burns time, the run must stop. */
+export function accountLimitOf(error: APIError): 'spend_limit' | 'credit_balance' | 'quota' | null {
+  const text = `${error.apiMessage ?? error.message}`;
+  // A credit balance that is too low comes back as a 400 invalid_request_error: not our bug.
+  if (CREDIT_BALANCE.test(text)) return 'credit_balance';
+  if (error.errorCode && SPEND_LIMIT_CODES.has(error.errorCode)) return 'spend_limit';
+  if (error.type === 'billing_error' || error.status === 402) return 'spend_limit';
+  if (error.status === 429 && /spend limit|spending limit|billing/i.test(text)) return 'spend_limit';
+  if (error.status === 429 && QUOTA.test(text)) return 'quota';
+  return null;
+}
+
+/** True for a spend-limit, credit or quota refusal. */
 export function isSpendLimit(error: APIError): boolean {
-  if (error.errorCode && SPEND_LIMIT_CODES.has(error.errorCode)) return true;
-  if (error.type === 'billing_error' || error.status === 402) return true;
-  const text = `${error.apiMessage ?? error.message}`.toLowerCase();
-  return error.status === 429 && /spend limit|spending limit|usage limit|credit balance|billing/.test(text);
+  return accountLimitOf(error) !== null;
+}
+
+const LIMIT_WORDS = {
+  spend_limit: ['model_spend_limit', 'a spend or billing limit was reached', 'raise the limit or wait for it to reset'],
+  credit_balance: ['model_credit_balance', 'the credit balance is too low', 'add credits (Plans & Billing)'],
+  quota: ['model_quota', 'the usage quota is used up', 'raise the quota or wait until it resets'],
+} as const;
+
+/** The end reason a run gets for a final model error (its code without the `model_` prefix for limits). */
+export function endReasonOf(code: string): string {
+  if (code === 'model_spend_limit') return 'spend_limit';
+  if (code === 'model_credit_balance') return 'credit_balance';
+  if (code === 'model_quota') return 'quota';
+  return code;
 }
 
 /**
@@ -42,16 +105,19 @@ export function isSpendLimit(error: APIError): boolean {
  */
 export function classifyModelError(error: unknown): ModelFailure {
   if (error instanceof APIUserAbortError) return { kind: 'aborted' };
-  if (error instanceof APIConnectionError) return { kind: 'retry', retryAfterMs: null, reason: `connection failed: ${error.message}` };
+  if (error instanceof ModelUnreachableError) return { kind: 'unreachable', error };
+  if (error instanceof APIConnectionError) return { kind: 'retry', retryAfterMs: null, reason: `connection failed: ${connectionCause(error)}` };
   if (error instanceof APIError) {
     const status = error.status;
     const message = error.apiMessage ?? error.message;
-    if (isSpendLimit(error)) {
+    const limit = accountLimitOf(error);
+    if (limit) {
+      const [code, what, fix] = LIMIT_WORDS[limit];
       return {
         kind: 'fatal',
-        error: new NonRetryableError('model_spend_limit', `Anthropic API refused the request: ${message}`, {
+        error: new NonRetryableError(code, `Anthropic API refused the request: ${message}`, {
           cause: error,
-          userMessage: `The Anthropic API refused the request because a spend or billing limit was reached (${message}). The run stopped; raise the limit or wait for it to reset, then start a new run.`,
+          userMessage: `The Anthropic API refused the request because ${what} (${message}). The run stopped; ${fix}, then continue the run.`,
         }),
       };
     }

@@ -28,6 +28,13 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { attempts: 6, baseDelayMs: 1000, maxDelayMs: 60_000 };
 
+/**
+ * Attempts when no connection can be made at all (DNS, refused, TLS): a blip passes within seconds,
+ * anything longer is a deployment problem a person must fix, so the run says so in one line (about
+ * 3 s with the default backoff) instead of retrying for minutes.
+ */
+export const CONNECT_ATTEMPTS = 3;
+
 export interface RetryNotice {
   attempt: number;
   delayMs: number;
@@ -83,14 +90,17 @@ export async function callModelWithRetry(
       if (failure.kind === 'aborted' || options.signal?.aborted) throw new StepAbortedError();
       if (failure.kind === 'context_overflow') throw new ContextOverflowError(failure.reason);
       if (failure.kind === 'fatal') throw failure.error;
-      if (attempt >= policy.attempts) {
+      if (failure.kind === 'unreachable') {
+        if (attempt >= Math.min(CONNECT_ATTEMPTS, policy.attempts)) throw failure.error;
+      } else if (attempt >= policy.attempts) {
         throw new AppError('model_unavailable', `The model call failed ${attempt} times; last: ${failure.reason}`, {
           cause: error,
-          userMessage: `The Anthropic API kept failing (${attempt} attempts; last: ${failure.reason}). The run will try again on its next turn.`,
+          userMessage: `The Anthropic API kept failing (${attempt} attempts; last: ${failure.reason}).`,
         });
       }
-      const delayMs = retryDelayMs(policy, attempt, failure.retryAfterMs);
-      options.onRetry?.({ attempt, delayMs, reason: failure.reason });
+      const reason = failure.kind === 'unreachable' ? failure.error.message : failure.reason;
+      const delayMs = retryDelayMs(policy, attempt, failure.kind === 'retry' ? failure.retryAfterMs : null);
+      options.onRetry?.({ attempt, delayMs, reason });
       await sleep(delayMs, options.signal);
     }
   }

@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import { canReopen } from '../../db/run-status.js';
 import type { RunReporter, RunSummary } from '../reporter.js';
 import { describeEnd } from '../turn/budgets.js';
 
@@ -26,6 +27,7 @@ export function summaryLines(runId: string, summary: RunSummary): string[] {
     `  ${summary.evaluations} evaluations, ${summary.steps} model steps, $${summary.costUsd.toFixed(4)}, ${summary.questions.human} question(s) from people and ${summary.questions.bank} from the bank, ${Math.round(summary.elapsedSeconds)} s active.`,
     `  Trace: kernelseek trace ${runId} --out ${runId}.jsonl`,
   );
+  if (canReopen(summary)) lines.push(`  Continue it${summary.endReason === 'converged' ? ' with a question' : ' once that is fixed'}: kernelseek run --resume ${runId}`);
   return lines;
 }
 

@@ -32,6 +32,14 @@ export function describeEnd(reason: string | null): string {
       return 'the model refused to continue';
     case 'spend_limit':
       return 'the Anthropic spend limit was reached';
+    case 'credit_balance':
+      return 'the Anthropic credit balance is too low';
+    case 'quota':
+      return 'the Anthropic quota is used up';
+    case 'converged':
+      return 'converged: the agent kept stopping with no new evaluation in between';
+    case 'interrupted':
+      return 'interrupted: the process running it died';
     default:
       return reason ?? 'ended';
   }

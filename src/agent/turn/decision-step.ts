@@ -80,6 +80,8 @@ async function deliver(
     questionBlocks,
   );
   if (delivered.length > 0) rows.push({ seq, role: 'user', content: questionBlocks(delivered) });
+  // A person steering is not the bank cycling: their question starts the convergence count afresh.
+  if (delivered.some((q) => q.source === 'human') && ctx.state.stopStreak > 0) await patchState(ctx, { stopStreak: 0 });
   for (const q of delivered) await ctx.reporter.questionAsked({ run: describeRun(ctx.run, ctx.now()), question: report(q) });
   return delivered;
 }

@@ -53,7 +53,9 @@ export async function runModelStep(ctx: TurnContext, rows: StoredMessage[], opti
       policy: { ...ctx.retryPolicy, attempts: ctx.config.agent.modelRetries },
       onRetry: (n) => {
         retries.push(n);
-        ctx.logger.warn({ runId: ctx.run.id, attempt: n.attempt, delayMs: n.delayMs, reason: n.reason }, 'model call failed; retrying');
+        // Connection failures end in one message of their own after a few seconds; no log noise first.
+        const log = n.reason.startsWith('Cannot reach') ? ctx.logger.debug.bind(ctx.logger) : ctx.logger.warn.bind(ctx.logger);
+        log({ runId: ctx.run.id, attempt: n.attempt, delayMs: n.delayMs, reason: n.reason }, 'model call failed; retrying');
       },
     }));
   } catch (error) {

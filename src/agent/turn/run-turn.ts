@@ -1,6 +1,7 @@
 import { describeError, NonRetryableError } from '../../core/errors.js';
 import type { Decision } from '../decisions/detect.js';
 import { isTerminal, type RunStatus } from '../../db/index.js';
+import { endReasonOf } from '../model/model-errors.js';
 import { StepAbortedError } from '../model/model-retry.js';
 import { parseRunState } from '../run-state.js';
 import { describeRun } from '../run-view.js';
@@ -12,7 +13,7 @@ import { maxTokensNote, runModelStep } from './model-step.js';
 import { transitionRun, type EngineServices } from './services.js';
 import { appendMessage, loadConversation, pendingToolRow } from './session.js';
 import { runToolStep } from './tool-step.js';
-import { loadTurnContext, refreshRun, type TurnContext } from './turn-context.js';
+import { loadTurnContext, patchState, refreshRun, type TurnContext } from './turn-context.js';
 
 /** A turn takes no new step after this long, so one job never holds a worker for long. */
 export const TURN_SOFT_LIMIT_MS = 5 * 60 * 1000;
@@ -69,11 +70,27 @@ async function gate(ctx: TurnContext, job: TurnJob): Promise<TurnOutcome | null>
   return null;
 }
 
-/** Enters a decision point, unless a budget is spent (then the run simply ends). */
+/**
+ * Enters a decision point, unless a budget is spent (then the run simply ends) or the agent has
+ * stopped `convergeStops` times in a row without evaluating anything in between: questions no
+ * longer move it, so asking more only spends money (the run ends as converged; a reply re-opens it).
+ */
 async function decide(ctx: TurnContext, job: TurnJob, decision: Decision): Promise<TurnOutcome> {
   const stop = await gate(ctx, job);
   if (stop) return stop;
+  if (decision.trigger === 'stopped') {
+    const streak = ctx.state.stopStreak > 0 && ctx.run.evalsUsed === ctx.state.stopStreakEvalSeq ? ctx.state.stopStreak + 1 : 1;
+    await patchState(ctx, { stopStreak: streak, stopStreakEvalSeq: ctx.run.evalsUsed });
+    if (streak >= ctx.config.agent.runs.convergeStops) {
+      const ended = await endRun(ctx, ctx.run, 'finished', 'converged', convergedMessage(streak));
+      return { kind: 'ended', status: ended.status, endReason: ended.endReason };
+    }
+  }
   return wait(ctx, job, (await enterDecision(ctx, decision)).deadline);
+}
+
+export function convergedMessage(stops: number): string {
+  return `The agent stopped ${stops} times in a row without a new evaluation in between, so the run ended as converged. Reply (or continue it) to re-open it with a question.`;
 }
 
 async function stepsOfTurn(ctx: TurnContext, job: TurnJob): Promise<TurnOutcome> {
@@ -170,7 +187,7 @@ export async function processTurn(services: EngineServices, job: TurnJob, signal
       }
       if (error instanceof NonRetryableError) {
         await services.reporter.error({ run: describeRun(current, services.now()), message: error.userMessage, fatal: true });
-        const ended = await endRun(services, current, 'failed', error.code === 'model_spend_limit' ? 'spend_limit' : error.code, error.userMessage);
+        const ended = await endRun(services, current, 'failed', endReasonOf(error.code), error.userMessage);
         return { kind: 'ended', status: ended.status, endReason: ended.endReason };
       }
       throw error;

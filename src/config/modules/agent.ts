@@ -19,6 +19,9 @@ export const AgentEnvSchema = z.object({
   KERNELSEEK_PLATEAU_EVALS: positiveInt(5),
   KERNELSEEK_FAILING_EVALS: positiveInt(3),
   KERNELSEEK_SECRETS: optionalString(),
+  // Runs that finish, resume and recover (issue 15).
+  KERNELSEEK_CONVERGE_STOPS: positiveInt(3),
+  KERNELSEEK_RUN_LEASE: duration('30s'),
   // Passed through to the agent's bash (nothing else of this process's environment is).
   PATH: optionalString(),
   LANG: optionalString(),
@@ -57,6 +60,12 @@ export interface AgentConfig {
   };
   /** Extra strings `kernelseek trace` redacts, beyond the configured credentials. */
   extraSecrets: string[];
+  runs: {
+    /** `stopped` decision points in a row, with no new evaluation between them, that end a run as converged. */
+    convergeStops: number;
+    /** How long a run's lease lasts without a heartbeat before its run shows as interrupted. */
+    leaseSeconds: number;
+  };
 }
 
 export function buildAgentConfig(env: z.output<typeof AgentEnvSchema>): AgentConfig {
@@ -77,6 +86,7 @@ export function buildAgentConfig(env: z.output<typeof AgentEnvSchema>): AgentCon
       env: passthrough,
     },
     decisions: { plateauEvals: env.KERNELSEEK_PLATEAU_EVALS, failingEvals: env.KERNELSEEK_FAILING_EVALS },
+    runs: { convergeStops: env.KERNELSEEK_CONVERGE_STOPS, leaseSeconds: env.KERNELSEEK_RUN_LEASE },
     extraSecrets: (env.KERNELSEEK_SECRETS ?? '').split(',').map((s) => s.trim()).filter((s) => s.length >= 4),
   };
 }

@@ -1,7 +1,7 @@
 import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import { newRunId } from '../../core/ids.js';
 import type { Database } from '../client.js';
-import { allowedSources, isTerminal, type RunStatus } from '../run-status.js';
+import { allowedSources, canReopen, isTerminal, type RunStatus } from '../run-status.js';
 import { runs } from '../schema.js';
 
 export type Run = typeof runs.$inferSelect;
@@ -60,6 +60,21 @@ export function createRunRepository(db: Database) {
           ...patch,
         })
         .where(and(eq(runs.id, id), inArray(runs.status, allowedSources(to))))
+        .returning();
+      return row;
+    },
+
+    /**
+     * Re-opens an ended run that may be continued (run-status.ts REOPENABLE) as running and merges
+     * `statePatch` into its state, in one statement and only if it is still in the end it was read in:
+     * two people continuing it at once re-open it once.
+     */
+    async reopen(run: Pick<Run, 'id' | 'status' | 'endReason'>, statePatch: Record<string, unknown>): Promise<Run | undefined> {
+      if (!canReopen(run)) return undefined;
+      const [row] = await db
+        .update(runs)
+        .set({ status: 'running', endReason: null, error: null, finishedAt: null, updatedAt: new Date(), state: sql`${runs.state} || ${JSON.stringify(statePatch)}::jsonb` })
+        .where(and(eq(runs.id, run.id), eq(runs.status, run.status), eq(runs.endReason, run.endReason!)))
         .returning();
       return row;
     },

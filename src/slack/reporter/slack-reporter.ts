@@ -129,7 +129,7 @@ export function createSlackReporter(deps: SlackReporterDeps): RunReporter {
       await redraw(run);
     }),
     runFinished: guarded('runFinished', async ({ run, summary }) => {
-      closeDecision(run.id, `The run has ended: ${describeEnd(summary.endReason)}.`);
+      closeDecision(run.id, `The run has ended: ${describeEnd(summary.endReason)}.${summary.endReason === 'converged' ? ' Reply in this thread (or say `resume`) to continue it.' : ''}`);
       await redraw(run);
       const { bestPeer } = await extras.get(run.id);
       void post(run, renderRunSummary(run, summary, bestPeer ?? null));

@@ -21,6 +21,16 @@ export const spendLimit = (): Reply => ({
   retryAfter: 1,
 });
 
+/** The 400 Anthropic sends when the account has no credit left (not a malformed request). */
+export const creditBalance = (): Reply => ({
+  error: { status: 400, type: 'invalid_request_error', message: 'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.' },
+});
+/** A 429 that is a used-up quota, not a per-minute rate limit: retrying cannot help. */
+export const quotaExhausted = (): Reply => ({
+  error: { status: 429, type: 'rate_limit_error', message: 'You have reached your specified API usage limits. You will regain access on 2026-12-31 at 00:00 UTC.' },
+  retryAfter: 1,
+});
+
 type Block = { type: string; text?: string; tool_use_id?: string; content?: unknown; is_error?: boolean };
 
 /** The blocks of the request's last user message. */

@@ -1,6 +1,6 @@
 import type { App } from '@slack/bolt';
 import { AppError } from '../../../core/errors.js';
-import { isTerminal } from '../../../db/index.js';
+import { canReopen, isTerminal } from '../../../db/index.js';
 import { canAsk, canControl } from '../../auth.js';
 import type { SlackDeps } from '../../deps.js';
 import { createRunExtrasCache } from '../../reporter/run-extras.js';
@@ -49,7 +49,7 @@ export function registerThreadReplies(app: App, deps: SlackDeps): void {
         case 'question': {
           const allowed = canAsk(deps.slack, m.user);
           if (!allowed.ok) return whisper(`:no_entry: ${allowed.reason}`);
-          if (isTerminal(run.status)) {
+          if (isTerminal(run.status) && !canReopen(run)) {
             return whisper(`:information_source: ${run.id} has ended (${run.status}), so your reply was not passed on. Start a new run with \`/kernelseek start ${run.task}\`.`);
           }
           const submitted = await deps.control.submitQuestion(run.id, { text: reply.text, author: m.user, idempotencyKey: `${m.channel}:${m.ts}` });
