@@ -1,6 +1,7 @@
 import { CommanderError } from 'commander';
 import { AppError, ConfigError, describeError } from '../core/errors.js';
-import { writeLine, type CliContext } from './context.js';
+import type { CliContext } from './context.js';
+import { writeLine } from './write-line.js';
 import { createProgram } from './program.js';
 
 /**
@@ -8,8 +9,8 @@ import { createProgram } from './program.js';
  * drive the CLI in-process exactly as a person does.
  */
 export async function runCli(argv: string[], ctx: CliContext): Promise<number> {
-  const program = createProgram(ctx);
   try {
+    const program = await createProgram(ctx, argv);
     await program.parseAsync(argv, { from: 'user' });
     return ctx.exitCode;
   } catch (error) {

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { z } from 'zod';
 import { ConfigError } from '../core/errors.js';
+import type { Env } from './process-env.js';
 import { AgentEnvSchema, buildAgentConfig, type AgentConfig } from './modules/agent.js';
 import { AnthropicEnvSchema, type AnthropicConfig } from './modules/anthropic.js';
 import { CoreEnvSchema, type CoreConfig } from './modules/core.js';
@@ -25,14 +26,9 @@ export interface Config {
   agent: AgentConfig;
 }
 
-export type Env = Record<string, string | undefined>;
+export { readProcessEnv, type Env } from './process-env.js';
 
 const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
-
-/** A snapshot of this process's environment: the one place the product reads process.env. */
-export function readProcessEnv(): Env {
-  return { ...process.env };
-}
 
 /** The trusted checkout: kernels/, harness/ and questions/ are read from here, never from a workspace. */
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
