@@ -26,6 +26,4 @@ export function loggerOf(config: Config, name: string): Logger {
   return createLogger(config.core.logLevel, { name });
 }
 
-export function writeLine(stream: Writable, text = ''): void {
-  stream.write(`${text}\n`);
-}
+export { writeLine } from './write-line.js';

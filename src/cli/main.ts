@@ -1,5 +1,5 @@
 import process from 'node:process';
-import { readProcessEnv } from '../config/index.js';
+import { readProcessEnv } from '../config/process-env.js';
 import type { CliContext } from './context.js';
 import { runCli } from './run-cli.js';
 
@@ -11,6 +11,14 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     interrupts += 1;
     if (interrupts > 1) process.exit(130); // a second Ctrl-C forces the way out
     controller.abort(new Error(`received ${sig}`));
+  });
+}
+
+// `kernelseek ... | head` closes the pipe early: that ends the command, it is not an error to report.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
   });
 }
 

@@ -1,20 +1,40 @@
 import { Command } from 'commander';
-import { registerBank } from './commands/bank.js';
-import { registerDigest } from './commands/digest.js';
-import { registerEval } from './commands/eval.js';
-import { registerGpuWorker } from './commands/gpu-worker.js';
-import { registerMigrate } from './commands/migrate.js';
-import { registerQueues } from './commands/queues.js';
-import { registerServe } from './commands/serve.js';
-import { registerRun } from './commands/run.js';
-import { registerTasks } from './commands/tasks.js';
-import { registerTrace } from './commands/trace.js';
 import type { CliContext } from './context.js';
 
 export const VERSION = '0.1.0';
 
-/** Builds the `kernelseek` command tree. Each command lives in its own file under commands/. */
-export function createProgram(ctx: CliContext): Command {
+type Register = (program: Command, ctx: CliContext) => void;
+
+/**
+ * Every command, in the order `--help` lists them. A command's module (and so Bolt, BullMQ, Vega,
+ * the Anthropic SDK or PGlite behind it) is imported only when that command is the one run; the
+ * others appear as a name, their arguments and a summary. To add a command: one row here. `args`
+ * and `summary` repeat what the module declares (test/cli/program.test.ts checks they agree).
+ */
+export const COMMANDS: readonly { name: string; args: string; summary: string; load: () => Promise<Register> }[] = [
+  { name: 'migrate', args: '', summary: 'Apply database migrations (PostgreSQL from DATABASE_URL, else the embedded database)', load: async () => (await import('./commands/migrate.js')).registerMigrate },
+  { name: 'tasks', args: '', summary: 'List the kernel tasks in kernels/ and report any task.yaml that is invalid', load: async () => (await import('./commands/tasks.js')).registerTasks },
+  { name: 'eval', args: '<task> <kernel>', summary: 'Evaluate one kernel file against a task with the harness (correctness on every scenario, timing vs baseline and peers)', load: async () => (await import('./commands/eval.js')).registerEval },
+  { name: 'gpu-worker', args: '', summary: 'Take evaluation and gpu_bash jobs from Redis and run them on this host, one job per GPU at a time', load: async () => (await import('./commands/gpu-worker.js')).registerGpuWorker },
+  { name: 'queues', args: '', summary: 'Show waiting, active, delayed, failed and completed jobs per queue, and the GPU workers attached', load: async () => (await import('./commands/queues.js')).registerQueues },
+  { name: 'bank', args: '', summary: 'List the question bank with how often each question was asked and the gain that followed', load: async () => (await import('./commands/bank.js')).registerBank },
+  { name: 'serve', args: '', summary: 'Run the Slack app, the agent workers and the digest scheduler (split them across machines with --role)', load: async () => (await import('./commands/serve.js')).registerServe },
+  { name: 'digest', args: '', summary: 'Show the digest of recent activity (runs, best speedups, cost, questions), or post it to Slack now', load: async () => (await import('./commands/digest.js')).registerDigest },
+  { name: 'run', args: '<task>', summary: 'Run the agent on a task in this terminal (embedded database, in-process harness); questions are typed on standard input', load: async () => (await import('./commands/run.js')).registerRun },
+  { name: 'trace', args: '<run>', summary: "Export a run's whole trace (run, messages, model steps, tool calls, evaluations, questions) as JSON lines, secrets redacted", load: async () => (await import('./commands/trace.js')).registerTrace },
+];
+
+/**
+ * The command a command line runs: its first word that is not an option (`help eval` asks about
+ * `eval`). Sound because `kernelseek` itself has no option that takes a value (-h, -V only).
+ */
+export function invokedCommand(argv: readonly string[]): string | undefined {
+  const words = argv.filter((a) => !a.startsWith('-'));
+  return words[0] === 'help' ? words[1] : words[0];
+}
+
+/** Builds the `kernelseek` command tree: the invoked command in full, the others as entries of the help. */
+export async function createProgram(ctx: CliContext, argv: readonly string[] = []): Promise<Command> {
   const program = new Command('kernelseek')
     .description('Make GPU kernels faster with a question-driven coding agent, from Slack or a terminal.')
     .version(VERSION)
@@ -24,15 +44,14 @@ export function createProgram(ctx: CliContext): Command {
       writeErr: (s) => ctx.stderr.write(s),
     })
     .exitOverride();
-  registerMigrate(program, ctx);
-  registerTasks(program, ctx);
-  registerEval(program, ctx);
-  registerGpuWorker(program, ctx);
-  registerQueues(program, ctx);
-  registerBank(program, ctx);
-  registerServe(program, ctx);
-  registerDigest(program, ctx);
-  registerRun(program, ctx);
-  registerTrace(program, ctx);
+  const wanted = invokedCommand(argv);
+  for (const entry of COMMANDS) {
+    if (entry.name === wanted) {
+      (await entry.load())(program, ctx);
+    } else {
+      const stub = program.command(entry.name).description(entry.summary);
+      for (const arg of entry.args.split(' ').filter(Boolean)) stub.argument(arg);
+    }
+  }
   return program;
 }

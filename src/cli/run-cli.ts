@@ -1,6 +1,5 @@
-import { CommanderError } from 'commander';
-import { AppError, ConfigError, describeError } from '../core/errors.js';
-import { writeLine, type CliContext } from './context.js';
+import type { CliContext } from './context.js';
+import { reportError } from './error-output.js';
 import { createProgram } from './program.js';
 
 /**
@@ -8,26 +7,11 @@ import { createProgram } from './program.js';
  * drive the CLI in-process exactly as a person does.
  */
 export async function runCli(argv: string[], ctx: CliContext): Promise<number> {
-  const program = createProgram(ctx);
   try {
+    const program = await createProgram(ctx, argv);
     await program.parseAsync(argv, { from: 'user' });
     return ctx.exitCode;
   } catch (error) {
-    if (error instanceof CommanderError) {
-      // --help and --version end here with code 0; usage errors were already printed by commander.
-      return error.exitCode === 0 ? 0 : 2;
-    }
-    if (error instanceof ConfigError) {
-      writeLine(ctx.stderr, error.message);
-      writeLine(ctx.stderr, 'Fix the variables above (see the configuration table in README.md) and try again.');
-      return 78; // EX_CONFIG
-    }
-    if (error instanceof AppError) {
-      writeLine(ctx.stderr, `error: ${error.userMessage}`);
-      return 1;
-    }
-    writeLine(ctx.stderr, `error: ${describeError(error)}`);
-    if (error instanceof Error && error.stack) writeLine(ctx.stderr, error.stack);
-    return 1;
+    return reportError(error, ctx.env, ctx.stderr);
   }
 }

@@ -1,3 +1,4 @@
+import ms, { type StringValue } from 'ms';
 import { z } from 'zod';
 
 /**
@@ -62,16 +63,18 @@ export const csv = (pattern: RegExp, what: string, example: string) =>
       }),
   );
 
-/** A duration written like `90s`, `10m`, `2h` or a number of seconds. Parsed to seconds. */
-export const DURATION_RE = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?$/;
-
+/**
+ * A duration written like `90s`, `10m`, `2h`, `1.5 hours`, `7d` (the `ms` library's units), or a
+ * bare number of seconds. Parsed to seconds; undefined when it is not a duration. A bare number is
+ * seconds here (ms would read milliseconds) because every duration KernelSeek takes is in seconds.
+ */
 export function parseDuration(text: string): number | undefined {
-  const m = DURATION_RE.exec(text.trim());
-  if (!m) return undefined;
-  const n = Number(m[1]);
-  const unit = m[2] ?? 's';
-  const factor = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 }[unit] ?? 1;
-  return n * factor;
+  const t = text.trim();
+  if (/^\d+(?:\.\d+)?$/.test(t)) return Number(t);
+  // ms throws on an empty string and accepts negative durations: neither is a duration here.
+  if (t === '' || t.length > 100 || t.startsWith('-')) return undefined;
+  const millis = ms(t as StringValue) as number | undefined;
+  return typeof millis === 'number' && Number.isFinite(millis) ? millis / 1000 : undefined;
 }
 
 export const duration = (fallback: string) =>

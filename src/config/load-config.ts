@@ -2,6 +2,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { z } from 'zod';
 import { ConfigError } from '../core/errors.js';
+import { dataDirProblem } from './data-dir.js';
+import type { Env } from './process-env.js';
 import { AgentEnvSchema, buildAgentConfig, type AgentConfig } from './modules/agent.js';
 import { AnthropicEnvSchema, type AnthropicConfig } from './modules/anthropic.js';
 import { CoreEnvSchema, type CoreConfig } from './modules/core.js';
@@ -25,14 +27,9 @@ export interface Config {
   agent: AgentConfig;
 }
 
-export type Env = Record<string, string | undefined>;
+export { readProcessEnv, type Env } from './process-env.js';
 
 const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
-
-/** A snapshot of this process's environment: the one place the product reads process.env. */
-export function readProcessEnv(): Env {
-  return { ...process.env };
-}
 
 /** The trusted checkout: kernels/, harness/ and questions/ are read from here, never from a workspace. */
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -65,11 +62,13 @@ export function loadConfig(env: Env, options: { cwd?: string } = {}): Config {
   const digest = check(DigestEnvSchema, env, problems);
   const agent = check(AgentEnvSchema, env, problems);
   const queue = check(QueueEnvSchema, env, problems);
+  const cwd = options.cwd ?? process.cwd();
+  const dataDir = path.resolve(cwd, core?.KERNELSEEK_DATA_DIR ?? '.kernelseek');
+  const dataDirIssue = dataDirProblem(dataDir);
+  if (dataDirIssue) problems.push(`KERNELSEEK_DATA_DIR: ${core?.KERNELSEEK_DATA_DIR === undefined ? `unset, so ./.kernelseek; ${dataDirIssue}` : dataDirIssue}`);
   if (!core || !db || !redis || !anthropic || !slack || !harness || !digest || !agent || !queue || problems.length > 0) {
     throw new ConfigError(problems);
   }
-  const cwd = options.cwd ?? process.cwd();
-  const dataDir = path.resolve(cwd, core.KERNELSEEK_DATA_DIR ?? '.kernelseek');
   return {
     core: {
       dataDir,

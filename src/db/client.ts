@@ -37,6 +37,35 @@ async function countApplied(query: (sql: string) => Promise<{ rows: unknown[] }>
   }
 }
 
+/** What went wrong connecting, and what to change; PostgreSQL's own error codes where it answered. */
+function connectFailure(cause: unknown, url: string): string {
+  // node's connect() reports a host with several addresses (localhost: ::1 and 127.0.0.1) as one AggregateError.
+  const e = (cause instanceof AggregateError && cause.errors[0] ? cause.errors[0] : cause) as Error & { code?: string; address?: string; port?: number };
+  let u: URL | undefined;
+  try {
+    u = new URL(url);
+  } catch {
+    u = undefined;
+  }
+  const where = `${u?.hostname || 'localhost'}:${u?.port || 5432}`;
+  switch (e.code) {
+    case 'ECONNREFUSED':
+      return `nothing is listening at ${where} (connection refused): start PostgreSQL there, or correct the host and port in DATABASE_URL (unset it for the embedded database).`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `the host ${u?.hostname} is not found: correct the host in DATABASE_URL.`;
+    case 'ETIMEDOUT':
+      return `${where} did not answer in time: check the host, the port and any firewall.`;
+    case '3D000':
+      return `${e.message}: create it (createdb -h ${u?.hostname || 'localhost'} ${decodeURIComponent(u?.pathname.slice(1) ?? '')}) or name an existing database in DATABASE_URL.`;
+    case '28P01':
+    case '28000':
+      return `${e.message}: correct the user and password in DATABASE_URL.`;
+    default:
+      return `${e.message || e.code || String(e)}: check DATABASE_URL.`;
+  }
+}
+
 async function openPostgres(url: string): Promise<DatabaseHandle> {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   // An idle client's network error would otherwise crash the process.
@@ -47,7 +76,7 @@ async function openPostgres(url: string): Promise<DatabaseHandle> {
     await pool.end().catch(() => {});
     throw new AppError('db_unreachable', `Cannot connect to PostgreSQL at ${redact(url)}: ${(cause as Error).message}`, {
       cause,
-      userMessage: `Cannot connect to PostgreSQL at ${redact(url)}. Is it running, and is DATABASE_URL right?`,
+      userMessage: `Cannot connect to PostgreSQL at ${redact(url)} (DATABASE_URL): ${connectFailure(cause, url)}`,
     });
   }
   const db = drizzlePg(pool, { schema }) as unknown as Database;

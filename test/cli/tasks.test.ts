@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
@@ -51,6 +51,7 @@ async function makeTasksDir(tasks: Record<string, string>): Promise<string> {
     await mkdir(path.join(tmp.dir, name), { recursive: true });
     await writeFile(path.join(tmp.dir, name, 'task.yaml'), yaml);
     await writeFile(path.join(tmp.dir, name, 'baseline.cpp'), '// baseline\n');
+    await writeFile(path.join(tmp.dir, name, 'reference.py'), '# reference\n');
   }
   return tmp.dir;
 }
@@ -80,6 +81,21 @@ describe('kernelseek tasks', () => {
     expect(result.stderr).toContain(`${brokenFile}:12: kernel.args[1].dtype: Invalid option: expected one of "float32"`);
     expect(result.stderr).toMatch(/gamma\/task\.yaml:\d+: scenarios\.quick: unknown scenario ids: r64-c999/);
     expect(result.stderr).toMatch(/notyaml\/task\.yaml:\d+: invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a \]\n/);
+  });
+
+  it('refuses a task folder without reference.py, naming the file the harness needs', async () => {
+    const dir = await makeTasksDir({ alpha: taskYaml('alpha'), noref: taskYaml('noref') });
+    await rm(path.join(dir, 'noref', 'reference.py'));
+    const result = await runKernelseek(['tasks', '--json'], { KERNELSEEK_TASKS_DIR: dir });
+    expect(result.code).toBe(1);
+    expect((JSON.parse(result.stdout) as { name: string }[]).map((t) => t.name)).toEqual(['alpha']);
+    expect(result.stderr).toMatch(/noref\/task\.yaml: \S*noref\/reference\.py not found: a task folder needs reference\.py next to task\.yaml/);
+    // A folder of that name is not the file either.
+    await mkdir(path.join(dir, 'noref', 'reference.py'));
+    expect((await runKernelseek(['tasks'], { KERNELSEEK_TASKS_DIR: dir })).code).toBe(1);
+    const evaluated = await runKernelseek(['eval', 'noref', path.join(dir, 'noref', 'baseline.cpp')], { KERNELSEEK_TASKS_DIR: dir });
+    expect(evaluated.code).toBe(1);
+    expect(evaluated.stderr).toMatch(/^error: Task 'noref' is invalid:\n.*reference\.py not found/);
   });
 
   it('reports a where-expression that names an unknown parameter', async () => {

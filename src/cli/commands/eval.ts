@@ -21,6 +21,7 @@ import {
 import type { Config } from '../../config/index.js';
 import { configOf, writeLine, type CliContext } from '../context.js';
 import { renderTable } from '../table.js';
+import { compileFailure, notesShown } from '../compile-report.js';
 
 interface EvalOpts {
   scenarios: string;
@@ -201,14 +202,21 @@ export function registerEval(program: Command, ctx: CliContext): void {
       }
       ctx.exitCode = outcome.result.correct && outcome.status === 'ok' ? 0 : 1;
       if (outFile) await writeFile(outFile, `${JSON.stringify(outcome.result, null, 1)}\n`);
+      const compile = compileFailure(outcome.result, { path: path.relative(ctx.cwd, path.resolve(ctx.cwd, kernel)) || kernel, harnessName: loaded.task.kernel.file });
       if (opts.json) {
         writeLine(ctx.stdout, JSON.stringify(outcome.result, null, 1));
+        if (compile) writeLine(ctx.stderr, `error: ${compile.error}`);
         return;
       }
-      writeLine(ctx.stdout, renderTable(SCENARIO_HEADERS, scenarioRows(outcome.result)));
-      const failures = failureLines(outcome.result);
-      if (failures.length > 0) writeLine(ctx.stdout, `\nwhy scenarios failed:\n${failures.join('\n')}`);
-      writeLine(ctx.stdout);
-      for (const line of summaryLines(outcome)) writeLine(ctx.stdout, line);
+      if (compile) {
+        writeLine(ctx.stdout, `compiler output:\n${compile.output.map((l) => `  ${l}`).join('\n')}\n`);
+      } else {
+        writeLine(ctx.stdout, renderTable(SCENARIO_HEADERS, scenarioRows(outcome.result)));
+        const failures = failureLines(outcome.result);
+        if (failures.length > 0) writeLine(ctx.stdout, `\nwhy scenarios failed:\n${failures.join('\n')}`);
+        writeLine(ctx.stdout);
+      }
+      for (const line of summaryLines({ ...outcome, result: { ...outcome.result, messages: notesShown(outcome.result) } })) writeLine(ctx.stdout, line);
+      if (compile) writeLine(ctx.stderr, `error: ${compile.error}`);
     });
 }

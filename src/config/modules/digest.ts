@@ -1,34 +1,47 @@
+import cronParser from 'cron-parser';
 import { z } from 'zod';
 import { optionalString } from '../fields.js';
 
-/** Five-field cron: minute hour day-of-month month day-of-week. */
-const CRON_FIELD = /^(\*|\d+(-\d+)?)(\/\d+)?(,(\*|\d+(-\d+)?)(\/\d+)?)*$/;
+const blank = (v: unknown) => (v === '' ? undefined : v);
+
+function validZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Why BullMQ would refuse `cron`, or undefined when it takes it. Checked with cron-parser, the very
+ * parser (and version) BullMQ's job scheduler uses, so an expression that passes here cannot fail
+ * later inside `serve`; five fields only, because that is what the README documents.
+ */
+export function cronProblem(cron: string): string | undefined {
+  const fields = cron.trim().split(/\s+/);
+  if (fields.length !== 5) return `has ${fields.length} field(s): give five (minute hour day-of-month month day-of-week), e.g. "0 9 * * *" (09:00 every day)`;
+  try {
+    cronParser.parseExpression(cron, { tz: 'UTC' }).next();
+    return undefined;
+  } catch (error) {
+    return `is not a valid cron expression (${(error as Error).message}): give five fields (minute 0-59, hour 0-23, day 1-31, month 1-12, weekday 0-7), e.g. "0 9 * * *"`;
+  }
+}
 
 export const DigestEnvSchema = z.object({
   DIGEST_CRON: z.preprocess(
-    (v) => (v === '' ? undefined : v),
+    blank,
     z
       .string()
       .default('0 9 * * *')
-      .refine((s) => {
-        const fields = s.trim().split(/\s+/);
-        return fields.length === 5 && fields.every((f) => CRON_FIELD.test(f));
-      }, { message: 'must be a five-field cron expression, e.g. "0 9 * * *" (09:00 every day)' }),
+      // The time zone changes when a schedule fires, never whether it is valid: checked under UTC.
+      .superRefine((cron, ctx) => {
+        const problem = cronProblem(cron);
+        if (problem) ctx.addIssue({ code: 'custom', message: `must be a cron expression BullMQ accepts: it ${problem}` });
+      }),
   ),
-  DIGEST_TZ: z.preprocess(
-    (v) => (v === '' ? undefined : v),
-    z
-      .string()
-      .default('UTC')
-      .refine((tz) => {
-        try {
-          new Intl.DateTimeFormat('en', { timeZone: tz });
-          return true;
-        } catch {
-          return false;
-        }
-      }, { message: 'must be an IANA time zone, e.g. UTC or Europe/Berlin' }),
-  ),
+  DIGEST_TZ: z.preprocess(blank, z.string().default('UTC').refine(validZone, { message: 'must be an IANA time zone, e.g. UTC or Europe/Berlin' })),
   DIGEST_CHANNEL: optionalString(),
 });
 
