@@ -1,12 +1,14 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { App, HTTPReceiver, LogLevel, SocketModeReceiver, type Receiver } from '@slack/bolt';
+import { App, LogLevel, SocketModeReceiver, type Receiver } from '@slack/bolt';
 import { ConfigError } from '../core/errors.js';
 import { toBoltLogger } from './bolt-logger.js';
 import type { SlackDeps } from './deps.js';
 import { createHealthRoute, startHealthServer, type HealthReport } from './health.js';
 import { registerListeners } from './listeners/index.js';
 import { EVENT_MEMORY_MS } from './listeners/middleware/dedupe-events.js';
+import { createStoreReplayGuard } from './receiver/replay-guard.js';
+import { SignedRequestReceiver } from './receiver/signed-receiver.js';
 
 /** Bolt's default events path; the manifest's request URLs point here. */
 export const EVENTS_PATH = '/slack/events';
@@ -42,15 +44,25 @@ export async function startSlackApp(deps: SlackDeps, options: SlackAppOptions): 
   const healthRoute = createHealthRoute(options.health);
   const clientOptions = slack.apiUrl ? { slackApiUrl: slack.apiUrl } : {};
   const socket = Boolean(slack.appToken);
+  // HTTP: our receiver, which refuses forged, oversized, out-of-window and replayed requests
+  // before reading or acting on them (receiver/signed-receiver.ts says why Bolt's is not enough).
   const receiver: Receiver = socket
     ? new SocketModeReceiver({ appToken: slack.appToken!, logger, installerOptions: { clientOptions } })
-    : new HTTPReceiver({ signingSecret: slack.signingSecret!, endpoints: EVENTS_PATH, port, logger, customRoutes: [healthRoute], processBeforeResponse: false });
+    : new SignedRequestReceiver({
+        signingSecret: slack.signingSecret!,
+        path: EVENTS_PATH,
+        routes: [healthRoute],
+        replay: createStoreReplayGuard(deps.store),
+        logger: deps.logger.child({ component: 'slack-receiver' }),
+      });
 
   const app = new App({ token: slack.botToken!, receiver, logger, logLevel: LogLevel.INFO, clientOptions, deferInitialization: true });
   // auth.test: a wrong token fails here, at start-up, with Slack's reason.
   await app.init();
   app.error(async (error) => {
     deps.logger.error({ err: error }, 'unhandled error in a Slack listener');
+    // Rethrown so the receiver answers an event that failed with 500 and Slack delivers it again.
+    throw error;
   });
   const pending = registerListeners(app, deps);
   // Remembered event ids are only needed while Slack may still retry; forget old ones hourly.
@@ -73,11 +85,11 @@ export async function startSlackApp(deps: SlackDeps, options: SlackAppOptions): 
     };
     return { mode: 'socket', port: (health.address() as AddressInfo).port, stop };
   }
-  const server = (await (receiver as HTTPReceiver).start(port)) as Server;
+  const server: Server = await (receiver as SignedRequestReceiver).start(port);
   const bound = (server.address() as AddressInfo).port;
   const stop = async () => {
     clearInterval(forget);
-    await (receiver as HTTPReceiver).stop();
+    await (receiver as SignedRequestReceiver).stop();
     await drain();
   };
   return { mode: 'http', port: bound, stop };

@@ -132,7 +132,7 @@ describe('Slack app over HTTP', () => {
     const mallory = await command('start cpu_softmax', 'UMALLORY1');
     expect(mallory.text).toMatch(/not on KernelSeek's list of allowed users.*<@UADMIN001>/);
     const elsewhere = await command('start cpu_softmax', ALICE, 'COTHER001');
-    expect(elsewhere.text).toMatch(/cannot be started in this channel.*<#CKERNELS1>/);
+    expect(elsewhere.text).toMatch(/runs cannot be started or seen here.*<#CKERNELS1>/);
     expect(fx.service!.fake.callsOf('chat.postMessage')).toHaveLength(0);
     expect(await fx.db.store.runs.list()).toHaveLength(0);
   });

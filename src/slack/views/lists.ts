@@ -8,8 +8,9 @@ import { renderStatusCard, type CardExtras } from './status-card.js';
 
 /** Ephemeral answers to `/kernelseek list | tasks | bank | help | status`. */
 
-export function renderRunList(runs: RunView[]): SlackView {
-  if (runs.length === 0) return { text: 'No runs yet. Start one with /kernelseek start <task>.', blocks: [section('No runs yet. Start one with `/kernelseek start <task>`.')] };
+/** `scope` says whose runs these are ("this channel", "every channel …"). */
+export function renderRunList(runs: RunView[], scope = 'this channel'): SlackView {
+  if (runs.length === 0) return { text: `No runs yet in ${scope}. Start one with /kernelseek start <task>.`, blocks: [section(`No runs yet in ${scope}. Start one with \`/kernelseek start <task>\`.`)] };
   const lines = runs.map((r) => {
     const s = STATUS_LABEL[r.status] ?? { emoji: '', label: r.status };
     const where = r.slack ? ` in <#${r.slack.channel}>` : ` (${r.origin})`;
@@ -26,8 +27,8 @@ export function renderRunList(runs: RunView[]): SlackView {
     chunk += (chunk ? '\n' : '') + line;
   }
   if (chunk) blocks.push(section(chunk));
-  blocks.push(context('`/kernelseek status <run>` shows one run’s card; `/kernelseek stop <run>` stops it.'));
-  return { text: `${runs.length} run(s)`, blocks: blocks.slice(0, 50) };
+  blocks.push(context(`Runs of ${scope}. \`/kernelseek status <run>\` shows one run’s card; \`/kernelseek stop <run>\` stops it.`));
+  return { text: `${runs.length} run(s) in ${scope}`, blocks: blocks.slice(0, 50) };
 }
 
 export interface TaskLine {

@@ -18,6 +18,8 @@ export interface SentRequest {
   text: string;
   /** Milliseconds from sending the request to the whole response having arrived. */
   ms: number;
+  /** Exactly what was sent, so a test can send it again (a replay). */
+  request: { body: string; headers: Record<string, string> };
 }
 
 export interface SlashCommandFields {
@@ -49,8 +51,9 @@ export interface BlockActionFields {
 
 export interface SlackSender {
   command(fields: SlashCommandFields, options?: { secret?: string; timestamp?: number }): Promise<SentRequest>;
-  event(event: Record<string, unknown>, options?: EventOptions & { secret?: string }): Promise<SentRequest & { eventId: string }>;
-  action(fields: BlockActionFields, options?: { secret?: string }): Promise<SentRequest>;
+  /** `eventId: null` sends an event without an id (Slack's older payloads, and a forger's). */
+  event(event: Record<string, unknown>, options?: Omit<EventOptions, 'eventId'> & { eventId?: string | null; secret?: string; timestamp?: number }): Promise<SentRequest & { eventId: string | undefined }>;
+  action(fields: BlockActionFields, options?: { secret?: string; timestamp?: number }): Promise<SentRequest>;
   /** A modal's submit button: `values` maps block id → action id → the element's state. */
   viewSubmission(fields: { user: string; callbackId: string; privateMetadata: string; values: Record<string, Record<string, unknown>> }): Promise<SentRequest>;
   /** Posts a body as-is with the given headers (forged or missing signatures). */
@@ -60,9 +63,10 @@ export interface SlackSender {
 export function createSlackSender(endpoint: string, signingSecret = TEST_SIGNING_SECRET): SlackSender {
   async function post(body: string, contentType: string, headers: Record<string, string>): Promise<SentRequest> {
     const t0 = performance.now();
-    const res = await fetch(endpoint, { method: 'POST', body, headers: { 'content-type': contentType, ...headers } });
+    const sent = { 'content-type': contentType, ...headers };
+    const res = await fetch(endpoint, { method: 'POST', body, headers: sent });
     const text = await res.text();
-    return { status: res.status, text, ms: performance.now() - t0 };
+    return { status: res.status, text, ms: performance.now() - t0, request: { body, headers: sent } };
   }
   const signed = (body: string, secret: string, timestamp?: number) => signSlackRequest(secret, body, timestamp);
 
@@ -86,18 +90,18 @@ export function createSlackSender(endpoint: string, signingSecret = TEST_SIGNING
       return post(body, 'application/x-www-form-urlencoded', signed(body, options.secret ?? signingSecret, options.timestamp));
     },
     async event(event, options = {}) {
-      const eventId = options.eventId ?? `Ev${randomBytes(6).toString('hex').toUpperCase()}`;
+      const eventId = options.eventId === null ? undefined : (options.eventId ?? `Ev${randomBytes(6).toString('hex').toUpperCase()}`);
       const body = JSON.stringify({
         token: 'legacy-verification-token',
         team_id: TEST_TEAM,
         api_app_id: 'A0KSAPP01',
         type: 'event_callback',
-        event_id: eventId,
+        ...(eventId ? { event_id: eventId } : {}),
         event_time: Math.floor(Date.now() / 1000),
         event,
         authorizations: [{ team_id: TEST_TEAM, user_id: 'UKSBOT001', is_bot: true, is_enterprise_install: false }],
       });
-      const headers = signed(body, options.secret ?? signingSecret);
+      const headers = signed(body, options.secret ?? signingSecret, options.timestamp);
       if (options.retryNum !== undefined) {
         headers['x-slack-retry-num'] = String(options.retryNum);
         headers['x-slack-retry-reason'] = options.retryReason ?? 'http_timeout';
@@ -119,7 +123,7 @@ export function createSlackSender(endpoint: string, signingSecret = TEST_SIGNING
         actions: [{ type: 'button', action_id: fields.actionId, block_id: 'b', value: fields.value, action_ts: String(Date.now() / 1000) }],
       };
       const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
-      return post(body, 'application/x-www-form-urlencoded', signed(body, options.secret ?? signingSecret));
+      return post(body, 'application/x-www-form-urlencoded', signed(body, options.secret ?? signingSecret, options.timestamp));
     },
     async viewSubmission(fields) {
       const payload = {

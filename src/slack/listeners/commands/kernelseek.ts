@@ -1,5 +1,6 @@
 import type { App, RespondFn, SlashCommand } from '@slack/bolt';
 import { AppError } from '../../../core/errors.js';
+import { canUse } from '../../auth.js';
 import type { SlackDeps } from '../../deps.js';
 import type { SlackView } from '../../views/format.js';
 import { section } from '../../views/format.js';
@@ -46,6 +47,11 @@ async function handleCommand(
   try {
     if (!parsed.ok) return await reply(`:warning: ${parsed.error}`);
     const c = parsed.command;
+    // Reads are authorised like writes: only `help` is for everyone.
+    if (c.kind !== 'help') {
+      const allowed = canUse(deps.slack, command.user_id, command.channel_id);
+      if (!allowed.ok) return await reply(`:no_entry: ${allowed.reason}`);
+    }
     switch (c.kind) {
       case 'start':
         return await handleStartCommand(ctx, c);
