@@ -1,7 +1,10 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Env } from '../config/index.js';
+import type { Config, Env } from '../config/index.js';
+import { prepareMountPoints, probeSandbox } from '../agent/tools/sandbox-run.js';
+import { gpuDeviceNodes, sandboxArgv, sandboxEnvironment, sandboxLimits, SANDBOX_HOME, toolchainFolders, type SandboxSpec } from '../agent/tools/sandbox.js';
+import { safeToolText } from '../agent/tools/output-cap.js';
 import { runGuarded } from '../harness/process-group.js';
 import { extractArchive } from './archive.js';
 
@@ -48,11 +51,38 @@ export function gpuBashEnvironment(env: Env, home: string, gpuIndex: number | nu
 }
 
 /**
- * Runs `bash -lc <command>` in a fresh copy of the workspace snapshot, with a scrubbed environment,
- * a time limit that kills the whole process group, and an output cap that keeps the head and the
- * tail of stdout and stderr (interleaved as they arrived). The temp folder is removed afterwards.
+ * The sandbox of a gpu_bash command on this host: the snapshot read-write at /workspace, a HOME of
+ * its own, the toolchains read-only, the NVIDIA device nodes where this host has them (CUDA_VISIBLE_DEVICES
+ * picks the slot's GPU), no network: the worker's Redis, its environment and its /proc are out of reach.
  */
-export async function runGpuBash(run: GpuBashRun, env: Env): Promise<GpuBashRunResult> {
+export function gpuBashSandbox(config: Config, env: Env, dirs: { workspace: string; home: string }, gpuIndex: number | null): SandboxSpec {
+  const gpu = gpuDeviceNodes().length > 0;
+  const inner = gpuBashEnvironment(env, SANDBOX_HOME, gpuIndex, '/tmp');
+  return {
+    workspace: dirs.workspace,
+    home: dirs.home,
+    env: sandboxEnvironment({ ...config.agent.bash.env, PATH: inner.PATH!, LANG: inner.LANG! }, config.harness, inner),
+    gpu,
+    readOnly: toolchainFolders(config.harness, [env.CUDA_HOME, env.CUDA_PATH, '/opt/nvidia']),
+    limits: sandboxLimits(config.agent, gpu),
+  };
+}
+
+/**
+ * Runs `bash -c <command>` in a fresh copy of the workspace snapshot, in the sandbox (unless
+ * KERNELSEEK_SANDBOX=off), with a time limit that kills everything it started, and an output cap that
+ * keeps the head and the tail of stdout and stderr (interleaved as they arrived). The temp folder
+ * is removed afterwards.
+ */
+export async function runGpuBash(run: GpuBashRun, env: Env, config: Config): Promise<GpuBashRunResult> {
+  const sandboxed = config.agent.sandbox.mode === 'on';
+  if (sandboxed) {
+    const probe = probeSandbox();
+    if (!probe.ok) {
+      const output = `[gpu_bash is disabled on this host: the sandbox is unavailable (${probe.why}); install bubblewrap or set KERNELSEEK_SANDBOX=off]\n`;
+      return { exitCode: null, output, truncated: false, timedOut: false, durationMs: 0 };
+    }
+  }
   const root = await mkdtemp(path.join(os.tmpdir(), GPU_BASH_DIR_PREFIX));
   try {
     const workspace = path.join(root, 'workspace');
@@ -60,9 +90,17 @@ export async function runGpuBash(run: GpuBashRun, env: Env): Promise<GpuBashRunR
     const tmp = path.join(root, 'tmp');
     await Promise.all([mkdir(workspace), mkdir(home), mkdir(tmp)]);
     await extractArchive(run.archive, workspace);
-    const r = await runGuarded('bash', ['-lc', run.command], {
+    let argv = ['bash', '-lc', run.command];
+    let childEnv = gpuBashEnvironment(env, home, run.gpuIndex, tmp);
+    if (sandboxed) {
+      const spec = gpuBashSandbox(config, env, { workspace, home }, run.gpuIndex);
+      await prepareMountPoints(spec);
+      argv = sandboxArgv(spec, run.command);
+      childEnv = { PATH: '/usr/local/bin:/usr/bin:/bin' };
+    }
+    const r = await runGuarded(argv[0]!, argv.slice(1), {
       cwd: workspace,
-      env: gpuBashEnvironment(env, home, run.gpuIndex, tmp),
+      env: childEnv,
       timeoutMs: run.timeoutSeconds * 1000,
       signal: run.signal,
       outputCapBytes: run.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES,
@@ -71,7 +109,7 @@ export async function runGpuBash(run: GpuBashRun, env: Env): Promise<GpuBashRunR
     let output = r.stdout;
     if (r.timedOut) output += `\n[killed: the command ran past its ${run.timeoutSeconds} s limit]\n`;
     else if (r.aborted) output += '\n[killed: the worker was shutting down]\n';
-    return { exitCode: r.exitCode, output, truncated: r.stdoutTruncated, timedOut: r.timedOut, durationMs: r.durationMs };
+    return { exitCode: r.exitCode, output: safeToolText(output), truncated: r.stdoutTruncated, timedOut: r.timedOut, durationMs: r.durationMs };
   } finally {
     await rm(root, { recursive: true, force: true });
   }

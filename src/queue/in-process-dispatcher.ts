@@ -77,7 +77,7 @@ export function createInProcessDispatcher(config: Config, options: InProcessDisp
       try {
         const device = (request.arch ?? 'cpu') === 'cpu' ? 'cpu' : 'cuda';
         const r = await lockFor(device).run(() =>
-          runGpuBash({ command: request.command, archive: request.archive, timeoutSeconds: request.timeoutSeconds, gpuIndex: null, signal: controller.signal }, options.env),
+          runGpuBash({ command: request.command, archive: request.archive, timeoutSeconds: request.timeoutSeconds, gpuIndex: null, signal: controller.signal }, options.env, config),
         );
         return { ...r, worker: label, gpu: null };
       } finally {

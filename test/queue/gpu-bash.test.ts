@@ -12,9 +12,11 @@ import { runGpuBash } from '../../src/queue/gpu-bash.js';
 import { loadResultKey } from '../../src/queue/result-key.js';
 import { startGpuWorker, type GpuWorkerHandle } from '../../src/queue/worker/gpu-worker.js';
 import { createTempDir } from '../support/db.js';
-import { alive, newPrefix, REDIS_URL, removePrefix } from './support.js';
+import { newPrefix, REDIS_URL, removePrefix } from './support.js';
 
 const ENV = { PATH: process.env.PATH, HOME: process.env.HOME, LANG: 'C.UTF-8', ANTHROPIC_API_KEY: 'sk-ant-do-not-leak', REDIS_URL };
+// The sandbox is on (the default): every command here runs in bubblewrap.
+const CONFIG = loadConfig({ PATH: process.env.PATH });
 
 describe('gpu_bash', () => {
   let tmp: Awaited<ReturnType<typeof createTempDir>>;
@@ -30,20 +32,21 @@ describe('gpu_bash', () => {
   afterAll(() => tmp.remove());
 
   it('runs the command in a copy of the workspace with only PATH, HOME, LANG (and the GPU) in its environment', async () => {
-    const r = await runGpuBash({ command: 'cat notes/plan.md; ls; env | sort', archive, timeoutSeconds: 30, gpuIndex: 2 }, ENV);
+    const r = await runGpuBash({ command: 'cat notes/plan.md; ls; env | sort', archive, timeoutSeconds: 30, gpuIndex: 2 }, ENV, CONFIG);
     expect(r.exitCode).toBe(0);
     expect(r.output).toContain('try a different tiling');
     expect(r.output).toContain('kernel.cu');
     expect(r.output).toContain('CUDA_VISIBLE_DEVICES=2');
     expect(r.output).not.toContain('sk-ant-do-not-leak');
     expect(r.output).not.toContain('REDIS_URL');
-    expect(r.output).toMatch(/HOME=.*kernelseek-gpu-bash-.*\/home/);
+    expect(r.output).toContain('HOME=/home/agent');
   });
 
   it('caps the output, keeping its head and its tail', async () => {
     const r = await runGpuBash(
       { command: 'echo FIRST-LINE; for i in $(seq 1 20000); do echo "noise line $i"; done; echo LAST-LINE >&2; exit 3', archive, timeoutSeconds: 60, gpuIndex: null, outputCapBytes: 4096 },
       ENV,
+      CONFIG,
     );
     expect(r.exitCode).toBe(3);
     expect(r.truncated).toBe(true);
@@ -56,17 +59,17 @@ describe('gpu_bash', () => {
   it('kills the command and everything it started at the time limit', async () => {
     const marker = `${Math.floor(Math.random() * 1e6) + 1000}`;
     const started = Date.now();
-    const r = await runGpuBash({ command: `sleep ${marker} & echo $! > /tmp/ks-gpu-bash-${marker}.pid; echo started; sleep 300`, archive, timeoutSeconds: 1.5, gpuIndex: null }, ENV);
+    const r = await runGpuBash({ command: `setsid sleep ${marker} & echo started; sleep 300`, archive, timeoutSeconds: 1.5, gpuIndex: null }, ENV, CONFIG);
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(r.timedOut).toBe(true);
     expect(r.exitCode).toBeNull();
     expect(r.output).toContain('started');
     expect(r.output).toMatch(/killed: the command ran past its 1.5 s limit/);
-    const { readFile, rm } = await import('node:fs/promises');
-    const pid = Number(await readFile(`/tmp/ks-gpu-bash-${marker}.pid`, 'utf8'));
-    await rm(`/tmp/ks-gpu-bash-${marker}.pid`);
+    // The sandbox's PID namespace hides the pid; the host's process table shows what survived.
     await new Promise((res) => setTimeout(res, 300));
-    expect(alive(pid)).toBe(false);
+    const { execFileSync } = await import('node:child_process');
+    const survivors = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(`sleep ${marker}`));
+    expect(survivors).toEqual([]);
   });
 
   it('refuses a workspace snapshot over the size cap with the size and the cap', async () => {

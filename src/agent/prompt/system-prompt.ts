@@ -5,7 +5,35 @@ import type { LoadedTask } from '../../harness/tasks.js';
  * (no techniques, no hardware features, no faster implementation to imitate). It is identical for
  * every step of a run, so it stays in the cached prefix.
  */
-export function buildSystemPrompt(input: { task: LoadedTask; workspaceDir: string; bashTimeoutSeconds: number; networkIsolated: boolean }): string {
+export interface SystemPromptInput {
+  task: LoadedTask;
+  /** The workspace as the tools name it (/workspace in the sandbox). */
+  workspaceDir: string;
+  bashTimeoutSeconds: number;
+  /** What the commands run in; `unavailable`: the run has no command tools. */
+  sandbox: 'sandbox' | 'off' | 'unavailable';
+  /** The sandbox's limits, in words (sandbox.ts describeLimits). */
+  limits: string;
+  workspaceMaxMb: number;
+}
+
+/** What the commands can reach, said as it is (docs/agent.md has the threat model). */
+function commandsLine(input: SystemPromptInput, host: string): string[] {
+  if (input.sandbox === 'unavailable') return ['- bash and gpu_bash are not available on this host (no sandbox to run them in).'];
+  const common = `with a ${input.bashTimeoutSeconds}-second time limit, long output shortened to its head and tail`;
+  if (input.sandbox === 'off') {
+    return [
+      `- bash: each command runs in a fresh shell in the workspace, ${common}. It is not sandboxed on this host.`,
+      `- gpu_bash: run a command on ${host} against a snapshot of the workspace (files written there do not come back).`,
+    ];
+  }
+  return [
+    `- bash: each command runs in a fresh shell in a sandbox: the workspace (${input.workspaceDir}, read-write), its git history (${input.workspaceDir}/.git, read-only: use \`git log\`, \`git diff\`, \`git show best:<file> > <file>\`), a HOME of its own, a private /tmp, and the system's compilers, libraries and python (read-only). There is no network and no other file of this host; every process a command starts is killed when it returns. ${common[0]!.toUpperCase()}${common.slice(1)}; limits: ${input.limits}.`,
+    `- gpu_bash: run a command on ${host} in the same kind of sandbox, against a snapshot of the workspace at /workspace (files written there do not come back), with the device available.`,
+  ];
+}
+
+export function buildSystemPrompt(input: SystemPromptInput): string {
   const { task } = input.task;
   const goalRef = task.goal.vs === 'best_peer' ? 'the fastest peer implementation' : 'the baseline kernel';
   const deviceWord = task.device === 'cuda' ? 'GPU' : 'CPU';
@@ -22,10 +50,9 @@ export function buildSystemPrompt(input: { task: LoadedTask; workspaceDir: strin
     '- Each `evaluate` call uses one evaluation of the run\'s budget; every evaluated candidate is committed to the workspace\'s git history.',
     '',
     'Your tools:',
-    `- bash: each command runs in a fresh shell in the workspace${input.networkIsolated ? ', without network access' : ''}, with a ${input.bashTimeoutSeconds}-second time limit and long output shortened to its head and tail.`,
-    '- str_replace_based_edit_tool: view, create and edit files inside the workspace (paths outside it are refused).',
-    '- evaluate: submit the kernel file to the harness; returns the outcome, the failing or slowest scenarios and the compile report.',
-    `- gpu_bash: run a command on ${task.device === 'cuda' ? 'a GPU host' : 'an evaluation host'} against a snapshot of the workspace.`,
+    ...commandsLine(input, task.device === 'cuda' ? 'a GPU host' : 'an evaluation host'),
+    '- str_replace_based_edit_tool: view, create and edit files inside the workspace (paths outside it, symlinks and hard-linked files are refused).',
+    `- evaluate: submit the kernel file to the harness; returns the outcome, the failing or slowest scenarios and the compile report. The workspace is then committed; one holding more than ${input.workspaceMaxMb} MB (or a file over 10 MB) is refused: keep data and build outputs out of it or in .gitignore.`,
     '',
     'Work on your own: form a hypothesis, change the kernel, evaluate, and keep going. From time to time a message will bring you a question, from a person or from a question bank. Take it seriously: think it through before you continue. If you end your turn without calling a tool, the run pauses until a question arrives.',
   ].join('\n');

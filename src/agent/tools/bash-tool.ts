@@ -2,10 +2,12 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { ToolContext, ToolResult } from './tool-types.js';
 import { ToolInputError } from './paths.js';
-import { probeNetworkIsolation, runCommand, toolEnvironment } from './sandbox.js';
+import { bashLimitsSentence, bashSandbox, plainEnvironment, refusalMessage, sandboxUnavailable } from './agent-sandbox.js';
+import { safeToolText } from './output-cap.js';
+import { runSandboxed } from './sandbox-run.js';
 
 /**
- * The `bash` tool (type bash_20250124). Each command runs in a fresh shell in the workspace (a run's
+ * The `bash` tool (type bash_20250124). Each command runs in a fresh shell in the sandbox (a run's
  * turns may execute on different workers, so no shell survives between calls); `restart` is
  * accepted and answered as a no-op.
  */
@@ -13,24 +15,22 @@ export async function runBashTool(input: Record<string, unknown>, ctx: ToolConte
   if (input.restart === true) return { content: 'The shell was restarted (every command already runs in a fresh shell in the workspace).', isError: false };
   const command = input.command;
   if (typeof command !== 'string' || command.trim() === '') throw new ToolInputError('`command` is required');
-  const isolation = ctx.config.agent.bash.network === 'allow' ? { kind: 'none' as const, why: 'KERNELSEEK_BASH_NETWORK=allow' } : probeNetworkIsolation();
-  if (isolation.kind === 'none' && ctx.config.agent.bash.network === 'isolate') {
-    return { content: `bash is disabled on this host: KERNELSEEK_BASH_NETWORK=isolate, but ${isolation.why}.`, isError: true };
-  }
-  const env = toolEnvironment(ctx.config.agent, ctx.config.harness, ctx.workspace.homeDir);
-  await mkdir(path.join(ctx.workspace.homeDir, 'tmp'), { recursive: true });
+  const why = sandboxUnavailable(ctx.config);
+  if (why) return { content: refusalMessage(why), isError: true };
+  const sandboxed = ctx.config.agent.sandbox.mode === 'on';
+  if (!sandboxed) await mkdir(path.join(ctx.workspace.homeDir, 'tmp'), { recursive: true });
   const timeoutSeconds = ctx.config.agent.bash.timeoutSeconds;
-  const result = await runCommand(command, {
-    cwd: ctx.workspace.dir,
-    env,
+  const result = await runSandboxed(command, {
+    spec: sandboxed ? bashSandbox(ctx.config, ctx.workspace) : null,
+    plain: { cwd: ctx.workspace.dir, env: plainEnvironment(ctx.config, ctx.workspace) },
     timeoutMs: timeoutSeconds * 1000,
     outputCap: ctx.config.agent.bash.outputCapChars,
-    isolation,
     signal: ctx.signal,
   });
   const notes: string[] = [];
-  if (result.timedOut) notes.push(`[the command was killed after ${timeoutSeconds} s, the time limit per command]`);
+  if (result.timedOut) notes.push(`[the command was killed after ${timeoutSeconds} s, the time limit per command; every process it started was killed with it]`);
   else if (result.exitCode !== 0) notes.push(`[exit status ${result.exitCode ?? `signal ${result.signal}`}]`);
+  if (sandboxed && (result.timedOut || result.exitCode !== 0)) notes.push(`[sandbox limits: ${bashLimitsSentence(ctx.config)}; no network]`);
   const body = result.output.trim() === '' ? '(no output)' : result.output;
-  return { content: notes.length ? `${body}\n${notes.join('\n')}` : body, isError: result.timedOut || result.exitCode !== 0 };
+  return { content: safeToolText(notes.length ? `${body}\n${notes.join('\n')}` : body), isError: result.timedOut || result.exitCode !== 0 };
 }

@@ -6,7 +6,7 @@ import { speedupVsBestPeer } from '../../harness/result.js';
 import type { EvaluationOutcome } from '../../queue/dispatcher.js';
 import { formatEvaluationForModel, isCorrectCandidate, reportOf } from '../evaluation/summary.js';
 import { describeRun } from '../run-view.js';
-import { commitWorkspace, tagCommit } from '../workspace/workspace.js';
+import { checkWorkspaceSize, commitWorkspace, tagCommit } from '../workspace/workspace.js';
 import { ToolInputError } from './paths.js';
 import type { ToolContext, ToolResult } from './tool-types.js';
 
@@ -58,6 +58,10 @@ export async function runEvaluateTool(input: Record<string, unknown>, ctx: ToolC
   });
   if (source.trim() === '') throw new ToolInputError(`the kernel file ${file} is empty`);
 
+  const pathEnv = ctx.config.agent.bash.env.PATH ?? '/usr/local/bin:/usr/bin:/bin';
+  const maxBytes = ctx.config.agent.sandbox.workspaceMaxMb * 2 ** 20;
+  // Before the evaluation is spent: a workspace that cannot be committed is refused up front.
+  await checkWorkspaceSize(workspace, maxBytes, pathEnv);
   const reserved = (run.state as { toolSeqs?: Record<string, { evalSeq?: number }> }).toolSeqs?.[ctx.toolUseId]?.evalSeq;
   if (reserved === undefined && run.evalsUsed >= run.budgetEvals) {
     return { content: `The run's evaluation budget (${run.budgetEvals}) is used up; this candidate was not evaluated.`, isError: true };
@@ -84,12 +88,11 @@ export async function runEvaluateTool(input: Record<string, unknown>, ctx: ToolC
     evaluation = await store.evaluations.complete(evaluation.id, storedOutcome(outcome));
   }
 
-  const pathEnv = ctx.config.agent.bash.env.PATH ?? '/usr/local/bin:/usr/bin:/bin';
   const counts = requested === 'all' || requested === runScenarios;
   const correct = isCorrectCandidate(evaluation) && counts;
   const previous = await store.runs.get(run.id);
   const headline = reportOf(evaluation, null).headline;
-  const commit = await commitWorkspace(workspace, `${headline}${correct ? '' : ' (not counted)'}\n\nevaluation id ${evaluation.id}, job ${jobId}`, pathEnv);
+  const commit = await commitWorkspace(workspace, `${headline}${correct ? '' : ' (not counted)'}\n\nevaluation id ${evaluation.id}, job ${jobId}`, pathEnv, maxBytes);
   await tagCommit(workspace, `eval-${seq}`, commit, pathEnv);
   let newBest = false;
   if (correct && evaluation.speedupVsBaseline != null) {

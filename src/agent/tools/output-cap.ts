@@ -36,3 +36,11 @@ export function capText(text: string, cap: number): string {
   c.push(text);
   return c.text();
 }
+
+/**
+ * Makes command output storable: PostgreSQL text and jsonb refuse NUL, so each becomes the two
+ * characters `\0` (invalid UTF-8 was already replaced by U+FFFD when decoded).
+ */
+export function safeToolText(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\\0') : text;
+}

@@ -1,34 +1,103 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, lstatSync, readdirSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { AgentConfig, HarnessConfig } from '../../config/index.js';
-import { OutputCap } from './output-cap.js';
-
-/** How the agent's commands are cut off from the network on this host. */
-export type NetworkIsolation = { kind: 'unshare'; prefix: string[] } | { kind: 'none'; why: string };
-
-let probed: NetworkIsolation | undefined;
 
 /**
- * Finds a way to run a command without network: `unshare -n` (root or CAP_SYS_ADMIN), else
- * `unshare -rn` (an unprivileged user namespace, where the host allows them). The answer is cached
- * for the process. Where neither works the commands keep the host's network, and callers say so.
+ * The one sandbox for every command the agent causes to run (bash, gpu_bash on the worker host):
+ * bubblewrap with its own user, PID, network, IPC and UTS namespaces. `sandboxArgv` is the only
+ * place that decides what such a command can reach; everything else calls it.
  */
-export function probeNetworkIsolation(): NetworkIsolation {
-  if (probed) return probed;
-  for (const prefix of [['unshare', '-n', '--'], ['unshare', '-rn', '--']]) {
-    const r = spawnSync(prefix[0]!, [...prefix.slice(1), 'true'], { stdio: 'ignore', timeout: 5000 });
-    if (r.status === 0) return (probed = { kind: 'unshare', prefix });
+
+/** Where the workspace appears inside the sandbox (the same for bash and gpu_bash). */
+export const SANDBOX_WORKSPACE = '/workspace';
+/** HOME inside the sandbox. */
+export const SANDBOX_HOME = '/home/agent';
+/** The commands' own copy of the git index, in their HOME (GIT_INDEX_FILE points at it). */
+export const GIT_INDEX_IN_HOME = '.kernelseek-git-index';
+/** The uid/gid the command runs as inside its user namespace (nobody). */
+export const SANDBOX_UID = 65534;
+
+export interface SandboxLimits {
+  /** RLIMIT_AS in bytes; null: none (CUDA reserves terabytes of address space, so not on a GPU). */
+  memoryBytes: number | null;
+  /** RLIMIT_NPROC: processes and threads of the sandbox's uid (the kernel exempts host root). */
+  processes: number;
+  /** RLIMIT_FSIZE in bytes: the largest file a command can write. */
+  fileBytes: number;
+}
+
+export interface SandboxSpec {
+  /** Host folder bound read-write at /workspace. */
+  workspace: string;
+  /** Host folder bound read-write at /home/agent; absent: an empty tmpfs. */
+  home?: string;
+  /** The workspace's git directory (kept outside it), bound read-only at /workspace/.git. */
+  gitDir?: string;
+  /** The complete environment inside (nothing is inherited). */
+  env: Record<string, string>;
+  /** Bind the NVIDIA device nodes (and /sys read-only, which the driver's tools read). */
+  gpu: boolean;
+  /** Extra host folders (toolchains outside /usr) bound read-only at the same path. */
+  readOnly: string[];
+  limits: SandboxLimits;
+}
+
+// Only these entries of /etc are visible: enough for the loader, compilers, python and locale, and
+// nothing that holds a secret (shadow, ssh host keys, ssl private keys, service configs).
+const ETC_ALLOWLIST = [
+  'alternatives', 'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'passwd', 'group', 'nsswitch.conf', 'hosts',
+  'localtime', 'timezone', 'os-release', 'debian_version', 'mime.types', 'environment', 'protocols', 'services',
+  'ssl/certs', 'ca-certificates', 'OpenCL', 'vulkan', 'nvidia', 'gprofng.rc', 'magic', 'inputrc',
+];
+
+const TOP_LEVEL = ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32'];
+
+function etcEntries(): string[] {
+  const extra = readdirSafe('/etc').filter((n) => /^python3/.test(n));
+  return [...ETC_ALLOWLIST, ...extra].map((n) => path.join('/etc', n)).filter((p) => existsSync(p));
+}
+
+function readdirSafe(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
   }
-  return (probed = { kind: 'none', why: 'this host allows neither `unshare -n` nor an unprivileged user namespace (`unshare -rn`)' });
+}
+
+/** /dev/nvidia0…, nvidiactl, nvidia-uvm, nvidia-modeset, /dev/nvidia-caps where they exist. */
+export function gpuDeviceNodes(): string[] {
+  return readdirSafe('/dev').filter((n) => n.startsWith('nvidia')).map((n) => path.join('/dev', n));
 }
 
 /**
- * The environment of the agent's commands: only the passthrough variables (PATH, LANG, TERM, CUDA
- * locations), a HOME of the run's own, and the directories of the configured python and nvcc on
- * PATH. Nothing else of this process (API keys, tokens, DATABASE_URL) reaches them.
+ * The host folders a toolchain lives in, to bind read-only: the prefix of an absolute python or nvcc
+ * (`/opt/py` for `/opt/py/bin/python3`). Never `/`, never a HOME (the service's secrets live there).
  */
-export function toolEnvironment(agent: AgentConfig, harness: HarnessConfig, homeDir: string): Record<string, string> {
-  const env: Record<string, string> = { ...agent.bash.env, HOME: homeDir, TMPDIR: path.join(homeDir, 'tmp') };
+export function toolchainFolders(harness: Pick<HarnessConfig, 'python' | 'nvcc'>, extra: (string | undefined)[] = []): string[] {
+  const out = new Set<string>();
+  for (const tool of [harness.python, harness.nvcc]) {
+    if (!tool || !path.isAbsolute(tool)) continue;
+    let real = tool;
+    try {
+      real = realpathSync(tool);
+    } catch {
+      continue;
+    }
+    const prefix = path.dirname(path.dirname(real));
+    if (prefix !== '/' && !prefix.startsWith('/usr/') && prefix !== '/usr' && !/^\/(root|home)(\/|$)/.test(prefix)) out.add(prefix);
+  }
+  for (const dir of extra) if (dir && path.isAbsolute(dir) && existsSync(dir) && !dir.startsWith('/usr')) out.add(dir);
+  return [...out];
+}
+
+/**
+ * The environment inside: the passthrough variables (PATH, LANG, TERM, the CUDA locations), the
+ * folders of the configured python and nvcc on PATH, HOME and TMPDIR of the sandbox. Nothing else
+ * of this process (API keys, tokens, REDIS_URL, DATABASE_URL) reaches a command.
+ */
+export function sandboxEnvironment(passthrough: Record<string, string>, harness: Pick<HarnessConfig, 'python' | 'nvcc'>, extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = { ...passthrough, HOME: SANDBOX_HOME, TMPDIR: '/tmp' };
   const dirs = (env.PATH ?? '/usr/local/bin:/usr/bin:/bin').split(':').filter(Boolean);
   for (const tool of [harness.python, harness.nvcc]) {
     if (tool && path.isAbsolute(tool) && !dirs.includes(path.dirname(tool))) dirs.push(path.dirname(tool));
@@ -36,59 +105,66 @@ export function toolEnvironment(agent: AgentConfig, harness: HarnessConfig, home
   env.PATH = dirs.join(':');
   env.LANG ??= 'C.UTF-8';
   env.TERM ??= 'dumb';
-  return env;
+  return { ...env, ...extra };
 }
 
-export interface CommandResult {
-  exitCode: number | null;
-  signal: string | null;
-  output: string;
-  truncated: boolean;
-  timedOut: boolean;
-  durationMs: number;
+/** The limits of the deployment's config; `gpu`: no address-space limit (see SandboxLimits). */
+export function sandboxLimits(agent: AgentConfig, gpu: boolean): SandboxLimits {
+  const s = agent.sandbox;
+  return { memoryBytes: gpu ? null : s.memoryMb * 2 ** 20, processes: s.processes, fileBytes: s.fileSizeMb * 2 ** 20 };
+}
+
+/** A sentence for the system prompt and tool errors: what the commands may use. */
+export function describeLimits(limits: SandboxLimits): string {
+  const mb = (b: number) => `${Math.round(b / 2 ** 20)} MB`;
+  return [
+    limits.memoryBytes === null ? null : `${mb(limits.memoryBytes)} of address space per process`,
+    `${limits.processes} processes`,
+    `files of at most ${mb(limits.fileBytes)}`,
+  ].filter(Boolean).join(', ');
 }
 
 /**
- * Runs `bash -c command` in `cwd` in its own process group, so a timeout or abort kills everything
- * it started. stdout and stderr are interleaved into one capped output.
+ * The argv that runs `bash -c command` in the sandbox. prlimit sets the limits on bwrap, which its
+ * children inherit; bwrap's PID namespace has bwrap as init, so when the command's shell exits (or
+ * bwrap is killed, or KernelSeek dies: --die-with-parent) the kernel kills every process inside,
+ * setsid'd and double-forked ones included.
  */
-export function runCommand(
-  command: string,
-  options: { cwd: string; env: Record<string, string>; timeoutMs: number; outputCap: number; isolation: NetworkIsolation; signal?: AbortSignal },
-): Promise<CommandResult> {
-  const started = Date.now();
-  const prefix = options.isolation.kind === 'unshare' ? options.isolation.prefix : [];
-  const argv = [...prefix, 'bash', '-c', command];
-  return new Promise((resolve) => {
-    const child = spawn(argv[0]!, argv.slice(1), { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    const cap = new OutputCap(options.outputCap);
-    let timedOut = false;
-    const killGroup = () => {
-      try {
-        if (child.pid) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup();
-    }, options.timeoutMs);
-    const onAbort = () => killGroup();
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    child.stdout.setEncoding('utf8').on('data', (d: string) => cap.push(d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => cap.push(d));
-    const finish = (exitCode: number | null, signal: string | null) => {
-      clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
-      // Whatever the command left running in its group goes with it.
-      killGroup();
-      resolve({ exitCode, signal, output: cap.text(), truncated: cap.truncated, timedOut, durationMs: Date.now() - started });
-    };
-    child.on('error', (error) => {
-      cap.push(`\n[could not start the command: ${error.message}]`);
-      finish(null, null);
-    });
-    child.on('close', (code, signal) => finish(code, signal));
-  });
+export function sandboxArgv(spec: SandboxSpec, command: string): string[] {
+  const a: string[] = [];
+  const { limits } = spec;
+  a.push('prlimit', `--nproc=${limits.processes}`, `--fsize=${limits.fileBytes}`, '--core=0');
+  if (limits.memoryBytes !== null) a.push(`--as=${limits.memoryBytes}`);
+  a.push('--', 'bwrap');
+  a.push('--unshare-user', '--uid', String(SANDBOX_UID), '--gid', String(SANDBOX_UID));
+  a.push('--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try');
+  a.push('--die-with-parent', '--new-session', '--hostname', 'sandbox');
+  a.push('--ro-bind', '/usr', '/usr');
+  for (const name of TOP_LEVEL) {
+    const p = `/${name}`;
+    let st;
+    try {
+      st = lstatSync(p);
+    } catch {
+      continue;
+    }
+    if (st.isSymbolicLink()) a.push('--symlink', realpathSync(p).replace(/^\//, ''), p);
+    else a.push('--ro-bind', p, p);
+  }
+  for (const p of etcEntries()) a.push('--ro-bind', p, p);
+  for (const p of spec.readOnly) a.push('--ro-bind-try', p, p);
+  a.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
+  if (spec.gpu) {
+    for (const node of gpuDeviceNodes()) a.push('--dev-bind', node, node);
+    a.push('--ro-bind-try', '/sys', '/sys');
+  }
+  if (spec.home) a.push('--bind', spec.home, SANDBOX_HOME);
+  else a.push('--dir', SANDBOX_HOME);
+  a.push('--bind', spec.workspace, SANDBOX_WORKSPACE);
+  if (spec.gitDir) a.push('--ro-bind', spec.gitDir, path.join(SANDBOX_WORKSPACE, '.git'));
+  a.push('--chdir', SANDBOX_WORKSPACE, '--clearenv');
+  const env = spec.gitDir && spec.home ? { ...spec.env, GIT_INDEX_FILE: path.join(SANDBOX_HOME, GIT_INDEX_IN_HOME) } : spec.env;
+  for (const [k, v] of Object.entries(env)) a.push('--setenv', k, v);
+  a.push('--', '/bin/bash', '--noprofile', '--norc', '-c', command);
+  return a;
 }

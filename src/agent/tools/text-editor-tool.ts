@@ -1,7 +1,7 @@
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { capText } from './output-cap.js';
-import { resolveInWorkspace, ToolInputError } from './paths.js';
+import { openForRead, resolveInWorkspace, shownPath, ToolInputError, writeChecked } from './paths.js';
 import type { ToolContext, ToolResult } from './tool-types.js';
 
 /** Files larger than this are not loaded whole (the agent can view ranges with bash instead). */
@@ -14,26 +14,33 @@ const str = (input: Record<string, unknown>, key: string): string => {
   return v;
 };
 
-async function readText(file: string): Promise<string> {
-  const s = await stat(file).catch(() => undefined);
-  if (!s) throw new ToolInputError(`${file} does not exist`);
-  if (s.isDirectory()) throw new ToolInputError(`${file} is a directory`);
-  if (s.size > MAX_FILE_BYTES) throw new ToolInputError(`${file} is ${s.size} bytes, too large to edit here; use bash (head, sed, split)`);
-  return readFile(file, 'utf8');
+async function readText(file: string, shown: string): Promise<string> {
+  const s = await lstat(file).catch(() => undefined);
+  if (!s) throw new ToolInputError(`${shown} does not exist`);
+  if (s.isDirectory()) throw new ToolInputError(`${shown} is a directory`);
+  const handle = await openForRead(file, shown);
+  try {
+    const size = (await handle.stat()).size;
+    if (size > MAX_FILE_BYTES) throw new ToolInputError(`${shown} is ${size} bytes, too large to edit here; use bash (head, sed, split)`);
+    return await handle.readFile('utf8');
+  } finally {
+    await handle.close();
+  }
 }
 
-async function listDirectory(root: string, dir: string): Promise<string> {
+async function listDirectory(root: string, dir: string, shown: string): Promise<string> {
   const lines: string[] = [];
   const walk = async (d: string, depth: number) => {
     const entries = (await readdir(d, { withFileTypes: true })).filter((e) => !e.name.startsWith('.')).sort((a, b) => a.name.localeCompare(b.name));
     for (const e of entries) {
       const full = path.join(d, e.name);
       lines.push(`${path.relative(root, full) || '.'}${e.isDirectory() ? '/' : ''}`);
+      // isDirectory() of a Dirent is the entry itself: a symlink to a folder is not walked.
       if (e.isDirectory() && depth < 2) await walk(full, depth + 1);
     }
   };
   await walk(dir, 1);
-  return `Files and directories up to 2 levels deep in ${dir} (hidden items excluded):\n${lines.join('\n') || '(empty)'}`;
+  return `Files and directories up to 2 levels deep in ${shown} (hidden items excluded):\n${lines.join('\n') || '(empty)'}`;
 }
 
 function numbered(text: string, start: number): string {
@@ -50,12 +57,13 @@ function numbered(text: string, start: number): string {
 export async function runTextEditorTool(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
   const command = str(input, 'command');
   const file = await resolveInWorkspace(ctx.workspace.dir, str(input, 'path'));
+  const shown = shownPath(ctx.workspace.dir, file, ctx.config.agent.sandbox.mode === 'on');
   switch (command) {
     case 'view': {
-      const s = await stat(file).catch(() => undefined);
-      if (!s) throw new ToolInputError(`${file} does not exist`);
-      if (s.isDirectory()) return { content: await listDirectory(ctx.workspace.dir, file), isError: false };
-      const lines = (await readText(file)).split('\n');
+      const s = await lstat(file).catch(() => undefined);
+      if (!s) throw new ToolInputError(`${shown} does not exist`);
+      if (s.isDirectory()) return { content: await listDirectory(ctx.workspace.dir, file, shown), isError: false };
+      const lines = (await readText(file, shown)).split('\n');
       let start = 1;
       let end = lines.length;
       if (input.view_range !== undefined) {
@@ -74,35 +82,35 @@ export async function runTextEditorTool(input: Record<string, unknown>, ctx: Too
     case 'create': {
       const text = str(input, 'file_text');
       await mkdir(path.dirname(file), { recursive: true });
-      const existed = await stat(file).then(() => true, () => false);
-      await writeFile(file, text);
-      return { content: `${existed ? 'Overwrote' : 'Created'} ${file} (${text.split('\n').length} lines).`, isError: false };
+      const existed = await lstat(file).then(() => true, () => false);
+      await writeChecked(file, shown, text);
+      return { content: `${existed ? 'Overwrote' : 'Created'} ${shown} (${text.split('\n').length} lines).`, isError: false };
     }
     case 'str_replace': {
       const oldStr = str(input, 'old_str');
       const newStr = typeof input.new_str === 'string' ? input.new_str : '';
       if (oldStr === '') throw new ToolInputError('`old_str` must not be empty');
-      const text = await readText(file);
+      const text = await readText(file, shown);
       const count = text.split(oldStr).length - 1;
-      if (count === 0) throw new ToolInputError(`No match for \`old_str\` in ${file}; nothing was replaced. View the file to copy the exact text (whitespace included).`);
-      if (count > 1) throw new ToolInputError(`\`old_str\` occurs ${count} times in ${file}; include more surrounding lines so it is unique. Nothing was replaced.`);
+      if (count === 0) throw new ToolInputError(`No match for \`old_str\` in ${shown}; nothing was replaced. View the file to copy the exact text (whitespace included).`);
+      if (count > 1) throw new ToolInputError(`\`old_str\` occurs ${count} times in ${shown}; include more surrounding lines so it is unique. Nothing was replaced.`);
       const at = text.indexOf(oldStr);
       const updated = text.slice(0, at) + newStr + text.slice(at + oldStr.length);
-      await writeFile(file, updated);
+      await writeChecked(file, shown, updated);
       const firstLine = text.slice(0, at).split('\n').length;
       const snippetLines = updated.split('\n').slice(Math.max(0, firstLine - 4), firstLine + newStr.split('\n').length + 3);
-      return { content: `Replaced in ${file}. The edited region:\n${numbered(snippetLines.join('\n'), Math.max(1, firstLine - 3))}`, isError: false };
+      return { content: `Replaced in ${shown}. The edited region:\n${numbered(snippetLines.join('\n'), Math.max(1, firstLine - 3))}`, isError: false };
     }
     case 'insert': {
       const line = input.insert_line;
       const insertText = typeof input.insert_text === 'string' ? input.insert_text : typeof input.new_str === 'string' ? input.new_str : undefined;
       if (!Number.isInteger(line)) throw new ToolInputError('`insert_line` must be an integer (0 inserts at the top)');
       if (insertText === undefined) throw new ToolInputError('`insert_text` is required');
-      const lines = (await readText(file)).split('\n');
+      const lines = (await readText(file, shown)).split('\n');
       if ((line as number) < 0 || (line as number) > lines.length) throw new ToolInputError(`\`insert_line\` must be between 0 and ${lines.length}`);
       lines.splice(line as number, 0, ...insertText.split('\n'));
-      await writeFile(file, lines.join('\n'));
-      return { content: `Inserted ${insertText.split('\n').length} line(s) after line ${line as number} of ${file}.`, isError: false };
+      await writeChecked(file, shown, lines.join('\n'));
+      return { content: `Inserted ${insertText.split('\n').length} line(s) after line ${line as number} of ${shown}.`, isError: false };
     }
     case 'undo_edit':
       throw new ToolInputError('undo_edit is not available; every evaluated candidate is a git commit in the workspace (use `git diff`, `git checkout <commit> -- <file>` in bash)');

@@ -3,10 +3,12 @@ import path from 'node:path';
 import type { Run } from '../../db/index.js';
 import { findTask, type LoadedTask } from '../../harness/tasks.js';
 import { toolDefinitions } from '../tools/definitions.js';
-import { probeNetworkIsolation } from '../tools/sandbox.js';
+import { bashLimitsSentence, sandboxUnavailable } from '../tools/agent-sandbox.js';
+import { SANDBOX_WORKSPACE } from '../tools/sandbox.js';
 import type { ToolUnion } from '../model/types.js';
 import { buildSystemPrompt } from '../prompt/system-prompt.js';
 import { parseRunState, type RunState } from '../run-state.js';
+import { describeRun } from '../run-view.js';
 import { ensureWorkspace, type Workspace } from '../workspace/workspace.js';
 import type { EngineServices } from './services.js';
 
@@ -41,25 +43,48 @@ export async function openWorkspaceFor(services: EngineServices, run: Run, task:
   return workspace;
 }
 
-let warnedNoIsolation = false;
+const warnedRuns = new Set<string>();
+
+/**
+ * What the agent's commands run in: `sandbox` (bubblewrap), `off` (KERNELSEEK_SANDBOX=off, said in
+ * the log and the run's thread once per run and process), or `unavailable` (no command tools).
+ */
+async function sandboxState(services: EngineServices, run: Run): Promise<{ state: 'sandbox' | 'off' | 'unavailable'; why?: string }> {
+  const mode = services.config.agent.sandbox.mode;
+  const why = sandboxUnavailable(services.config);
+  const state = mode === 'off' ? 'off' : why ? 'unavailable' : 'sandbox';
+  if (state !== 'sandbox' && !warnedRuns.has(run.id)) {
+    warnedRuns.add(run.id);
+    const message =
+      state === 'off'
+        ? "KERNELSEEK_SANDBOX=off: the agent's commands run unconfined, as this service's user, with its network and files."
+        : `The agent gets no command tools (bash, gpu_bash): the sandbox is unavailable (${why}). Install bubblewrap (scripts/setup.sh) or set KERNELSEEK_SANDBOX=off.`;
+    services.logger.warn({ runId: run.id, why }, message);
+    await Promise.resolve(services.reporter.error({ run: describeRun(run), message, fatal: false })).catch(() => undefined);
+  }
+  return { state, why: why ?? undefined };
+}
 
 export async function loadTurnContext(services: EngineServices, run: Run, signal: AbortSignal): Promise<TurnContext> {
   const task = await findTask(services.config.core.tasksDir, run.task);
   const workspace = await openWorkspaceFor(services, run, task);
-  const isolation = probeNetworkIsolation();
-  const isolated = services.config.agent.bash.network !== 'allow' && isolation.kind === 'unshare';
-  if (isolation.kind === 'none' && services.config.agent.bash.network === 'auto' && !warnedNoIsolation) {
-    warnedNoIsolation = true;
-    services.logger.warn({ why: isolation.why }, "the agent's commands keep this host's network (set KERNELSEEK_BASH_NETWORK=isolate to refuse bash instead)");
-  }
+  const sandbox = await sandboxState(services, run);
+  const tools = toolDefinitions(task.task.device).filter((t) => sandbox.state !== 'unavailable' || !('name' in t) || (t.name !== 'bash' && t.name !== 'gpu_bash'));
   return {
     ...services,
     run,
     state: parseRunState(run.state),
     task,
     workspace,
-    system: buildSystemPrompt({ task, workspaceDir: workspace.dir, bashTimeoutSeconds: services.config.agent.bash.timeoutSeconds, networkIsolated: isolated }),
-    tools: toolDefinitions(task.task.device),
+    system: buildSystemPrompt({
+      task,
+      workspaceDir: sandbox.state === 'sandbox' ? SANDBOX_WORKSPACE : workspace.dir,
+      bashTimeoutSeconds: services.config.agent.bash.timeoutSeconds,
+      sandbox: sandbox.state,
+      limits: bashLimitsSentence(services.config),
+      workspaceMaxMb: services.config.agent.sandbox.workspaceMaxMb,
+    }),
+    tools,
     signal,
   };
 }

@@ -1,12 +1,14 @@
-import { mkdir, readFile, realpath, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
 import { HarnessError } from '../../core/errors.js';
 
 /**
- * A run's workspace: a git repository under `<dataDir>/workspaces/<runId>` holding the kernel file
- * (seeded with the task's baseline) and whatever notes the agent writes. Every evaluated candidate is
- * committed, so any version can be diffed, restored or exported.
+ * A run's workspace: a work tree under `<dataDir>/workspaces/<runId>` holding the kernel file (seeded
+ * with the task's baseline) and whatever notes the agent writes, and its git directory under
+ * `<dataDir>/git/<runId>`, outside the work tree: the agent's commands see it read-only, so nothing
+ * they write (hooks, config, fsmonitor, filters) can make the engine's git run code. Every evaluated
+ * candidate is committed, so any version can be diffed, restored or exported.
  */
 export interface Workspace {
   runId: string;
@@ -16,6 +18,8 @@ export interface Workspace {
   kernelFile: string;
   /** HOME for the agent's commands, outside the repository. */
   homeDir: string;
+  /** The git directory (trusted: only the engine writes it). */
+  gitDir: string;
 }
 
 const GIT_IDENTITY = {
@@ -23,16 +27,29 @@ const GIT_IDENTITY = {
   GIT_AUTHOR_EMAIL: 'agent@kernelseek.invalid',
   GIT_COMMITTER_NAME: 'KernelSeek',
   GIT_COMMITTER_EMAIL: 'agent@kernelseek.invalid',
+  // No system or global config (the service's ~/.gitconfig is not the agent's business either).
   GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_ATTR_NOSYSTEM: '1',
   GIT_TERMINAL_PROMPT: '0',
 };
 
+/**
+ * Settings that stop git from running anything a file could name: hooks, fsmonitor, attribute
+ * files outside the work tree. Filters and diff drivers need a config entry, and the only config
+ * read is the git directory's, which the agent cannot write.
+ */
+const SAFE_GIT = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'core.attributesFile=/dev/null', '-c', 'core.untrackedCache=false', '-c', 'protocol.allow=never'];
+
+/** The largest single file a commit takes (a kernel and notes, not data). */
+export const WORKSPACE_MAX_FILE_BYTES = 10 * 2 ** 20;
+
 export function workspacePaths(dataDir: string, runId: string) {
-  return { dir: path.join(dataDir, 'workspaces', runId), homeDir: path.join(dataDir, 'homes', runId) };
+  return { dir: path.join(dataDir, 'workspaces', runId), homeDir: path.join(dataDir, 'homes', runId), gitDir: path.join(dataDir, 'git', runId) };
 }
 
-async function git(ws: { dir: string; homeDir: string }, args: string[], pathEnv: string): Promise<string> {
-  const result = await execa('git', args, {
+async function git(ws: { dir: string; homeDir: string; gitDir: string }, args: string[], pathEnv: string): Promise<string> {
+  const result = await execa('git', [`--git-dir=${ws.gitDir}`, `--work-tree=${ws.dir}`, ...SAFE_GIT, ...args], {
     cwd: ws.dir,
     env: { PATH: pathEnv, HOME: ws.homeDir, ...GIT_IDENTITY },
     extendEnv: false,
@@ -67,28 +84,78 @@ export interface WorkspaceOptions {
  * run whose workspace it does not have). Returns whether it had to be created.
  */
 export async function ensureWorkspace(options: WorkspaceOptions, seed: () => Promise<{ source: string; message: string }>): Promise<{ workspace: Workspace; created: boolean }> {
-  const { dir, homeDir } = workspacePaths(options.dataDir, options.runId);
+  const { dir, homeDir, gitDir } = workspacePaths(options.dataDir, options.runId);
   await mkdir(homeDir, { recursive: true });
-  const created = !(await exists(path.join(dir, '.git')));
+  await adoptLegacyGitDir(dir, gitDir);
+  const created = !(await exists(path.join(gitDir, 'HEAD')));
   if (created) {
     await mkdir(dir, { recursive: true });
+    await mkdir(path.dirname(gitDir), { recursive: true });
     const { source, message } = await seed();
-    await git({ dir, homeDir }, ['init', '--quiet', '--initial-branch=main'], options.pathEnv);
+    await git({ dir, homeDir, gitDir }, ['init', '--quiet', '--initial-branch=main'], options.pathEnv);
+    // init records the host path of the work tree; inside the sandbox it is /workspace, and the
+    // engine always names it (--work-tree), so the git directory does not.
+    await git({ dir, homeDir, gitDir }, ['config', '--unset', 'core.worktree'], options.pathEnv);
+    // The samples are inert, but an empty hooks folder says plainly that none run.
+    await rm(path.join(gitDir, 'hooks'), { recursive: true, force: true });
     await writeFile(path.join(dir, options.kernelFile), source);
     await writeFile(path.join(dir, '.gitignore'), '# build outputs the agent creates while experimenting\n*.o\n*.so\na.out\n__pycache__/\n');
-    await git({ dir, homeDir }, ['add', '-A'], options.pathEnv);
-    await git({ dir, homeDir }, ['commit', '--quiet', '-m', message], options.pathEnv);
+    await git({ dir, homeDir, gitDir }, ['add', '-A'], options.pathEnv);
+    await git({ dir, homeDir, gitDir }, ['commit', '--quiet', '-m', message], options.pathEnv);
   }
   const real = await realpath(dir);
-  return { workspace: { runId: options.runId, dir: real, kernelFile: options.kernelFile, homeDir }, created };
+  return { workspace: { runId: options.runId, dir: real, kernelFile: options.kernelFile, homeDir, gitDir }, created };
+}
+
+/**
+ * A workspace made before the git directory moved out keeps its history: `.git` moves to the
+ * trusted place, minus everything in it the agent could have planted (hooks, config: a fresh config
+ * replaces it).
+ */
+async function adoptLegacyGitDir(dir: string, gitDir: string): Promise<void> {
+  const legacy = path.join(dir, '.git');
+  const st = await lstat(legacy).catch(() => undefined);
+  if (!st?.isDirectory() || !(await exists(path.join(legacy, 'HEAD'))) || (await exists(gitDir))) return;
+  await mkdir(path.dirname(gitDir), { recursive: true });
+  await rename(legacy, gitDir);
+  await rm(path.join(gitDir, 'hooks'), { recursive: true, force: true });
+  await rm(path.join(gitDir, 'info', 'attributes'), { force: true });
+  await writeFile(path.join(gitDir, 'config'), '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n');
+}
+
+/**
+ * Refuses a workspace that is too big to commit: what `git add -A` would take (ignored files do
+ * not count) over `maxBytes`, or one file over WORKSPACE_MAX_FILE_BYTES. The message is for the
+ * model: which files, and what to do.
+ */
+export async function checkWorkspaceSize(ws: Workspace, maxBytes: number, pathEnv: string): Promise<void> {
+  const listed = await git(ws, ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], pathEnv);
+  const sizes: { name: string; bytes: number }[] = [];
+  for (const name of new Set(listed.split('\0').filter(Boolean))) {
+    const st = await lstat(path.join(ws.dir, name)).catch(() => undefined);
+    if (st?.isFile()) sizes.push({ name, bytes: st.size });
+  }
+  const total = sizes.reduce((sum, f) => sum + f.bytes, 0);
+  const big = sizes.filter((f) => f.bytes > WORKSPACE_MAX_FILE_BYTES);
+  if (total <= maxBytes && big.length === 0) return;
+  const mb = (b: number) => `${(b / 2 ** 20).toFixed(1)} MB`;
+  const largest = sizes.sort((a, b) => b.bytes - a.bytes).slice(0, 3).map((f) => `${f.name} (${mb(f.bytes)})`).join(', ');
+  throw new HarnessError(
+    `The workspace is not committed: it holds ${mb(total)} (limit ${mb(maxBytes)}, ${mb(WORKSPACE_MAX_FILE_BYTES)} per file). Largest: ${largest}. Delete these files or add them to .gitignore, then call evaluate again.`,
+    { code: 'workspace_too_large' },
+  );
 }
 
 export async function readKernel(ws: Workspace): Promise<string> {
   return readFile(path.join(ws.dir, ws.kernelFile), 'utf8');
 }
 
-/** Commits everything in the workspace (an empty commit when nothing changed); returns the hash. */
-export async function commitWorkspace(ws: Workspace, message: string, pathEnv: string): Promise<string> {
+/**
+ * Commits everything in the workspace (an empty commit when nothing changed); returns the hash.
+ * Refused (workspace_too_large) above `maxBytes`.
+ */
+export async function commitWorkspace(ws: Workspace, message: string, pathEnv: string, maxBytes: number): Promise<string> {
+  await checkWorkspaceSize(ws, maxBytes, pathEnv);
   await git(ws, ['add', '-A'], pathEnv);
   await git(ws, ['commit', '--quiet', '--allow-empty', '-m', message], pathEnv);
   return git(ws, ['rev-parse', 'HEAD'], pathEnv);

@@ -12,10 +12,14 @@ export const AgentEnvSchema = z.object({
   KERNELSEEK_MODEL_RETRIES: positiveInt(6),
   KERNELSEEK_BASH_TIMEOUT: duration('120s'),
   KERNELSEEK_BASH_OUTPUT_CAP: positiveInt(30_000, '30000'),
-  KERNELSEEK_BASH_NETWORK: z.preprocess(
+  KERNELSEEK_SANDBOX: z.preprocess(
     (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
-    z.enum(['auto', 'isolate', 'allow'], { message: 'must be auto, isolate or allow' }).default('auto'),
+    z.enum(['on', 'off'], { message: "must be on (the agent's commands run in bubblewrap, refused where it is unavailable) or off (no sandbox: only for a machine you do not care about)" }).default('on'),
   ),
+  KERNELSEEK_SANDBOX_MEMORY_MB: positiveInt(8192),
+  KERNELSEEK_SANDBOX_PROCESSES: positiveInt(256),
+  KERNELSEEK_SANDBOX_FILE_MB: positiveInt(1024),
+  KERNELSEEK_WORKSPACE_MAX_MB: positiveInt(50),
   KERNELSEEK_PLATEAU_EVALS: positiveInt(5),
   KERNELSEEK_FAILING_EVALS: positiveInt(3),
   KERNELSEEK_SECRETS: optionalString(),
@@ -46,11 +50,20 @@ export interface AgentConfig {
     timeoutSeconds: number;
     /** Characters of output kept (head and tail) per command. */
     outputCapChars: number;
-    /** `auto`: no network when the host allows it (unshare -n), else network with a warning;
-     * `isolate`: refuse to run bash without isolation; `allow`: never isolate. */
-    network: 'auto' | 'isolate' | 'allow';
     /** The only variables of this process's environment the agent's commands see. */
     env: Record<string, string>;
+  };
+  sandbox: {
+    /** `on`: commands run in bubblewrap and are refused where it is unavailable; `off`: unconfined. */
+    mode: 'on' | 'off';
+    /** RLIMIT_AS of a command without a GPU, MB. */
+    memoryMb: number;
+    /** RLIMIT_NPROC inside the sandbox's user namespace. */
+    processes: number;
+    /** RLIMIT_FSIZE, MB. */
+    fileSizeMb: number;
+    /** A workspace holding more than this (MB, what git would commit) is refused for commit. */
+    workspaceMaxMb: number;
   };
   decisions: {
     /** Evaluations in a row without a new best that make a plateau. */
@@ -82,8 +95,14 @@ export function buildAgentConfig(env: z.output<typeof AgentEnvSchema>): AgentCon
     bash: {
       timeoutSeconds: env.KERNELSEEK_BASH_TIMEOUT,
       outputCapChars: env.KERNELSEEK_BASH_OUTPUT_CAP,
-      network: env.KERNELSEEK_BASH_NETWORK,
       env: passthrough,
+    },
+    sandbox: {
+      mode: env.KERNELSEEK_SANDBOX,
+      memoryMb: env.KERNELSEEK_SANDBOX_MEMORY_MB,
+      processes: env.KERNELSEEK_SANDBOX_PROCESSES,
+      fileSizeMb: env.KERNELSEEK_SANDBOX_FILE_MB,
+      workspaceMaxMb: env.KERNELSEEK_WORKSPACE_MAX_MB,
     },
     decisions: { plateauEvals: env.KERNELSEEK_PLATEAU_EVALS, failingEvals: env.KERNELSEEK_FAILING_EVALS },
     runs: { convergeStops: env.KERNELSEEK_CONVERGE_STOPS, leaseSeconds: env.KERNELSEEK_RUN_LEASE },

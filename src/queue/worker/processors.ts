@@ -108,6 +108,7 @@ export function createGpuBashProcessor(deps: ProcessorDeps, slot: Slot): KindPro
           signal: ctx.signal,
         },
         deps.env,
+        deps.config,
       ),
     );
     // Killed by the shutdown (not by its own time limit): another worker runs it from the start.
