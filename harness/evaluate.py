@@ -67,6 +67,7 @@ class Context:
         self.stages = executor_eval if self.uses_executor else scenario_eval
         self.timing = executor_timing if self.uses_executor else scenario_eval
         self.wrapper = None
+        self.single_threaded = "pthread" in task.denylist
 
 
 def evaluate(opts):

@@ -94,7 +94,7 @@ class Executor:
         confined = False
         if msg.get("seccomp"):
             from . import seccomp
-            seccomp.install()
+            seccomp.install(threads=bool(msg.get("threads_allowed", True)))
             confined = True
         return {"pid": os.getpid(), "seccomp": confined}
 

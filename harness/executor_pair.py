@@ -36,7 +36,9 @@ def start_pair(ctx, workdir):
         cand.request({"cmd": "unmap", "id": -1}, timeout=120)   # up and waiting: a clean executor's state
         clean, libs_before = cand.status_fields(), cand.libraries()
         cand.running = "candidate (loading the library)"
-        info = cand.start({"library": libs["candidate"], "entry": task.entry, "argtypes": argtypes(task)},
+        single = "pthread" in task.denylist     # a single-threaded task: no thread may be started
+        info = cand.start({"library": libs["candidate"], "entry": task.entry, "argtypes": argtypes(task),
+                           "threads_allowed": not single},
                           timeout=ctx.opts.call_timeout + 120)
         cand.running = None
         findings = _load_findings(ctx, cand, clean, libs_before)

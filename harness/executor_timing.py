@@ -162,6 +162,12 @@ def _loop(ctx, timer, entry, impls, sets, n_sets, policy, scenario):
                 if len(ex.threads()) > 1:
                     return fail(entry, "rejected", f"during timing: {len(ex.threads()) - 1} thread(s) started by "
                                                    f"the candidate are still running after it returned")
+                st = ex.status_fields()
+                if st["SigCgt"] != ctx.cand_status["SigCgt"] or st["timers"]:
+                    return fail(entry, "rejected", f"during timing: the candidate installed signal handler(s) or "
+                                                   f"POSIX timer(s) (caught-signal mask {st['SigCgt']:#x}, the "
+                                                   f"executor alone has {ctx.cand_status['SigCgt']:#x}; "
+                                                   f"{st['timers']} timer(s)): work deferred past the clock")
                 cand_reps += 1
         # The smallest request overhead seen: a lower bound, so a call's figure is never made smaller
         # than what the call itself took (and the same rule for every implementation).
@@ -208,6 +214,13 @@ def _judge(ctx, entry, samples, rcs, unsupported, unwritten_calls, reservoir, ga
                                            f"CPU between calls (after answering, before the next request) than the "
                                            f"reference's: work after return that the clock does not see (on "
                                            f"another thread or a signal); finish before returning")
+    if ctx.single_threaded and cand:
+        # One core: the kernel's account of the call's CPU time cannot exceed its wall time.
+        cpu_ms, wall_ms = median(samples["candidate"]["cpu_ms"]), median(samples["candidate"]["wall_ms"])
+        if cpu_ms > 1.2 * wall_ms + GAP_MARGIN_MS:
+            return fail(entry, "rejected", f"during timing: the candidate's process used {cpu_ms:.3f} ms of CPU per "
+                                           f"call in {wall_ms:.3f} ms of wall time: it ran on more than one core, "
+                                           f"and the task is single-threaded")
     if "candidate" in rcs:
         return fail(entry, "runtime_error", f"during timing: {task.entry} returned {rcs['candidate']}")
     for name, rc in rcs.items():

@@ -65,13 +65,15 @@ def _ins(code, k, jt=0, jf=0):
     return (code, jt, jf, k)
 
 
-def program(pid=None):
-    """The filter as a list of (code, jt, jf, k). `pid`: the only process tgkill may signal."""
+def program(pid=None, threads=True):
+    """The filter as a list of (code, jt, jf, k). `pid`: the only process tgkill may signal.
+    threads=False (a single-threaded task): no clone at all, not even a thread."""
     pid = os.getpid() if pid is None else pid
     kill, allow = _ins(RET, RET_KILL_PROCESS), _ins(RET, RET_ALLOW)
     p = [_ins(LD_ABS, OFF_ARCH), _ins(JEQ, AUDIT_ARCH_X86_64, 1, 0), kill,
          _ins(LD_ABS, OFF_NR), _ins(JGE, X32_BIT, 0, 1), kill]
-    for nr in sorted(FORBIDDEN.values()):
+    forbidden = set(FORBIDDEN.values()) | (set() if threads else {SYS_CLONE, SYS_CLONE3})
+    for nr in sorted(forbidden):
         p += [_ins(JEQ, nr, 0, 1), kill]
     # clone3 cannot be inspected (its flags are in memory): glibc falls back to clone on ENOSYS.
     p += [_ins(JEQ, SYS_CLONE3, 0, 1), _ins(RET, RET_ERRNO | errno.ENOSYS)]
@@ -100,9 +102,9 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def install(pid=None):
+def install(pid=None, threads=True):
     """Install the filter on this process (all threads: SECCOMP_FILTER_FLAG_TSYNC). Irreversible."""
-    prog = program(pid)
+    prog = program(pid, threads)
     raw = b"".join(struct.pack("<HBBI", *ins) for ins in prog)
     buf = ctypes.create_string_buffer(raw, len(raw))
     fprog = _SockFprog(len(prog), ctypes.cast(buf, ctypes.c_void_p))
