@@ -9,7 +9,6 @@ Run as: python -m harness.child <read fd> <write fd> <status file>
 """
 
 import ctypes
-import math
 import mmap
 import os
 import random
@@ -26,10 +25,11 @@ from . import procinfo
 from .denylist import ALWAYS, families, match_library
 from .fingerprint import fingerprints
 from .protocol import DTYPES, Channel
+from .shm import poison, unwritten
 from .stats import rse_of_median
 from .task import load_reference, load_task
 
-INT_SENTINEL = -0x5A5A5A5A  # poison for integer outputs (NaN for floating outputs)
+INT_SENTINEL = -0x5A5A5A5A  # integer poison (shm.POISON_BITS holds every dtype's pattern)
 TICK_SECONDS = 0.5
 _CTYPES = {"int32": ctypes.c_int32, "int64": ctypes.c_int64, "float32": ctypes.c_float}
 
@@ -159,20 +159,12 @@ class Child:
     @staticmethod
     def _poison(outs):
         for t in outs.values():
-            if t.is_floating_point():
-                t.fill_(math.nan)
-            else:
-                t.fill_(INT_SENTINEL)
+            poison(t)
 
     @staticmethod
     def _poison_left(outs):
         """Names of outputs that still hold poison somewhere (never written by the call)."""
-        left = []
-        for name, t in outs.items():
-            bad = torch.isnan(t).any() if t.is_floating_point() else (t == INT_SENTINEL).any()
-            if bool(bad):
-                left.append(name)
-        return left
+        return [name for name, t in outs.items() if bool(unwritten(t).any())]
 
     def _call(self, impl, inputs, outs, scalars):
         fn = self.impls[impl]

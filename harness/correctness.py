@@ -2,8 +2,9 @@
 
 Rule (FlashAttention-3's tests): max|cand - ref| <= factor * max|lowp - ref| + atol, where ref is the
 task's higher-precision reference and lowp the same function computed by PyTorch in the inputs'
-precision. NaN and Inf never pass (the outputs are poisoned with NaN before every call, so an
-unwritten element is a NaN).
+precision. NaN and Inf never pass. Outputs are poisoned before every call with a signalling-NaN bit
+pattern no arithmetic produces (shm.py), so an element still holding it was never written and any
+other NaN/Inf came from the kernel's own arithmetic; the two are reported apart.
 """
 
 import torch
@@ -36,11 +37,18 @@ def check_output(name, cand, ref, tol):
     cand = cand.to(ref.device)   # outputs arrive on the host; compare where the reference lives
     if tuple(cand.shape) != tuple(ref.shape):
         return False, None, f"{name}: shape {tuple(cand.shape)} differs from the reference's {tuple(ref.shape)}"
+    from .shm import unwritten
+    never = unwritten(cand)
+    if bool(never.any()):
+        first = int(never.reshape(-1).nonzero()[0])
+        return False, None, (f"{name}: {int(never.sum())} of {cand.numel()} values were never written (they still "
+                             f"hold the poison pattern written before the call; first at flat index {first})")
     bad = nonfinite_count(cand)
     if bad:
-        nan = int(torch.isnan(cand).sum()) if cand.is_floating_point() else 0
-        return False, None, (f"{name}: {bad} of {cand.numel()} values are NaN/Inf ({nan} NaN: NaN is the "
-                             f"poison written before the call, so those elements were never written)")
+        first = int((~torch.isfinite(cand)).reshape(-1).nonzero()[0])
+        return False, None, (f"{name}: {bad} of {cand.numel()} values are NaN/Inf that your kernel's own "
+                             f"arithmetic produced (first at flat index {first}; unwritten elements would "
+                             f"hold the poison pattern instead)")
     err = max_abs_diff(cand, ref)
     if not err <= tol:
         return False, err, f"{name}: max|cand-ref| = {err:.3g} exceeds the tolerance {tol:.3g}"

@@ -22,7 +22,9 @@ from .oracle import Oracle
 from .progress import Progress
 from .result import new_result, scenario_figures, summarise
 from .runner import ChildFailure, ChildProcess
-from .scenario_eval import derive_seed, run_correctness, run_timing
+from . import executor_eval, executor_timing, scenario_eval
+from .executor_pair import start_pair
+from .scenario_eval import derive_seed
 from .scenarios import select_scenarios
 from .task import load_reference, load_task
 
@@ -43,6 +45,8 @@ class Options:
     call_timeout: float = 30.0
     timeout: float = 1800.0
     progress: Progress = None
+    # Tests turn the executor's seccomp filter off to show the checks behind it still catch a class.
+    confine: bool = True
 
 
 class Context:
@@ -57,6 +61,13 @@ class Context:
         self.deadline = None
         self.has_baseline = opts.with_baseline
         self.with_peers = opts.with_peers and bool(task.peers)
+        # On a CPU the candidate runs in an executor (executor.py): the parent owns buffers, clock and
+        # verdict. CUDA still runs through the older child process (child.py), see docs/harness.md.
+        self.uses_executor = device_kind == "cpu"
+        self.stages = executor_eval if self.uses_executor else scenario_eval
+        self.timing = executor_timing if self.uses_executor else scenario_eval
+        self.wrapper = None
+        self.single_threaded = "pthread" in task.denylist
 
 
 def evaluate(opts):
@@ -151,7 +162,8 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress)
     try:
         ctx.child = _start_child(ctx, workdir)
     except ChildFailure as exc:
-        status = "compile_error" if exc.kind == "load" else "timeout" if exc.kind == "timeout" else "runtime_error"
+        status = {"load": "compile_error", "timeout": "timeout", "seccomp": "rejected",
+                  "forged": "rejected"}.get(exc.kind, "runtime_error")
         _stop(result, status, f"loading the candidate failed: {exc}")
         return None
     if ctx.init_findings:
@@ -177,6 +189,12 @@ def _build_baseline(task, cache_dir):
 
 
 def _start_child(ctx, workdir):
+    if ctx.uses_executor:
+        pair, ctx.init_findings = start_pair(ctx, workdir)
+        if not ctx.confined and "executor: no seccomp filter" not in " ".join(ctx.messages):
+            ctx.messages.append("executor: no seccomp filter on this platform (x86-64 Linux only); the candidate's "
+                                "system calls were not confined")
+        return pair
     child = ChildProcess(workdir, ctx.opts.call_timeout)
     try:
         res, _ = child.request({"cmd": "init", "task_dir": str(ctx.task.dir), "device": ctx.device_kind,
@@ -212,11 +230,11 @@ def _run_scenarios(ctx, scenarios, result, base_seed, t0, workdir, progress):
         stages, t_stage = {}, time.monotonic()
         try:
             progress.emit("phase", phase="correctness", id=scenario.id, i=i, n=n)
-            run_correctness(ctx, scenario, entry, seeds)
+            ctx.stages.run_correctness(ctx, scenario, entry, seeds)
             stages["correctness"], t_stage = round(time.monotonic() - t_stage, 3), time.monotonic()
             if entry["status"] == "ok":
                 progress.emit("phase", phase="timing", id=scenario.id, i=i, n=n)
-                run_timing(ctx, scenario, entry, derive_seed(base_seed, scenario.id, "time"), rng_master)
+                ctx.timing.run_timing(ctx, scenario, entry, derive_seed(base_seed, scenario.id, "time"), rng_master)
                 scenario_figures(entry, ctx.task, scenario)
                 stages["timing"] = round(time.monotonic() - t_stage, 3)
         except ChildFailure as exc:
@@ -224,6 +242,8 @@ def _run_scenarios(ctx, scenarios, result, base_seed, t0, workdir, progress):
             ctx.child = None
             if exc.kind == "timeout":
                 entry.update(status="timeout", correct=False, reason=str(exc))
+            elif exc.kind in ("seccomp", "forged"):
+                entry.update(status="rejected", correct=False, reason=str(exc))
             elif exc.kind == "harness":
                 entry.update(status="runtime_error", correct=False,
                              reason=f"the child process reported an internal error (the candidate may have "

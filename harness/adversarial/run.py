@@ -86,6 +86,13 @@ def check(result, expect, stage=None):
         found = texts(result)
         if not any(w in t for w in wanted for t in found):
             problems.append(f"no reason contains {' or '.join(map(repr, wanted))}")
+    # A cheat whose defence is structural (the clock, the baseline live elsewhere) may still be `ok`:
+    # then it must have gained nothing, which the figure it was after shows.
+    cap = expect.get("max_speedup_vs_baseline")
+    if cap is not None:
+        got = result["summary"].get("speedup_vs_baseline_geomean")
+        if got is None or got > cap:
+            problems.append(f"speedup over the baseline {got}, expected at most {cap} (the cheat paid off)")
     if "implausible" in expect.get("flags", []) and result["summary"]["goal"]["met"]:
         problems.append("an implausible result counted as meeting the goal")
     prefix = STAGE_PREFIX.get(stage)
@@ -102,11 +109,13 @@ def run_entry(task_dir, entry, workdir, cache_dir=None):
         result = evaluate(Options(task_dir=str(tdir), candidate=str(entry["path"]), scenarios=entry["scenarios"],
                                   cache_dir=cache_dir, call_timeout=60))
     except EnvironmentProblem as exc:
-        return {"file": entry["file"], "hack": entry["hack"], "status": None, "flags": [], "ok": None,
+        return {"file": entry["file"], "hack": entry.get("hack"), "trust": entry.get("trust"), "status": None,
+                "flags": [], "ok": None,
                 "why": f"passed the static checks; its runtime defence needs the device: {exc}",
                 "reason": None, "result": None}
     ok, why = check(result, entry["expect"], entry.get("stage"))
-    return {"file": entry["file"], "hack": entry["hack"], "status": result["status"],
+    return {"file": entry["file"], "hack": entry.get("hack"), "trust": entry.get("trust"),
+            "status": result["status"],
             "flags": result.get("flags", []), "ok": ok, "why": why,
             "reason": next(iter(texts(result)), None), "result": json_safe(result)}
 
@@ -149,7 +158,8 @@ def main(argv=None):
             if args.json:   # after every candidate, so that a run cut short keeps what it found
                 Path(args.json).write_text(json.dumps(outcomes, indent=1))
             mark = {True: "caught", False: "NOT CAUGHT", None: "not run"}[out["ok"]]
-            print(f"{mark:10} hack {out['hack']:>2}  {out['file']:34} {out['status'] or '-':13} "
+            kind = f"hack {out['hack']:>2}" if out.get("hack") else f"trust {out['trust']}"
+            print(f"{mark:10} {kind:8} {out['file']:34} {out['status'] or '-':13} "
                   f"{(out['why'] or out['reason'] or '')[:110]}", flush=True)
     missed = [o for o in outcomes if o["ok"] is False]
     not_run = [o for o in outcomes if o["ok"] is None]

@@ -14,7 +14,9 @@ TASK_DIR, ENTRIES = load_manifest(MANIFEST)
 
 def test_manifest_covers_every_hack_cpp_can_express():
     # Hack 3 (a non-default CUDA stream) has no CPU form; every other hack has a candidate.
-    assert sorted({e["hack"] for e in ENTRIES}) == [1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]
+    assert sorted({e["hack"] for e in ENTRIES if "hack" in e}) == [1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]
+    # Issue 13's classes of cheats that got through (8 and 9 are CUDA-only, 10 is the compile cache's).
+    assert sorted({e["trust"] for e in ENTRIES if "trust" in e}) == [1, 2, 3, 4, 5, 6, 7]
     listed = {e["file"] for e in ENTRIES}
     assert listed == {p.name for p in MANIFEST.parent.glob("*.cpp")}
 
@@ -22,6 +24,6 @@ def test_manifest_covers_every_hack_cpp_can_express():
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e["file"] for e in ENTRIES])
 def test_adversarial_candidate_is_caught(entry, tmp_path, cache_dir):
     out = run_entry(TASK_DIR, entry, Path(tmp_path), cache_dir)
-    assert out["ok"], f"{entry['file']} (hack {entry['hack']}): {out['why']}; first reason: {out['reason']}"
+    assert out["ok"], f"{entry['file']}: {out['why']}; first reason: {out['reason']}"
     if entry["expect"]["status"] != "ok":
         assert not out["result"]["correct"]

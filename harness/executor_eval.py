@@ -1,0 +1,221 @@
+"""One scenario evaluated through executors: correctness over several seeds, then side-by-side timing.
+
+The candidate runs in its own executor; the baseline and the peers in another that never loaded the
+candidate (same code path, so the same overheads). Everything is decided here, in the trusted
+parent: inputs are made here and written into buffers only this process created, outputs are read
+from this process's own mapping, the clock is this process's, and the executor's CPU time is the
+kernel's figure for it (executor_proc.py). Fills the scenario's result entry like scenario_eval.py.
+"""
+
+import random
+import secrets
+import time
+
+from .correctness import check_output, max_abs_diff
+from .denylist import ALWAYS, families, match_library
+from .errors import TaskError
+from .executor_proc import ChildFailure
+from .fingerprint import fingerprints
+from .scenario_eval import SET_BUDGET_BYTES, fail
+from .shm import BufferSet, poison, unwritten
+from .stats import median, rse_of_median
+
+LATER_SECONDS = 0.002       # how long after "done" the outputs and the CPU clock are looked at again
+# CPU the executor may use after its "done" without doing work: finishing the send and going back to
+# wait for the next request takes it tens of microseconds; a kernel run after return takes its own time.
+AFTER_DONE_CPU_MS = 0.5
+GAP_MARGIN_MS = 0.05
+RECHECK_MIN, RECHECK_MAX, RECHECK_BYTES = 4, 32, 32 << 20
+
+
+class Sets:
+    """The scenario's buffer sets, mapped into one executor (created on first use, closed at the end)."""
+
+    def __init__(self, ex, task, input_shapes, output_shapes):
+        self.ex, self.task, self.sets = ex, task, []
+        self.specs = []
+        for arg in task.args:
+            if arg.kind == "tensor":
+                shape = input_shapes[arg.name] if arg.role == "input" else output_shapes[arg.name]
+                self.specs.append((arg.name, arg.dtype, shape))
+
+    def get(self, k):
+        while len(self.sets) <= k:
+            bs = BufferSet(_next_id(), self.specs)
+            self.ex.request({"cmd": "map", "id": bs.id, "size": bs.size}, fds=[bs.fd])
+            self.sets.append(bs)
+        return self.sets[k]
+
+    def close(self):
+        for bs in self.sets:
+            try:
+                self.ex.request({"cmd": "unmap", "id": bs.id})
+            except ChildFailure:
+                pass
+            bs.close()
+        self.sets = []
+
+
+_ids = [0]
+
+
+def _next_id():
+    _ids[0] += 1
+    return _ids[0]
+
+
+def call_args(task, bs, scalars):
+    argv = []
+    for arg in task.args:
+        if arg.kind == "tensor":
+            argv.append(bs.ref(arg.name))
+        elif arg.kind == "stream":
+            argv.append(None)
+        else:
+            argv.append(scalars[arg.name])
+    return argv
+
+
+def fill(task, bs, inputs):
+    for arg in task.inputs():
+        bs.tensors[arg.name].copy_(inputs[arg.name])
+    for arg in task.outputs():
+        poison(bs.tensors[arg.name])
+
+
+def outputs_of(task, bs):
+    return {a.name: bs.tensors[a.name] for a in task.outputs()}
+
+
+class Watch:
+    """What the parent sees of an executor from outside, before and after a call."""
+
+    def __init__(self, ctx, ex):
+        self.ctx, self.ex = ctx, ex
+        self.libs, self.status = ex.libraries(), ex.status_fields()
+
+    def findings(self, baseline_status):
+        ex, out = self.ex, []
+        threads = ex.threads()
+        if len(threads) > 1:
+            out.append(f"{len(threads) - 1} thread(s) started by the candidate are still running after it "
+                       f"returned (the executor runs on one thread)")
+        kids = ex.descendants()
+        if kids:
+            out.append(f"the candidate started {len(kids)} process(es) still running after it returned "
+                       f"(pids {', '.join(map(str, kids))}); candidates may not start processes")
+        fams = families(self.ctx.task.denylist) + ALWAYS
+        for path in sorted(ex.libraries() - self.libs):
+            fam = match_library(path, fams)
+            if fam:
+                out.append(f"the call mapped {path} ({fam.why})")
+        st = ex.status_fields()
+        if st["SigCgt"] != baseline_status["SigCgt"]:
+            out.append(f"the candidate installed signal handler(s) (caught-signal mask {st['SigCgt']:#x}, "
+                       f"the executor alone has {baseline_status['SigCgt']:#x}): work deferred to a signal")
+        if st["timers"]:
+            out.append(f"the candidate holds {st['timers']} POSIX timer(s): work deferred to a timer")
+        return out
+
+
+def observed_call(ctx, bs, scalars):
+    """One correctness call of the candidate, watched: (rc, findings, deferred outputs, inputs changed)."""
+    ex, task = ctx.cand, ctx.task
+    watch = Watch(ctx, ex)
+    ex.running = "candidate"
+    inputs_fp = fingerprints({a.name: bs.tensors[a.name] for a in task.inputs()})
+    reply = ex.request({"cmd": "call", "args": call_args(task, bs, scalars)})
+    cpu_done = ex.cpu_ns()
+    fp_returned = fingerprints(outputs_of(task, bs))
+    time.sleep(LATER_SECONDS)
+    fp_later = fingerprints(outputs_of(task, bs))
+    after_ms = (ex.cpu_ns() - cpu_done) / 1e6
+    ex.running = None
+    findings = watch.findings(ctx.cand_status)
+    if after_ms > AFTER_DONE_CPU_MS:
+        findings.append(f"the executor used {after_ms:.2f} ms of CPU in the {LATER_SECONDS * 1e3:.0f} ms after the "
+                        f"call returned: work continued after return (on a thread or a signal)")
+    changed = [k for k, v in fingerprints({a.name: bs.tensors[a.name] for a in task.inputs()}).items()
+               if v != inputs_fp[k]]
+    deferred = [k for k in fp_returned if fp_returned[k] != fp_later[k]]
+    rc = _rc(reply, 1)[0]
+    return rc, findings, deferred, changed
+
+
+def _rc(reply, n):
+    rcs = reply.get("rc")
+    if not isinstance(rcs, list) or len(rcs) != n or not all(isinstance(x, int) for x in rcs):
+        raise ChildFailure("forged", f"a reply with a malformed return code list ({str(rcs)[:80]})")
+    return rcs
+
+
+def run_correctness(ctx, scenario, entry, seeds):
+    task, oracle = ctx.task, ctx.oracle
+    scalars = task.scalar_values(scenario)
+    entry["seeds"] = list(seeds)
+    checks, first_refs, sets, nondeterministic = [], None, None, False
+    try:
+        for seed in seeds:
+            inputs, ref, tols = oracle.expected(scenario.params, seed)
+            if sets is None:
+                sets = Sets(ctx.cand, task, {k: tuple(v.shape) for k, v in inputs.items()},
+                            oracle.output_shapes(scenario.params))
+            # The second seed is written into the very buffers the first used (hack 1).
+            bs, worst, runs = sets.get(0), None, []
+            for r in range(2):
+                where = f"seed {seed}, run {r + 1}"
+                fill(task, bs, inputs)
+                rc, findings, deferred, changed = observed_call(ctx, bs, scalars)
+                if changed:
+                    return fail(entry, "rejected", f"{where}: the candidate modified its input(s) {', '.join(changed)}; "
+                                                   f"inputs are read-only (hack 6)")
+                if deferred:
+                    return fail(entry, "rejected", f"{where}: output(s) {', '.join(deferred)} changed after the call "
+                                                   f"returned: work continued after return (hack 2); finish before "
+                                                   f"returning")
+                if findings:
+                    return fail(entry, "rejected", f"{where}: " + "; ".join(findings))
+                if rc != 0:
+                    return fail(entry, "runtime_error", f"{where}: {task.entry} returned {rc} "
+                                                        f"(non-zero means the kernel reports an error)")
+                outs = {k: v.clone() for k, v in outputs_of(task, bs).items()}
+                runs.append(outs)
+                if r > 0 and all(bool((outs[k].view(-1).view(_same_int(outs[k])) ==
+                                       runs[0][k].view(-1).view(_same_int(outs[k]))).all()) for k in outs):
+                    continue
+                if r > 0:
+                    nondeterministic = True
+                for arg in task.outputs():
+                    tol, lowp_err = tols[arg.name]
+                    ok, err, reason = check_output(arg.name, outs[arg.name], ref[arg.name], tol)
+                    if not ok:
+                        entry.update(max_abs_err=err, tolerance=tol, lowp_err=lowp_err)
+                        return fail(entry, "incorrect", f"{where}: {reason}")
+                    ratio = err / tol if tol > 0 else (0.0 if err == 0 else float("inf"))
+                    if worst is None or ratio > worst["ratio"]:
+                        worst = {"ratio": ratio, "max_abs_err": err, "tolerance": tol, "lowp_err": lowp_err,
+                                 "output": arg.name}
+                if r > 0:
+                    for arg in task.outputs():
+                        diff = max_abs_diff(outs[arg.name], runs[0][arg.name])
+                        if diff > tols[arg.name][0]:
+                            return fail(entry, "incorrect", f"seed {seed}: two runs on identical inputs differ by "
+                                                            f"{diff:.3g} in {arg.name} (> tolerance "
+                                                            f"{tols[arg.name][0]:.3g}) (hack 8)")
+            checks.append({"seed": seed, **{k: worst[k] for k in ("max_abs_err", "tolerance", "lowp_err", "output")}})
+            if first_refs is None:
+                first_refs = ref
+            elif all(max_abs_diff(ref[a.name], first_refs[a.name]) == 0 for a in task.outputs()):
+                ctx.messages.append(f"task: scenario {scenario.id}: the reference output is identical for two "
+                                    f"seeds; its inputs may be degenerate (hack 7 needs value-dependent outputs)")
+    finally:
+        if sets is not None:
+            sets.close()
+    worst = max(checks, key=lambda c: c["max_abs_err"] / c["tolerance"] if c["tolerance"] else 0)
+    entry.update(correct=True, status="ok", max_abs_err=worst["max_abs_err"], tolerance=worst["tolerance"],
+                 lowp_err=worst["lowp_err"], checks=checks, nondeterministic=nondeterministic)
+
+
+def _same_int(t):
+    from .shm import POISON_BITS
+    return POISON_BITS[t.dtype][0]

@@ -1,0 +1,244 @@
+"""The trusted parent's handle on one executor process: start it, talk to it, watch it, kill it.
+
+Everything the verdict needs about the executor is measured from here, never taken from it: the
+wall clock around each request and its "done", the kernel's account of the executor's CPU time
+(clock_getcpuclockid: every thread, signal handlers included), its threads, its mapped libraries,
+its caught signals and POSIX timers (/proc/<pid>), and the processes it left behind. The executor's
+replies are small JSON frames checked field by field; nothing from it is unpickled.
+"""
+
+import ctypes
+import functools
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from . import seccomp
+from .executor import recv_frame, send_frame
+from .runner import ChildFailure, _child_setup
+
+REPLY_LIMIT = 64 << 10
+STARTUP_SECONDS = 120
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def cpu_clock(pid):
+    """The clock id of a process's CPU time (all its threads), as clock_gettime_ns accepts."""
+    clk = ctypes.c_int()
+    err = _libc.clock_getcpuclockid(pid, ctypes.byref(clk))
+    if err:
+        raise OSError(err, f"clock_getcpuclockid({pid}) failed")
+    return clk.value
+
+
+def set_subreaper():
+    """Make this process the reaper of orphans below it, so a process a candidate detaches with
+    setsid/double fork is re-parented here, where it can be found and killed."""
+    try:
+        _libc.prctl(36, 1, 0, 0, 0)   # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+class ExecutorProcess:
+    def __init__(self, workdir, role, call_timeout, confine=True, wrapper=None):
+        self.role = role                    # "candidate" or "reference" (baseline and peers)
+        self.call_timeout = call_timeout
+        self.workdir = Path(workdir)
+        self.log_path = self.workdir / f"executor-{role}-{int(time.time() * 1000)}.log"
+        self.log = open(self.log_path, "wb")
+        self.confine = confine and seccomp.supported()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        repo_root = str(Path(__file__).resolve().parent.parent)
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": repo_root,
+               "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1"}
+        argv = [sys.executable, "-m", "harness.executor", str(theirs.fileno())]
+        set_subreaper()
+        self.proc = subprocess.Popen(
+            (wrapper or []) + argv, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
+            cwd=str(self.workdir), env=env, pass_fds=(theirs.fileno(),),
+            preexec_fn=functools.partial(_child_setup, os.getpid()))
+        theirs.close()
+        self.sock = ours
+        self.pid = self.proc.pid
+        _LIVE.add(self.pid)
+        self.seq = 0
+        self.running = None          # what the executor is doing now (for a timeout's message)
+        self.clock = None
+
+    # -- talking ----------------------------------------------------------------------------------
+    def request(self, msg, fds=None, timeout=None):
+        """Send one command and return its checked reply."""
+        self.seq += 1
+        msg = dict(msg, seq=self.seq)
+        try:
+            send_frame(self.sock, msg, fds)
+        except OSError:
+            raise self._died() from None
+        return self._reply(timeout or self.call_timeout)
+
+    def _reply(self, timeout):
+        if not select.select([self.sock], [], [], timeout)[0]:
+            who = self.running
+            self.kill()
+            raise ChildFailure("timeout", f"no progress for {timeout:.0f} s"
+                               + (f" while running {who}" if who else "") + "; the process was killed", who)
+        try:
+            reply = recv_frame(self.sock, None, REPLY_LIMIT)
+        except EOFError:
+            raise self._died() from None
+        except (ValueError, UnicodeDecodeError, OSError) as exc:
+            self.kill()
+            raise ChildFailure("forged", f"a garbled reply from the {self.role}'s executor ({exc}): something "
+                                         f"in that process wrote to the harness's socket", self.running) from None
+        if not isinstance(reply, dict) or reply.get("seq") != self.seq or reply.get("type") not in ("done", "error"):
+            self.kill()
+            raise ChildFailure("forged", f"a reply from the {self.role}'s executor that is not the answer to "
+                                         f"request {self.seq} ({str(reply)[:120]}): something in that process "
+                                         f"wrote to the harness's socket", self.running)
+        if reply["type"] == "error":
+            kind = "load" if reply.get("kind") == "load" else "harness"
+            raise ChildFailure(kind, str(reply.get("message")) + ("" if kind == "load" else
+                                                                  "\n" + str(reply.get("traceback", ""))),
+                               self.running)
+        return reply
+
+    def start(self, init, timeout=STARTUP_SECONDS):
+        reply = self.request(dict(init, cmd="init", seccomp=self.confine), timeout=timeout)
+        if reply.get("pid") != self.pid and self.proc.args[0] == sys.executable:
+            raise ChildFailure("forged", f"the executor says it is pid {reply.get('pid')}, it is {self.pid}")
+        self.clock = cpu_clock(self.pid)
+        return reply
+
+    # -- watching ---------------------------------------------------------------------------------
+    def cpu_ns(self):
+        try:
+            return time.clock_gettime_ns(self.clock)
+        except OSError:
+            raise self._died() from None
+
+    def threads(self):
+        try:
+            return set(os.listdir(f"/proc/{self.pid}/task"))
+        except OSError:
+            return set()
+
+    def libraries(self):
+        libs = set()
+        try:
+            with open(f"/proc/{self.pid}/maps") as fh:
+                for line in fh:
+                    parts = line.split(None, 5)
+                    if len(parts) == 6 and ".so" in parts[5].rsplit("/", 1)[-1]:
+                        libs.add(parts[5].strip())
+        except OSError:
+            pass
+        return libs
+
+    def status_fields(self):
+        """Caught signals (SigCgt, a hex mask) and the number of POSIX timers the process holds."""
+        out = {"SigCgt": None, "timers": 0}
+        try:
+            for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+                if line.startswith("SigCgt:"):
+                    out["SigCgt"] = int(line.split()[1], 16)
+            out["timers"] = Path(f"/proc/{self.pid}/timers").read_text().count("ID:")
+        except (OSError, ValueError):
+            pass
+        return out
+
+    def descendants(self):
+        """Processes whose parent is the executor, or orphans re-parented to this process (setsid,
+        double fork) other than the executors themselves."""
+        me, found = os.getpid(), []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == self.pid:
+                continue
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            fields = stat.rsplit(")", 1)[-1].split()
+            ppid = int(fields[1])
+            if ppid == self.pid or (ppid == me and int(entry) not in _live_executors()):
+                found.append(int(entry))
+        return found
+
+    # -- ending -----------------------------------------------------------------------------------
+    def _died(self):
+        who = self.running
+        try:
+            code = self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            code = self.proc.returncode
+        tail = self.log_tail()
+        if code == -signal.SIGSYS and self.confine:
+            return ChildFailure("seccomp", f"the {self.role}'s executor was killed by its seccomp filter (SIGSYS)"
+                                           + (f" while running {who}" if who else "") + ": it made a system "
+                                           "call that code under evaluation may not make (creating or changing "
+                                           "files, sockets, new processes, exec, ptrace, executable memory, "
+                                           "signal handlers, timers)", who)
+        if code is not None and code < 0:
+            try:
+                what = f"killed by {signal.Signals(-code).name}"
+            except ValueError:
+                what = f"killed by signal {-code}"
+        else:
+            what = f"exited with code {code}"
+        return ChildFailure("crash", f"the process {what}" + (f" while running {who}" if who else "")
+                            + (f"; its output ends with:\n{tail}" if tail else ""), who)
+
+    def log_tail(self, limit=2000):
+        try:
+            self.log.flush()
+            data = self.log_path.read_bytes()
+        except OSError:
+            return ""
+        return data[-limit:].decode(errors="replace").strip()
+
+    def kill(self):
+        for pid in self.descendants():
+            _kill(pid)
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except OSError:
+                self.proc.kill()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                pass
+
+    def close(self):
+        self.kill()
+        _LIVE.discard(self.pid)
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        self.log.close()
+
+
+_LIVE = set()
+
+
+def _live_executors():
+    return _LIVE
+
+
+def _kill(pid):
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        return
+    try:
+        os.waitpid(pid, 0)   # ours once re-parented: reap it
+    except ChildProcessError:
+        pass

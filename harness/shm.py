@@ -1,0 +1,75 @@
+"""Buffers the trusted side owns and the executor works on: one memfd per input/output set.
+
+The parent creates the memfd, maps it itself and passes the descriptor to the executor, which maps
+the same pages. The parent writes inputs and poison through its own mapping and reads outputs
+through it too, so nothing the executor does to its page tables (PROT_NONE, MAP_FIXED over the
+outputs, a SIGSEGV handler that computes on first touch) can make an output appear later: the
+parent reads the pages as they are, poison included.
+
+Poison: a signalling-NaN bit pattern no arithmetic produces (arithmetic quiets a signalling NaN and
+never makes this payload), so an element still holding it was never written, and any other NaN or
+Inf is the kernel's own arithmetic.
+"""
+
+import mmap
+import os
+
+import torch
+
+from .protocol import DTYPES
+
+ALIGN = 4096
+POISON_BITS = {torch.float32: (torch.int32, 0x7FA5A5A5), torch.float64: (torch.int64, 0x7FF4A5A5A5A5A5A5),
+               torch.bfloat16: (torch.int16, 0x7FA5), torch.float16: (torch.int16, 0x7CA5),
+               torch.int32: (torch.int32, -0x5A5A5A5A), torch.int64: (torch.int64, -0x5A5A5A5A),
+               torch.uint8: (torch.uint8, 0xA5)}
+
+
+def poison(t):
+    as_int, bits = POISON_BITS[t.dtype]
+    (t.view(as_int) if as_int != t.dtype else t).fill_(bits)
+
+
+def unwritten(t):
+    """Boolean mask of the elements that still hold the poison pattern."""
+    as_int, bits = POISON_BITS[t.dtype]
+    return (t.view(as_int) if as_int != t.dtype else t) == bits
+
+
+class BufferSet:
+    """One set of a scenario's tensors (inputs and outputs) in one shared memfd."""
+
+    def __init__(self, set_id, specs):
+        """specs: [(name, dtype text, shape)] in the order of the task's tensor arguments."""
+        self.id = set_id
+        self.layout, offset = {}, 0
+        for name, dtype, shape in specs:
+            count = 1
+            for d in shape:
+                count *= int(d)
+            nbytes = count * torch.empty((), dtype=DTYPES[dtype]).element_size()
+            self.layout[name] = (offset, dtype, tuple(int(d) for d in shape), count)
+            offset += -(-max(nbytes, 1) // ALIGN) * ALIGN
+        self.size = max(offset, ALIGN)
+        self.fd = os.memfd_create(f"kernelseek-set-{set_id}", os.MFD_CLOEXEC)
+        os.ftruncate(self.fd, self.size)
+        self.map = mmap.mmap(self.fd, self.size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        self.tensors = {}
+        for name, (off, dtype, shape, count) in self.layout.items():
+            self.tensors[name] = torch.frombuffer(self.map, dtype=DTYPES[dtype], count=count,
+                                                  offset=off).view(shape)
+
+    def ref(self, name):
+        """How the executor finds a tensor: its buffer id and byte offset."""
+        return {"buf": self.id, "off": self.layout[name][0]}
+
+    def spec(self, name):
+        off, dtype, shape, _ = self.layout[name]
+        return {"buf": self.id, "off": off, "dtype": dtype, "shape": list(shape)}
+
+    def close(self):
+        self.tensors = {}
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
