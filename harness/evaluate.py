@@ -192,8 +192,8 @@ def _start_child(ctx, workdir):
     if ctx.uses_executor:
         pair, ctx.init_findings = start_pair(ctx, workdir)
         if not ctx.confined and "executor: no seccomp filter" not in " ".join(ctx.messages):
-            ctx.messages.append("executor: no seccomp filter on this platform (x86-64 Linux only); the candidate's "
-                                "system calls were not confined")
+            ctx.messages.append("executor: no seccomp filter (turned off, or this is not x86-64 Linux); the "
+                                "candidate's system calls were not confined")
         return pair
     child = ChildProcess(workdir, ctx.opts.call_timeout)
     try:

@@ -24,6 +24,9 @@ LATER_SECONDS = 0.002       # how long after "done" the outputs and the CPU cloc
 # CPU the executor may use after its "done" without doing work: finishing the send and going back to
 # wait for the next request takes it tens of microseconds; a kernel run after return takes its own time.
 AFTER_DONE_CPU_MS = 0.5
+# CPU the candidate's executor may spend on threads other than its main one, over a whole
+# evaluation, on a single-threaded task (the executor itself starts none).
+OTHER_THREADS_CPU_MS = 0.2
 GAP_MARGIN_MS = 0.05
 RECHECK_MIN, RECHECK_MAX, RECHECK_BYTES = 4, 32, 32 << 20
 
@@ -109,6 +112,9 @@ class Watch:
             fam = match_library(path, fams)
             if fam:
                 out.append(f"the call mapped {path} ({fam.why})")
+        other = ex.other_threads_cpu_ns() / 1e6
+        if self.ctx.single_threaded and other > OTHER_THREADS_CPU_MS:
+            out.append(other_threads_finding(other))
         st = ex.status_fields()
         if st["SigCgt"] != baseline_status["SigCgt"]:
             out.append(f"the candidate installed signal handler(s) (caught-signal mask {st['SigCgt']:#x}, "
@@ -116,6 +122,11 @@ class Watch:
         if st["timers"]:
             out.append(f"the candidate holds {st['timers']} POSIX timer(s): work deferred to a timer")
         return out
+
+
+def other_threads_finding(ms):
+    return (f"{ms:.2f} ms of the executor's CPU time ran on threads other than its main one (threads that "
+            f"may have exited since): the task is single-threaded")
 
 
 def observed_call(ctx, bs, scalars):

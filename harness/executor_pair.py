@@ -68,6 +68,9 @@ def _load_findings(ctx, cand, clean, libs_before):
     if kids:
         out.append(f"loading the library started {len(kids)} process(es) (pids {', '.join(map(str, kids))}); "
                    f"candidates may not start processes")
+    other = cand.other_threads_cpu_ns() / 1e6
+    if ctx.single_threaded and other > 0.2:
+        out.append(f"loading the library ran {other:.2f} ms of CPU on other threads (the task is single-threaded)")
     st = cand.status_fields()
     if st["SigCgt"] != clean["SigCgt"]:
         out.append(f"loading the library installed signal handler(s) (caught-signal mask {st['SigCgt']:#x}, "

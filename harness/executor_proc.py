@@ -123,6 +123,15 @@ class ExecutorProcess:
         except OSError:
             raise self._died() from None
 
+    def other_threads_cpu_ns(self):
+        """CPU time of every thread but the main one, the exited ones included: the process's CPU
+        clock counts them all, the main thread's schedstat only itself."""
+        try:
+            main = int(Path(f"/proc/{self.pid}/task/{self.pid}/schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return 0
+        return max(0, self.cpu_ns() - main)
+
     def threads(self):
         try:
             return set(os.listdir(f"/proc/{self.pid}/task"))
