@@ -1,0 +1,172 @@
+"""The sandbox (harness/sandbox.py): each test performs the escape a candidate would try and expects it
+to fail inside, with a control showing the same action works outside (so the test can fail)."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from harness import sandbox
+from harness.sandbox import SandboxError, run, wrap
+
+from .conftest import REPO
+
+OK, WHY = sandbox.available()
+pytestmark = pytest.mark.skipif(not OK, reason=f"no usable bubblewrap here: {WHY}")
+PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
+
+def sh(script, **kw):
+    return run(["/bin/sh", "-c", script], timeout=60, **kw)
+
+
+def test_available_names_bwrap():
+    assert OK and ("bwrap" in WHY.lower() or "bubblewrap" in WHY.lower())
+
+
+def test_a_file_outside_the_binds_cannot_be_read(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the reference answer\n")
+    assert subprocess.run(["cat", str(secret)], capture_output=True, text=True).stdout  # readable outside
+    inside = sh(f"cat {secret}")
+    assert inside.returncode != 0 and "the reference answer" not in inside.stdout
+    # The checkout (harness, tasks' references) and its files are not there either.
+    for path in (REPO / "harness" / "oracle.py", REPO / "kernels" / "cpu_softmax" / "reference.py"):
+        assert sh(f"cat {path}").returncode != 0, path
+    assert sh(f"ls {REPO}").returncode != 0
+
+
+def test_binds_show_exactly_what_is_given_read_only_or_writable(tmp_path):
+    ro, rw = tmp_path / "ro", tmp_path / "rw"
+    ro.mkdir()
+    rw.mkdir()
+    (ro / "in.txt").write_text("input\n")
+    (tmp_path / "sibling.txt").write_text("not bound\n")
+    res = sh(f"cat {ro}/in.txt && echo out > {rw}/o.txt && ! echo x > {ro}/x.txt 2>/dev/null "
+             f"&& ! cat {tmp_path}/sibling.txt 2>/dev/null", ro_binds=[ro], rw_binds=[rw])
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "input\n" and (rw / "o.txt").read_text() == "out\n"
+    assert not (ro / "x.txt").exists()
+    moved = sh("cat /inside/in.txt", ro_binds=[(ro, "/inside")])
+    assert moved.stdout == "input\n"
+    with pytest.raises(SandboxError, match="does not exist"):
+        wrap(["true"], ro_binds=[tmp_path / "missing"])
+
+
+def test_the_data_dir_is_hidden_even_inside_a_bound_toolchain_dir(tmp_path, monkeypatch):
+    # A data dir that happens to live under a directory the sandbox binds (here: bound by the caller
+    # as a whole) stays invisible: it is covered by an empty tmpfs before the caller's binds.
+    tool = tmp_path / "toolchain"
+    (tool / "data").mkdir(parents=True)
+    (tool / "data" / "index.json").write_text("{}")
+    (tool / "bin.txt").write_text("tool\n")
+    monkeypatch.setenv("KERNELSEEK_DATA_DIR", str(tool / "data"))
+    monkeypatch.setattr(sandbox, "toolchain_dirs", lambda: ["/usr", str(tool)])
+    res = sh(f"cat {tool}/bin.txt; ls -A {tool}/data")
+    assert res.stdout == "tool\n", res
+
+
+def test_environment_is_cleared(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-should-not-leak")
+    res = sh("env")
+    assert "sk-ant" not in res.stdout and "HOME=/tmp" in res.stdout
+    assert "X=1" in sh("env", env={"X": "1"}).stdout
+
+
+def test_no_network():
+    # Redis listens on 127.0.0.1:6379 in CI; fall back to a listener of our own.
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    port = srv.getsockname()[1]
+    code = f"import socket; socket.create_connection(('127.0.0.1', {port}), 3); print('connected')"
+    try:
+        assert run([PY, "-c", code], timeout=60, network=True).stdout.strip() == "connected"  # control
+        res = run([PY, "-c", code], timeout=60)
+        assert res.returncode != 0 and "connected" not in res.stdout
+    finally:
+        srv.close()
+
+
+def test_host_processes_are_not_visible():
+    res = sh("ls /proc | grep -E '^[0-9]+$'")
+    pids = set(res.stdout.split())
+    assert str(os.getpid()) not in pids and str(os.getppid()) not in pids
+    assert len(pids) <= 4, pids      # the sandbox's own few processes only
+
+
+def test_python_with_torch_runs_inside():
+    res = run([PY, "-c", "import torch, yaml, numpy; print(torch.__version__)"], timeout=120)
+    assert res.returncode == 0, res.stderr
+
+
+def _pids_with(marker):
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmd = open(f"/proc/{entry}/cmdline", "rb").read()
+            except OSError:
+                continue
+            if marker.encode() in cmd and b"bwrap" not in cmd and b"/bin/sh" not in cmd:
+                out.append(int(entry))
+    return out
+
+
+def _wait_for(predicate, seconds=10):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+def test_it_dies_with_its_parent_and_leaves_nothing_behind():
+    # The parent (a separate interpreter) starts a sandboxed process that forks a daemon of its own
+    # (setsid + background), then the parent is SIGKILLed: nothing of the sandbox may survive it.
+    marker = f"{uuid.uuid4().int % 10**6}.{uuid.uuid4().int % 10**3}"
+    parent_code = (
+        "import subprocess, sys, time\n"
+        "from harness.sandbox import wrap\n"
+        f"p = subprocess.Popen(wrap(['/bin/sh', '-c', 'setsid sleep {marker} & sleep {marker}']))\n"
+        "print('started', flush=True)\n"
+        "time.sleep(600)\n")
+    parent = subprocess.Popen([PY, "-c", parent_code], cwd=REPO, stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout.readline().strip() == "started"
+        assert _wait_for(lambda: len(_pids_with(f"sleep\0{marker}")) == 2), "both sleeps should start"
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait()
+        assert _wait_for(lambda: not _pids_with(f"sleep\0{marker}")), _pids_with(f"sleep\0{marker}")
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+        for pid in _pids_with(f"sleep\0{marker}"):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_a_timeout_kills_the_sandbox():
+    marker = f"{uuid.uuid4().int % 10**6}.5"
+    with pytest.raises(subprocess.TimeoutExpired):
+        run(["/bin/sh", "-c", f"sleep {marker}"], timeout=1)
+    assert _wait_for(lambda: not _pids_with(f"sleep\0{marker}"))
+
+
+def test_passed_descriptors_stay_open_inside():
+    r, w = os.pipe()
+    try:
+        proc = sandbox.popen([PY, "-c", f"import os; os.write({w}, b'through\\n')"], pass_fds=[w])
+        proc.wait(timeout=60)
+        os.close(w)
+        w = None
+        assert os.read(r, 100) == b"through\n"
+    finally:
+        os.close(r)
+        if w is not None:
+            os.close(w)
