@@ -162,3 +162,36 @@ def test_arithmetic_on_poison_never_yields_poison():
     poison(out)
     for derived in (out + 1, out * 2, out - out, torch.exp(out), out.clone().sqrt()):
         assert not bool(unwritten(derived).any())
+
+
+def test_the_executor_runs_inside_bubblewrap_without_the_checkout(candidate, cache_dir):
+    from harness import sandbox
+    ok, why = sandbox.available()
+    if not ok:
+        pytest.skip(why)
+    # A kernel that looks for the checkout from inside its process: it reports by failing.
+    probe = candidate("""
+        #include <cstdint>
+        #include <sys/stat.h>
+        #include <cmath>
+        extern "C" int softmax_rows(const float* x, float* y, int64_t rows, int64_t cols) {
+          struct stat st;
+          if (stat("%s", &st) == 0) return 7;   // the harness's checkout is visible
+          for (int64_t r = 0; r < rows; ++r) {
+            const float* xr = x + r * cols;
+            float m = xr[0];
+            for (int64_t c = 1; c < cols; ++c) m = std::fmax(m, xr[c]);
+            double s = 0;
+            for (int64_t c = 0; c < cols; ++c) s += std::exp(xr[c] - m);
+            for (int64_t c = 0; c < cols; ++c) y[r * cols + c] = std::exp(xr[c] - m) / s;
+          }
+          return 0;
+        }
+    """ % (REPO / "harness" / "evaluate.py"))
+    inside = evaluate(Options(task_dir=str(CPU_TASK), candidate=str(probe), scenarios="r7-c33",
+                              cache_dir=cache_dir, with_peers=False))
+    assert inside["status"] == "ok", texts(inside)
+    outside = evaluate(Options(task_dir=str(CPU_TASK), candidate=str(probe), scenarios="r7-c33",
+                               cache_dir=cache_dir, with_peers=False, sandbox=False))
+    assert outside["status"] == "runtime_error" and "returned 7" in outside["scenarios"][0]["reason"], texts(outside)
+    assert any("not run inside bubblewrap (turned off)" in m for m in outside["messages"])
