@@ -7,18 +7,14 @@ from this process's own mapping, the clock is this process's, and the executor's
 kernel's figure for it (executor_proc.py). Fills the scenario's result entry like scenario_eval.py.
 """
 
-import random
-import secrets
 import time
 
 from .correctness import check_output, max_abs_diff
 from .denylist import ALWAYS, families, match_library
-from .errors import TaskError
 from .executor_proc import ChildFailure
 from .fingerprint import fingerprints
-from .scenario_eval import SET_BUDGET_BYTES, fail
-from .shm import BufferSet, poison, unwritten
-from .stats import median, rse_of_median
+from .scenario_eval import fail
+from .shm import POISON_BITS, BufferSet, poison
 
 LATER_SECONDS = 0.002       # how long after "done" the outputs and the CPU clock are looked at again
 # CPU the executor may use after its "done" without doing work: finishing the send and going back to
@@ -178,8 +174,8 @@ def run_correctness(ctx, scenario, entry, seeds):
                 fill(task, bs, inputs)
                 rc, findings, deferred, changed = observed_call(ctx, bs, scalars)
                 if changed:
-                    return fail(entry, "rejected", f"{where}: the candidate modified its input(s) {', '.join(changed)}; "
-                                                   f"inputs are read-only (hack 6)")
+                    return fail(entry, "rejected", f"{where}: the candidate modified its input(s) "
+                                                   f"{', '.join(changed)}; inputs are read-only (hack 6)")
                 if deferred:
                     return fail(entry, "rejected", f"{where}: output(s) {', '.join(deferred)} changed after the call "
                                                    f"returned: work continued after return (hack 2); finish before "
@@ -228,5 +224,4 @@ def run_correctness(ctx, scenario, entry, seeds):
 
 
 def _same_int(t):
-    from .shm import POISON_BITS
     return POISON_BITS[t.dtype][0]

@@ -11,14 +11,13 @@ import ctypes
 import functools
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
-
-import shutil
 
 from . import sandbox, seccomp
 from .executor import recv_frame, send_frame
@@ -273,6 +272,7 @@ class ExecutorProcess:
     def close(self):
         self.kill()
         _LIVE.discard(self.pid)
+        _LIVE.discard(self.proc.pid)
         try:
             self.sock.close()
         except OSError:

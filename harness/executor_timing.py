@@ -11,9 +11,9 @@ reference executor alike, and the smallest is subtracted (a lower bound of the o
 time, not wall time: on a shared machine the wall time of a request includes waiting to be
 scheduled (milliseconds on a loaded 2-core VM), which the kernel does not count as CPU time; a
 CPU-task kernel cannot get work done without CPU time of its own (processes, io_uring and the like
-are forbidden), and its wall time is recorded beside it (wall_ms). The kernel's account of the executor's CPU time is read around each request and
-between requests: an executor is idle between "done" and the next request, so CPU used there is work
-the clock did not see (after return, on another thread, in a signal handler) -> rejected.
+are forbidden), and its wall time is recorded beside it (wall_ms). The same CPU clock is read
+between requests: an executor is idle between "done" and the next request, so CPU used there is
+work the clock did not see (after return, on another thread, in a signal handler) -> rejected.
 
 Which candidate calls are value-checked is drawn in this process over the whole loop (a reservoir
 sample from a secret seed); the executor cannot know, and every call's outputs are checked for

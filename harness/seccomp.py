@@ -3,16 +3,18 @@
 Installed in the executor after the CUDA runtime and the candidate's library are loaded, so what it
 forbids is what a candidate could do with its process from then on: create or change files, open a
 socket, start a process, exec, trace or write another process's memory, map executable memory
-(code it could not have been checked for), install a signal handler (other than glibc's own two, which
-it sets up when a first thread starts) or a timer (work deferred past "done"), change its personality (READ_IMPLIES_EXEC) or set up io_uring / userfaultfd / bpf (ways
-around every other rule). A forbidden call kills the whole process (SECCOMP_RET_KILL_PROCESS): the
+(code it could not have been checked for), install a signal handler (other than glibc's own two,
+which it sets up when a first thread starts) or a timer (work deferred past "done"), change its
+personality (READ_IMPLIES_EXEC) or set up io_uring / userfaultfd / bpf (ways around every other
+rule). A forbidden call kills the whole process (SECCOMP_RET_KILL_PROCESS): the
 parent sees SIGSYS and rejects the candidate. The check is on the system call itself, so a raw
 `syscall` instruction, a libc path no name list knows (`__open_2`, `_Fork`, `__clone`) and a call
 made through the Python C API are all caught the same way. The i386 and x32 entry points
 (`int 0x80`, syscall numbers with bit 30) are refused outright.
 
 The process must not run Python's shutdown afterwards (it resets SIGINT's handler): the executor
-leaves with os._exit. Only x86-64 Linux; on anything else `supported()` is False and the caller says so in the result.
+leaves with os._exit. Only x86-64 Linux; on anything else `supported()` is False and the caller
+says so in the result.
 """
 
 import ctypes
