@@ -100,6 +100,10 @@ class Child:
         with self.device.stream_context():
             torch.zeros(1, device=self.device.torch_device).add_(1)  # initialise the device first
             self.device.sync()
+        self.devstate = None
+        if self.device.kind == "cuda":
+            from .executor_cuda_state import DeviceState
+            self.devstate = DeviceState()
         findings = []
         libs = msg["libraries"]
         if libs.get("baseline"):
@@ -165,6 +169,13 @@ class Child:
     def _poison_left(outs):
         """Names of outputs that still hold poison somewhere (never written by the call)."""
         return [name for name, t in outs.items() if bool(unwritten(t).any())]
+
+    def _device_findings(self):
+        """Persisting L2 and the stream's access-policy window, reset after every call (class 9)."""
+        if self.devstate is None:
+            return []
+        self.device.sync()
+        return self.devstate.check_and_reset(self.device.stream_handle())
 
     def _call(self, impl, inputs, outs, scalars):
         fn = self.impls[impl]
@@ -234,7 +245,7 @@ class Child:
                 run = {"rc": int(rc), "deferred": [k for k in outs if fp_returned[k] != fp_later[k]],
                        "early": early or [],
                        "inputs_changed": changed_inputs, "fingerprints": fp_later,
-                       "findings": self._thread_findings(threads) +
+                       "findings": self._thread_findings(threads) + self._device_findings() +
                        [f"the call mapped {x}" for x in self._new_libraries(maps)]}
                 # A repeat that is bit-identical to the first run is not sent again (outputs can be
                 # gigabytes); the parent compares the first run with the reference in full.
@@ -347,7 +358,7 @@ class Child:
                     if rc:
                         rcs.setdefault(name, int(rc))
                     if name == "candidate":
-                        findings += self._thread_findings(threads)
+                        findings += self._thread_findings(threads) + self._device_findings()
                         left = self._poison_left(outs[k])
                         if left:
                             unwritten.append({"rep": cand_reps, "outputs": left})

@@ -23,7 +23,7 @@ from .progress import Progress
 from .result import new_result, scenario_figures, summarise
 from .runner import ChildFailure, ChildProcess
 from . import executor_eval, executor_timing, scenario_eval
-from .executor_pair import start_pair
+from .executor_pair import sandbox_state, start_pair
 from .scenario_eval import derive_seed
 from .scenarios import select_scenarios
 from .task import load_reference, load_task
@@ -47,6 +47,8 @@ class Options:
     progress: Progress = None
     # Tests turn the executor's seccomp filter off to show the checks behind it still catch a class.
     confine: bool = True
+    # The executors run inside bubblewrap (harness/sandbox.py) when it works on this host.
+    sandbox: bool = True
 
 
 class Context:
@@ -66,7 +68,7 @@ class Context:
         self.uses_executor = device_kind == "cpu"
         self.stages = executor_eval if self.uses_executor else scenario_eval
         self.timing = executor_timing if self.uses_executor else scenario_eval
-        self.wrapper = None
+        self.sandboxed = False
         self.single_threaded = "pthread" in task.denylist
 
 
@@ -190,10 +192,15 @@ def _build_baseline(task, cache_dir):
 
 def _start_child(ctx, workdir):
     if ctx.uses_executor:
+        if not hasattr(ctx, "sandbox_checked"):
+            ctx.sandbox_checked = True
+            ctx.sandboxed, note = sandbox_state(ctx.opts)
+            if note:
+                ctx.messages.append(note)
         pair, ctx.init_findings = start_pair(ctx, workdir)
         if not ctx.confined and "executor: no seccomp filter" not in " ".join(ctx.messages):
-            ctx.messages.append("executor: no seccomp filter on this platform (x86-64 Linux only); the candidate's "
-                                "system calls were not confined")
+            ctx.messages.append("executor: no seccomp filter (turned off, or this is not x86-64 Linux); the "
+                                "candidate's system calls were not confined")
         return pair
     child = ChildProcess(workdir, ctx.opts.call_timeout)
     try:

@@ -174,11 +174,14 @@ def main(argv):
             reply = handlers[msg["cmd"]](msg, fds)
             reply.update(type="done", seq=msg.get("seq"))
         except Exception as exc:
-            reply = {"type": "error", "seq": msg.get("seq"), "kind": "load" if isinstance(exc, LoadFailed) else "harness",
+            kind = "load" if isinstance(exc, LoadFailed) else "harness"
+            reply = {"type": "error", "seq": msg.get("seq"), "kind": kind,
                      "message": str(exc) if isinstance(exc, LoadFailed) else f"{type(exc).__name__}: {exc}",
                      "traceback": traceback.format_exc()[-4000:]}
         send_frame(sock, reply)
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.stdout.flush()
+    # No interpreter shutdown: it resets signal handlers, which the seccomp filter forbids.
+    os._exit(main(sys.argv))

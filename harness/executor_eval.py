@@ -7,23 +7,22 @@ from this process's own mapping, the clock is this process's, and the executor's
 kernel's figure for it (executor_proc.py). Fills the scenario's result entry like scenario_eval.py.
 """
 
-import random
-import secrets
 import time
 
 from .correctness import check_output, max_abs_diff
 from .denylist import ALWAYS, families, match_library
-from .errors import TaskError
 from .executor_proc import ChildFailure
 from .fingerprint import fingerprints
-from .scenario_eval import SET_BUDGET_BYTES, fail
-from .shm import BufferSet, poison, unwritten
-from .stats import median, rse_of_median
+from .scenario_eval import fail
+from .shm import POISON_BITS, BufferSet, poison
 
 LATER_SECONDS = 0.002       # how long after "done" the outputs and the CPU clock are looked at again
 # CPU the executor may use after its "done" without doing work: finishing the send and going back to
 # wait for the next request takes it tens of microseconds; a kernel run after return takes its own time.
 AFTER_DONE_CPU_MS = 0.5
+# CPU the candidate's executor may spend on threads other than its main one, over a whole
+# evaluation, on a single-threaded task (the executor itself starts none).
+OTHER_THREADS_CPU_MS = 0.2
 GAP_MARGIN_MS = 0.05
 RECHECK_MIN, RECHECK_MAX, RECHECK_BYTES = 4, 32, 32 << 20
 
@@ -109,6 +108,9 @@ class Watch:
             fam = match_library(path, fams)
             if fam:
                 out.append(f"the call mapped {path} ({fam.why})")
+        other = ex.other_threads_cpu_ns() / 1e6
+        if self.ctx.single_threaded and other > OTHER_THREADS_CPU_MS:
+            out.append(other_threads_finding(other))
         st = ex.status_fields()
         if st["SigCgt"] != baseline_status["SigCgt"]:
             out.append(f"the candidate installed signal handler(s) (caught-signal mask {st['SigCgt']:#x}, "
@@ -116,6 +118,11 @@ class Watch:
         if st["timers"]:
             out.append(f"the candidate holds {st['timers']} POSIX timer(s): work deferred to a timer")
         return out
+
+
+def other_threads_finding(ms):
+    return (f"{ms:.2f} ms of the executor's CPU time ran on threads other than its main one (threads that "
+            f"may have exited since): the task is single-threaded")
 
 
 def observed_call(ctx, bs, scalars):
@@ -167,8 +174,8 @@ def run_correctness(ctx, scenario, entry, seeds):
                 fill(task, bs, inputs)
                 rc, findings, deferred, changed = observed_call(ctx, bs, scalars)
                 if changed:
-                    return fail(entry, "rejected", f"{where}: the candidate modified its input(s) {', '.join(changed)}; "
-                                                   f"inputs are read-only (hack 6)")
+                    return fail(entry, "rejected", f"{where}: the candidate modified its input(s) "
+                                                   f"{', '.join(changed)}; inputs are read-only (hack 6)")
                 if deferred:
                     return fail(entry, "rejected", f"{where}: output(s) {', '.join(deferred)} changed after the call "
                                                    f"returned: work continued after return (hack 2); finish before "
@@ -217,5 +224,4 @@ def run_correctness(ctx, scenario, entry, seeds):
 
 
 def _same_int(t):
-    from .shm import POISON_BITS
     return POISON_BITS[t.dtype][0]

@@ -8,8 +8,11 @@ in place) anything new that could run later is a rejection: a thread, a process,
 POSIX timer, a forbidden library.
 """
 
+from pathlib import Path
+
+from . import sandbox
 from .denylist import ALWAYS, families, match_library
-from .executor_proc import ChildFailure, ExecutorProcess
+from .executor_proc import INSIDE, ChildFailure, ExecutorProcess
 
 
 class ExecutorPair:
@@ -26,27 +29,55 @@ def argtypes(task):
     return ["pointer" if a.kind in ("tensor", "stream") else a.kind for a in task.args]
 
 
+def sandbox_state(opts):
+    """(use bwrap, message for the result or None)."""
+    if not opts.sandbox:
+        return False, "executor: not run inside bubblewrap (turned off)"
+    ok, why = sandbox.available()
+    return (True, None) if ok else (False, f"executor: not run inside bubblewrap: {why}")
+
+
+def _paths(sandboxed, mapping):
+    """{name: path the executor uses} and the binds that make them visible inside the sandbox."""
+    if not sandboxed:
+        return {k: str(v) if v else None for k, v in mapping.items()}, []
+    paths, binds = {}, []
+    for key, host in mapping.items():
+        if host:
+            inside = f"{INSIDE}/{key}" + (Path(host).suffix if Path(host).is_file() else "")
+            binds.append((str(host), inside))
+            paths[key] = inside
+        else:
+            paths[key] = None
+    return paths, binds
+
+
 def start_pair(ctx, workdir):
     """(ExecutorPair, findings at load time). Raises ChildFailure."""
-    task, libs = ctx.task, ctx.libs
-    cand = ExecutorProcess(workdir, "candidate", ctx.opts.call_timeout, confine=ctx.opts.confine,
-                           wrapper=ctx.wrapper)
+    task, libs, opts = ctx.task, ctx.libs, ctx.opts
+    sandboxed = ctx.sandboxed
+    cpaths, cbinds = _paths(sandboxed, {"candidate": libs["candidate"]})
+    rpaths, rbinds = _paths(sandboxed, {"baseline": libs.get("baseline"), "task": task.dir})
+    reference = (f"{rpaths['task']}/{task.reference_path.name}" if sandboxed else str(task.reference_path))
+    cand = ExecutorProcess(workdir, "candidate", opts.call_timeout, confine=opts.confine, sandboxed=sandboxed,
+                           binds=cbinds)
     refx = None
     try:
-        cand.request({"cmd": "unmap", "id": -1}, timeout=120)   # up and waiting: a clean executor's state
+        cand.ready()   # up and waiting, nothing loaded yet: a clean executor's state
         clean, libs_before = cand.status_fields(), cand.libraries()
         cand.running = "candidate (loading the library)"
         single = "pthread" in task.denylist     # a single-threaded task: no thread may be started
-        info = cand.start({"library": libs["candidate"], "entry": task.entry, "argtypes": argtypes(task),
+        info = cand.start({"library": cpaths["candidate"], "entry": task.entry, "argtypes": argtypes(task),
                            "threads_allowed": not single},
-                          timeout=ctx.opts.call_timeout + 120)
+                          timeout=opts.call_timeout + 120)
         cand.running = None
         findings = _load_findings(ctx, cand, clean, libs_before)
-        refx = ExecutorProcess(workdir, "reference", ctx.opts.call_timeout, confine=ctx.opts.confine,
-                               wrapper=ctx.wrapper)
-        refx.start({"library": libs.get("baseline"), "entry": task.entry, "argtypes": argtypes(task),
-                    "peers": dict(task.peers) if ctx.with_peers else {}, "reference": str(task.reference_path),
-                    "threads": task.cpu_threads}, timeout=ctx.opts.call_timeout + 120)
+        refx = ExecutorProcess(workdir, "reference", opts.call_timeout, confine=opts.confine, sandboxed=sandboxed,
+                               binds=rbinds)
+        refx.ready()
+        refx.start({"library": rpaths["baseline"], "entry": task.entry, "argtypes": argtypes(task),
+                    "peers": dict(task.peers) if ctx.with_peers else {}, "reference": reference,
+                    "threads": task.cpu_threads}, timeout=opts.call_timeout + 120)
     except ChildFailure:
         cand.close()
         if refx is not None:
@@ -68,6 +99,9 @@ def _load_findings(ctx, cand, clean, libs_before):
     if kids:
         out.append(f"loading the library started {len(kids)} process(es) (pids {', '.join(map(str, kids))}); "
                    f"candidates may not start processes")
+    other = cand.other_threads_cpu_ns() / 1e6
+    if ctx.single_threaded and other > 0.2:
+        out.append(f"loading the library ran {other:.2f} ms of CPU on other threads (the task is single-threaded)")
     st = cand.status_fields()
     if st["SigCgt"] != clean["SigCgt"]:
         out.append(f"loading the library installed signal handler(s) (caught-signal mask {st['SigCgt']:#x}, "

@@ -11,6 +11,7 @@ import ctypes
 import functools
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -18,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import seccomp
+from . import sandbox, seccomp
 from .executor import recv_frame, send_frame
 from .runner import ChildFailure, _child_setup
 
@@ -46,27 +47,52 @@ def set_subreaper():
         pass
 
 
+# The only harness files an executor needs (copied into the sandbox: the checkout stays outside).
+PACKAGE_FILES = ("__init__.py", "executor.py", "seccomp.py", "api.py")
+INSIDE = "/kernelseek"
+
+
+def package_copy(workdir):
+    """A copy of the executor's own files, to bind read-only into the sandbox."""
+    root = Path(workdir) / "executor-package"
+    pkg = root / "harness"
+    if not pkg.is_dir():
+        pkg.mkdir(parents=True)
+        for name in PACKAGE_FILES:
+            shutil.copyfile(Path(__file__).with_name(name), pkg / name)
+    return root
+
+
 class ExecutorProcess:
-    def __init__(self, workdir, role, call_timeout, confine=True, wrapper=None):
+    def __init__(self, workdir, role, call_timeout, confine=True, sandboxed=False, binds=()):
+        """binds: (host path, path inside) pairs the sandbox shows read-only (libraries, a task)."""
         self.role = role                    # "candidate" or "reference" (baseline and peers)
         self.call_timeout = call_timeout
         self.workdir = Path(workdir)
         self.log_path = self.workdir / f"executor-{role}-{int(time.time() * 1000)}.log"
         self.log = open(self.log_path, "wb")
         self.confine = confine and seccomp.supported()
+        self.sandboxed = sandboxed
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        repo_root = str(Path(__file__).resolve().parent.parent)
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": repo_root,
-               "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1"}
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONDONTWRITEBYTECODE": "1",
+               "OMP_NUM_THREADS": "1"}
         argv = [sys.executable, "-m", "harness.executor", str(theirs.fileno())]
+        setup = functools.partial(_child_setup, os.getpid())
         set_subreaper()
-        self.proc = subprocess.Popen(
-            (wrapper or []) + argv, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
-            cwd=str(self.workdir), env=env, pass_fds=(theirs.fileno(),),
-            preexec_fn=functools.partial(_child_setup, os.getpid()))
+        if sandboxed:
+            env["PYTHONPATH"] = f"{INSIDE}/package"
+            self.proc = sandbox.popen(argv, pass_fds=(theirs.fileno(),), env=env, cwd="/tmp",
+                                      ro_binds=[(package_copy(workdir), f"{INSIDE}/package"), *binds],
+                                      stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
+                                      preexec_fn=setup)
+        else:
+            env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
+                                         cwd=str(self.workdir), env=env, pass_fds=(theirs.fileno(),),
+                                         preexec_fn=setup)
         theirs.close()
         self.sock = ours
-        self.pid = self.proc.pid
+        self.pid = self.proc.pid      # the executor's own pid once ready() found it (bwrap's until then)
         _LIVE.add(self.pid)
         self.seq = 0
         self.running = None          # what the executor is doing now (for a timeout's message)
@@ -109,12 +135,21 @@ class ExecutorProcess:
                                self.running)
         return reply
 
-    def start(self, init, timeout=STARTUP_SECONDS):
-        reply = self.request(dict(init, cmd="init", seccomp=self.confine), timeout=timeout)
-        if reply.get("pid") != self.pid and self.proc.args[0] == sys.executable:
-            raise ChildFailure("forged", f"the executor says it is pid {reply.get('pid')}, it is {self.pid}")
+    def ready(self, timeout=STARTUP_SECONDS):
+        """Wait until the executor answers (before any candidate code is loaded) and find its pid as
+        this process sees it: inside bwrap's PID namespace it is a grandchild of bwrap."""
+        self.request({"cmd": "unmap", "id": -1}, timeout=timeout)
+        if self.sandboxed:
+            found = [p for p in _subtree(self.proc.pid) if "harness.executor" in _cmdline(p) and not _is_bwrap(p)]
+            if len(found) != 1:
+                raise ChildFailure("harness", f"cannot find the executor inside its sandbox (found {found})")
+            _LIVE.add(found[0])
+            self.pid = found[0]
         self.clock = cpu_clock(self.pid)
-        return reply
+
+    def start(self, init, timeout=STARTUP_SECONDS):
+        """Send init (load the library, install the filter). ready() first."""
+        return self.request(dict(init, cmd="init", seccomp=self.confine), timeout=timeout)
 
     # -- watching ---------------------------------------------------------------------------------
     def cpu_ns(self):
@@ -122,6 +157,15 @@ class ExecutorProcess:
             return time.clock_gettime_ns(self.clock)
         except OSError:
             raise self._died() from None
+
+    def other_threads_cpu_ns(self):
+        """CPU time of every thread but the main one, the exited ones included: the process's CPU
+        clock counts them all, the main thread's schedstat only itself."""
+        try:
+            main = int(Path(f"/proc/{self.pid}/task/{self.pid}/schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return 0
+        return max(0, self.cpu_ns() - main)
 
     def threads(self):
         try:
@@ -154,8 +198,11 @@ class ExecutorProcess:
         return out
 
     def descendants(self):
-        """Processes whose parent is the executor, or orphans re-parented to this process (setsid,
-        double fork) other than the executors themselves."""
+        """Processes the executor started: in a sandbox, everything in it but bwrap and the executor;
+        otherwise its children and the orphans re-parented to this process (setsid, double fork)
+        other than the executors themselves."""
+        if self.sandboxed:
+            return [p for p in _subtree(self.proc.pid) if p != self.pid and not _is_bwrap(p)]
         me, found = os.getpid(), []
         for entry in os.listdir("/proc"):
             if not entry.isdigit() or int(entry) == self.pid:
@@ -166,6 +213,10 @@ class ExecutorProcess:
                 continue
             fields = stat.rsplit(")", 1)[-1].split()
             ppid = int(fields[1])
+            if fields[0] in ("Z", "X"):     # a zombie runs nothing; reap it if it is ours
+                if ppid == me:
+                    _reap(int(entry))
+                continue
             if ppid == self.pid or (ppid == me and int(entry) not in _live_executors()):
                 found.append(int(entry))
         return found
@@ -179,6 +230,8 @@ class ExecutorProcess:
             self.kill()
             code = self.proc.returncode
         tail = self.log_tail()
+        if self.sandboxed and code is not None and code > 128:
+            code = -(code - 128)    # bwrap passes a signal on as 128 + its number
         if code == -signal.SIGSYS and self.confine:
             return ChildFailure("seccomp", f"the {self.role}'s executor was killed by its seccomp filter (SIGSYS)"
                                            + (f" while running {who}" if who else "") + ": it made a system "
@@ -204,7 +257,7 @@ class ExecutorProcess:
         return data[-limit:].decode(errors="replace").strip()
 
     def kill(self):
-        for pid in self.descendants():
+        for pid in self.descendants() + ([self.pid] if self.pid != self.proc.pid else []):
             _kill(pid)
         if self.proc.poll() is None:
             try:
@@ -219,6 +272,7 @@ class ExecutorProcess:
     def close(self):
         self.kill()
         _LIVE.discard(self.pid)
+        _LIVE.discard(self.proc.pid)
         try:
             self.sock.close()
         except OSError:
@@ -227,6 +281,51 @@ class ExecutorProcess:
 
 
 _LIVE = set()
+
+
+def _parents():
+    """{pid: ppid} of the live (not zombie) processes."""
+    out = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[-1].split()
+            except OSError:
+                continue
+            if fields[0] not in ("Z", "X"):
+                out[int(entry)] = int(fields[1])
+    return out
+
+
+def _reap(pid):
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def _subtree(root):
+    parents, found, todo = _parents(), [], [root]
+    while todo:
+        p = todo.pop()
+        kids = [c for c, pp in parents.items() if pp == p]
+        found += kids
+        todo += kids
+    return found
+
+
+def _cmdline(pid):
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _is_bwrap(pid):
+    try:
+        return os.path.basename(os.readlink(f"/proc/{pid}/exe")) == "bwrap"
+    except OSError:
+        return False
 
 
 def _live_executors():

@@ -3,13 +3,17 @@
 Each round times every implementation once, in a shuffled order. One timed call: the parent writes
 fresh inputs (new seed) and poison into one of 2-4 sets through its own mapping, flushes the cache
 (writing 2 x the last-level cache; its writes also invalidate the executor core's copies of the
-inputs), then reads its clock, sends "call", waits for "done" and reads its clock again. The time of
-a call is that wall time minus the executor's calibrated request overhead: a null request (all of a
-call but the call itself) is timed the same way in every round, for candidate and reference
-executor alike, and the smallest is subtracted (a lower bound of the overhead: a figure is never
-smaller than the call took). The kernel's account of the executor's CPU time is read around each request and
-between requests: an executor is idle between "done" and the next request, so CPU used there is work
-the clock did not see (after return, on another thread, in a signal handler) -> rejected.
+inputs), then reads its clock and the kernel's account of the executor's CPU time (every thread,
+exited ones included), sends "call", waits for "done" and reads both again. The time of a call is
+the executor's CPU time over the request minus the calibrated request overhead: a null request
+(all of a call but the call itself) is measured the same way in every round, for candidate and
+reference executor alike, and the smallest is subtracted (a lower bound of the overhead). CPU
+time, not wall time: on a shared machine the wall time of a request includes waiting to be
+scheduled (milliseconds on a loaded 2-core VM), which the kernel does not count as CPU time; a
+CPU-task kernel cannot get work done without CPU time of its own (processes, io_uring and the like
+are forbidden), and its wall time is recorded beside it (wall_ms). The same CPU clock is read
+between requests: an executor is idle between "done" and the next request, so CPU used there is
+work the clock did not see (after return, on another thread, in a signal handler) -> rejected.
 
 Which candidate calls are value-checked is drawn in this process over the whole loop (a reservoir
 sample from a secret seed); the executor cannot know, and every call's outputs are checked for
@@ -21,7 +25,8 @@ import secrets
 import time
 
 from .correctness import check_output
-from .executor_eval import GAP_MARGIN_MS, RECHECK_BYTES, RECHECK_MAX, RECHECK_MIN, Sets, call_args, fill, outputs_of
+from .executor_eval import (GAP_MARGIN_MS, OTHER_THREADS_CPU_MS, RECHECK_BYTES, RECHECK_MAX, RECHECK_MIN, Sets,
+                            call_args, fill, other_threads_finding, outputs_of)
 from .executor_proc import ChildFailure
 from .scenario_eval import SET_BUDGET_BYTES, fail
 from .shm import unwritten
@@ -102,7 +107,7 @@ def _loop(ctx, timer, entry, impls, sets, n_sets, policy, scenario):
             timer.fresh(bs)
             timer.timed(_executor(ctx, name), _message(ctx, name, bs, timer.scalars, timer.params))
     samples = {n: {"ms": [], "wall_ms": [], "cpu_ms": []} for n in impls}
-    null = {"cand": [], "ref": []}
+    null, null_wall = {"cand": [], "ref": []}, {"cand": [], "ref": []}
     gaps = {"cand": [], "ref": []}
     secret = random.Random(secrets.randbits(64))   # which calls get value-checked: known only here
     out_bytes = ctx.oracle.output_bytes(timer.params) * max(1, len(task.outputs()))
@@ -118,8 +123,9 @@ def _loop(ctx, timer, entry, impls, sets, n_sets, policy, scenario):
             bs = sets[side].get(0)
             timer.fresh(bs)
             ctx.device.flush()
-            _, wall, _, gap = timer.timed(ex, _message(ctx, "candidate", bs, timer.scalars, timer.params, null=True))
-            null[side].append(wall)
+            _, wall, cpu, gap = timer.timed(ex, _message(ctx, "candidate", bs, timer.scalars, timer.params, null=True))
+            null[side].append(cpu)
+            null_wall[side].append(wall)
             if gap is not None:
                 gaps[side].append(gap)
         for name in order:
@@ -162,6 +168,9 @@ def _loop(ctx, timer, entry, impls, sets, n_sets, policy, scenario):
                 if len(ex.threads()) > 1:
                     return fail(entry, "rejected", f"during timing: {len(ex.threads()) - 1} thread(s) started by "
                                                    f"the candidate are still running after it returned")
+                other = ex.other_threads_cpu_ns() / 1e6
+                if ctx.single_threaded and other > OTHER_THREADS_CPU_MS:
+                    return fail(entry, "rejected", "during timing: " + other_threads_finding(other))
                 st = ex.status_fields()
                 if st["SigCgt"] != ctx.cand_status["SigCgt"] or st["timers"]:
                     return fail(entry, "rejected", f"during timing: the candidate installed signal handler(s) or "
@@ -173,12 +182,12 @@ def _loop(ctx, timer, entry, impls, sets, n_sets, policy, scenario):
         # than what the call itself took (and the same rule for every implementation).
         over = {side: min(v) for side, v in null.items() if v}
         for name, s in samples.items():
-            s["ms"] = [max(0.0, w - over["cand" if name == "candidate" else "ref"]) for w in s["wall_ms"]]
+            s["ms"] = [max(0.0, c - over["cand" if name == "candidate" else "ref"]) for c in s["cpu_ms"]]
         if ctx.deadline is not None and time.monotonic() > ctx.deadline:
             raise ChildFailure("timeout", "the evaluation's time limit was reached during this scenario")
         if _done(samples, policy, time.monotonic() - t_start):
             break
-    return _judge(ctx, entry, samples, rcs, unsupported, unwritten_calls, reservoir, gaps, null, n_sets,
+    return _judge(ctx, entry, samples, rcs, unsupported, unwritten_calls, reservoir, gaps, (null, null_wall), n_sets,
                   time.monotonic() - t_start, scenario)
 
 
@@ -195,13 +204,16 @@ def _done(samples, policy, elapsed):
     return all(rse_of_median(s["ms"]) <= policy["target_rse"] for s in samples.values())
 
 
-def _judge(ctx, entry, samples, rcs, unsupported, unwritten_calls, reservoir, gaps, null, n_sets, seconds,
+def _judge(ctx, entry, samples, rcs, unsupported, unwritten_calls, reservoir, gaps, nulls, n_sets, seconds,
            scenario):
     task = ctx.task
+    null, null_wall = nulls
     cand = samples.get("candidate", {}).get("ms", [])
     entry["timing"] = {"reps": len(cand), "seconds": round(seconds, 3), "sets": n_sets,
                        "rse": rse_of_median(cand) if cand else None,
-                       "overhead_ms": {"candidate": min(null["cand"]), "reference": min(null["ref"])}}
+                       "overhead_ms": {"candidate": min(null["cand"]), "reference": min(null["ref"])},
+                       "overhead_wall_ms": {"candidate": median(null_wall["cand"]),
+                                            "reference": median(null_wall["ref"])}}
     if unsupported:
         entry["peer_unsupported"] = unsupported
     # Work the clock did not see: CPU the candidate's executor used while it should have been idle.

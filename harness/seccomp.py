@@ -3,15 +3,18 @@
 Installed in the executor after the CUDA runtime and the candidate's library are loaded, so what it
 forbids is what a candidate could do with its process from then on: create or change files, open a
 socket, start a process, exec, trace or write another process's memory, map executable memory
-(code it could not have been checked for), install a signal handler or a timer (work deferred past
-"done"), change its personality (READ_IMPLIES_EXEC) or set up io_uring / userfaultfd / bpf (ways
-around every other rule). A forbidden call kills the whole process (SECCOMP_RET_KILL_PROCESS): the
+(code it could not have been checked for), install a signal handler (other than glibc's own two,
+which it sets up when a first thread starts) or a timer (work deferred past "done"), change its
+personality (READ_IMPLIES_EXEC) or set up io_uring / userfaultfd / bpf (ways around every other
+rule). A forbidden call kills the whole process (SECCOMP_RET_KILL_PROCESS): the
 parent sees SIGSYS and rejects the candidate. The check is on the system call itself, so a raw
 `syscall` instruction, a libc path no name list knows (`__open_2`, `_Fork`, `__clone`) and a call
 made through the Python C API are all caught the same way. The i386 and x32 entry points
 (`int 0x80`, syscall numbers with bit 30) are refused outright.
 
-Only x86-64 Linux; on anything else `supported()` is False and the caller says so in the result.
+The process must not run Python's shutdown afterwards (it resets SIGINT's handler): the executor
+leaves with os._exit. Only x86-64 Linux; on anything else `supported()` is False and the caller
+says so in the result.
 """
 
 import ctypes
@@ -37,7 +40,7 @@ def _arg_lo(i):
 # Forbidden whatever the arguments: files changed or created, processes, exec, tracing, timers,
 # handlers, sockets, and ways around the rest. x86-64 numbers (asm/unistd_64.h).
 FORBIDDEN = {
-    "rt_sigaction": 13, "shmget": 29, "shmat": 30, "alarm": 37, "setitimer": 38,
+    "shmget": 29, "shmat": 30, "alarm": 37, "setitimer": 38,
     "socket": 41, "connect": 42, "accept": 43, "bind": 49, "listen": 50, "socketpair": 53,
     "fork": 57, "vfork": 58, "execve": 59, "kill": 62, "truncate": 76, "rename": 82, "mkdir": 83,
     "rmdir": 84, "creat": 85, "link": 86, "unlink": 87, "symlink": 88, "chmod": 90, "fchmod": 91,
@@ -50,7 +53,9 @@ FORBIDDEN = {
     "io_uring_setup": 425, "pidfd_open": 434, "openat2": 437,
 }
 SYS_OPEN, SYS_OPENAT, SYS_MMAP, SYS_MPROTECT, SYS_PKEY_MPROTECT = 2, 257, 9, 10, 329
-SYS_CLONE, SYS_CLONE3, SYS_TGKILL = 56, 435, 234
+SYS_CLONE, SYS_CLONE3, SYS_TGKILL, SYS_RT_SIGACTION = 56, 435, 234, 13
+# glibc's own signals (SIGCANCEL, SIGSETXID): it installs their handlers when a first thread starts.
+GLIBC_SIGNALS = (32, 33)
 # open modes that write or create: O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_APPEND, __O_TMPFILE
 WRITE_MODES = 0x1 | 0x2 | 0x40 | 0x200 | 0x400 | 0x400000
 PROT_EXEC = 0x4
@@ -89,6 +94,9 @@ def program(pid=None, threads=True):
     p += arg_rule(SYS_MPROTECT, 2, mask=PROT_EXEC)
     p += arg_rule(SYS_PKEY_MPROTECT, 2, mask=PROT_EXEC)
     p += arg_rule(SYS_TGKILL, 0, equal=pid)
+    # rt_sigaction for any other signal -> kill (jt/jf count the instructions skipped)
+    p += [_ins(JEQ, SYS_RT_SIGACTION, 0, 5), _ins(LD_ABS, _arg_lo(0)), _ins(JEQ, GLIBC_SIGNALS[0], 2, 0),
+          _ins(JEQ, GLIBC_SIGNALS[1], 1, 0), kill, _ins(LD_ABS, OFF_NR)]
     # clone without CLONE_THREAD is a new process: the test is inverted (set -> allowed).
     p += [_ins(JEQ, SYS_CLONE, 0, 4), _ins(LD_ABS, _arg_lo(0)), _ins(JSET, CLONE_THREAD, 1, 0), kill,
           _ins(LD_ABS, OFF_NR)]

@@ -26,7 +26,7 @@ CUDA_CACHE = str(default_cache_dir())
 
 
 def test_manifest_covers_all_thirteen_hacks():
-    assert sorted({e["hack"] for e in ENTRIES}) == list(range(1, 14))
+    assert sorted({e["hack"] for e in ENTRIES if "hack" in e}) == list(range(1, 14))
     assert {e["file"] for e in ENTRIES} == {p.name for p in MANIFEST.parent.glob("*.cu")}
 
 

@@ -1,24 +1,23 @@
 #!/usr/bin/env bash
-# The GPU acceptance checks of the harness and the queue, on a two-GPU H200 host (the device tool's
-# `nvidia-h200-x2` kind), from the repository root, with .carry/host carried (run
-# `bash scripts/pack-gpu-host.sh` here first). Two lanes run at once, one per GPU, as two
-# gpu-workers would; each packs what it has done into $OUT/<lane>.tgz after every step, so a cut
-# call still returns it.
+# The GPU acceptance checks of the harness and the queue on one H200 (the device tool's
+# `nvidia-h200` kind), from the repository root, with .carry/host carried (run
+# `bash scripts/pack-gpu-host.sh` here first). One GPU, one lane: four parts, each under 10
+# minutes, one device call each; a part packs what it has done into $OUT/<lane>.tgz after every
+# step, so a cut call still returns it.
 #
 #   OUT=/tmp/out PART=1 bash scripts/gpu/verify.sh
-#     GPU 0: the CUDA pytest checks of the stream probe and the failure modes (both baselines'
-#            quick evaluations, hack03/hack04 caught at run time, an illegal address, a hang), then
-#            two full flash_attn_fwd evaluations of the baseline back to back (every scenario,
-#            candidate and baseline timed, peers left out) for repeatability.
-#     GPU 1: scripts/gpu-e2e.sh: Redis, a gpu-worker, `kernelseek eval --remote`, JOBS paired jobs.
-#   OUT=/tmp/out PART=2 bash scripts/gpu/verify.sh
-#     GPU 0: `kernelseek eval flash_attn_fwd kernels/flash_attn_fwd/baseline.cu --out …`: the full
-#            evaluation with baseline and peers (its wall time, table and JSON, checked by the schema).
-#     GPU 1: every CUDA adversarial candidate, rmsnorm's full evaluation, the rest of
-#            harness/tests/test_cuda.py.
+#     the CUDA pytest checks of the stream probe and the failure modes (both baselines' quick
+#     evaluations, hack03/hack04 caught at run time, an illegal address, a hang), then two full
+#     flash_attn_fwd evaluations of the baseline back to back (every scenario, candidate and
+#     baseline timed, peers left out) for repeatability.
+#   PART=2: scripts/gpu-e2e.sh: Redis, a gpu-worker, `kernelseek eval --remote`, JOBS paired jobs.
+#   PART=3: `kernelseek eval flash_attn_fwd kernels/flash_attn_fwd/baseline.cu --out …`: the full
+#     evaluation with baseline and peers (its wall time, table and JSON, checked by the schema).
+#   PART=4: every CUDA adversarial candidate (hack* and issue 13's trust*), rmsnorm's full
+#     evaluation, the rest of harness/tests/test_cuda.py.
 set -u
 : "${OUT:?set OUT}"
-PART=${PART:?set PART to 1 or 2}
+PART=${PART:?set PART to 1, 2, 3 or 4}
 W=/tmp/ks-verify; rm -rf "$W"; mkdir -p "$W"
 export PYTHONUNBUFFERED=1
 PY=${KERNELSEEK_PYTHON:-python3}
@@ -50,7 +49,7 @@ lane0_part1() {
 }
 lane1_part1() {
   mkdir -p "$W/gpu1/e2e"
-  step gpu1 e2e 575 env OUT="$W/gpu1/e2e" GPU=1 DEADLINE="${E2E_DEADLINE:-540}" JOBS="${JOBS:-20}" bash scripts/gpu-e2e.sh
+  step gpu1 e2e 575 env OUT="$W/gpu1/e2e" GPU=0 DEADLINE="${E2E_DEADLINE:-540}" JOBS="${JOBS:-20}" bash scripts/gpu-e2e.sh
 }
 lane0_part2() {
   export CUDA_VISIBLE_DEVICES=0 KERNELSEEK_DATA_DIR=$W/gpu0/data
@@ -58,7 +57,7 @@ lane0_part2() {
   step gpu0 check-result 60 "$PY" -m harness check-result "$W/gpu0/flash-full.json"
 }
 lane1_part2() {
-  export CUDA_VISIBLE_DEVICES=1 KERNELSEEK_DATA_DIR=$W/gpu1/data
+  export CUDA_VISIBLE_DEVICES=0 KERNELSEEK_DATA_DIR=$W/gpu1/data
   step gpu1 adversarial-cuda 200 "$PY" -m harness.adversarial.run harness/adversarial/cuda/manifest.yaml \
     --json "$W/gpu1/adversarial-cuda.json"
   "$PY" -m harness.tools.compare_results adversarial "$W/gpu1/adversarial-cuda.json" > "$W/gpu1/adversarial.txt" 2>&1
@@ -70,19 +69,22 @@ lane1_part2() {
 
 T0=$(date +%s)
 mkdir -p "$W/gpu0" "$W/gpu1"
-( "lane0_part$PART" ) &
-( "lane1_part$PART" ) &
-wait
+case "$PART" in
+  1) lane0_part1 ;;
+  2) lane1_part1 ;;
+  3) lane0_part2 ;;
+  4) lane1_part2 ;;
+  *) echo "PART must be 1, 2, 3 or 4" >&2; exit 2 ;;
+esac
 echo "== part $PART: $(( $(date +%s) - T0 ))s"
-for lane in gpu0 gpu1; do echo "-- $lane"; cat "$W/$lane/walls.txt"; done
-if [ "$PART" = 1 ]; then
-  echo "-- probe pytest"; tail -n 5 "$W/gpu0/pytest-probe.log"
-  echo "-- repeatability"; cat "$W/gpu0/repeat.txt"
-  echo "-- e2e"; tail -n 25 "$W/gpu1/e2e.log"
-else
-  echo "-- flash full"; tail -n 8 "$W/gpu0/flash-full.log"; cat "$W/gpu0/check-result.log"
-  echo "-- adversarial"; cat "$W/gpu1/adversarial.txt"
-  echo "-- rmsnorm"; tail -n 4 "$W/gpu1/rmsnorm.log"
-  echo "-- pytest"; tail -n 5 "$W/gpu1/pytest-rest.log"
-fi
+for lane in gpu0 gpu1; do [ -f "$W/$lane/walls.txt" ] && { echo "-- $lane"; cat "$W/$lane/walls.txt"; }; done
+case "$PART" in
+  1) echo "-- probe pytest"; tail -n 5 "$W/gpu0/pytest-probe.log"
+     echo "-- repeatability"; cat "$W/gpu0/repeat.txt" ;;
+  2) echo "-- e2e"; tail -n 25 "$W/gpu1/e2e.log" ;;
+  3) echo "-- flash full"; tail -n 8 "$W/gpu0/flash-full.log"; cat "$W/gpu0/check-result.log" ;;
+  4) echo "-- adversarial"; cat "$W/gpu1/adversarial.txt"
+     echo "-- rmsnorm"; tail -n 4 "$W/gpu1/rmsnorm.log"
+     echo "-- pytest"; tail -n 5 "$W/gpu1/pytest-rest.log" ;;
+esac
 exit 0
