@@ -16,7 +16,8 @@ def test_manifest_covers_every_hack_cpp_can_express():
     # Hack 3 (a non-default CUDA stream) has no CPU form; every other hack has a candidate.
     assert sorted({e["hack"] for e in ENTRIES}) == [1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]
     listed = {e["file"] for e in ENTRIES}
-    assert listed == {p.name for p in MANIFEST.parent.glob("*.cpp")}
+    # trust*.cpp belong to static-manifest.yaml (test_adversarial_static.py checks those).
+    assert listed == {p.name for p in MANIFEST.parent.glob("*.cpp") if not p.name.startswith("trust")}
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e["file"] for e in ENTRIES])
