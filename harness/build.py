@@ -16,6 +16,7 @@ information for the binary checks is read from the verified bytes each time, nev
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -108,8 +109,9 @@ def commands(task, src_name):
         return [base + ["-MD", "-MF", "kernel.d", "-c", src_name, "-o", "kernel.o"],
                 [nvcc, "-shared", *gencode, *extra, "kernel.o", "-o", "kernel.so"]]
     cxx = _tool("cpp")
-    return [[cxx, "-O2", "-std=c++17", "-fPIC", *extra, "-H", "-MD", "-MF", "kernel.d", "-c", src_name,
-             "-o", "kernel.o"],
+    # -save-temps=obj keeps kernel.s: the assembly as the assembler read it, inline asm included
+    return [[cxx, "-O2", "-std=c++17", "-fPIC", *extra, "-H", "-MD", "-MF", "kernel.d", "-save-temps=obj",
+             "-c", src_name, "-o", "kernel.o"],
             [cxx, "-shared", "-fPIC", *extra, "kernel.o", "-o", "kernel.so"]]
 
 
@@ -208,6 +210,8 @@ def _compile(task, source):
                 listed = (work / "kernel.d").is_file()
                 if proc.returncode == 0 and not listed:   # never use a build whose includes went unchecked
                     output += "\nthe compiler wrote no list of the files it read (kernel.d): cannot check them"
+                if proc.returncode == 0 and not refused:
+                    refused = _assembler_reads(work / "kernel.s")
             log_parts.append(f"$ {' '.join(cmd)}\n{output}".rstrip())
             if refused or proc.returncode != 0 or not listed:
                 ok = False
@@ -226,6 +230,20 @@ def _compile(task, source):
         return files
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+_ASM_READS = re.compile(r"^\s*(?:[\w.$]+:\s*)*\.(incbin|include)\b(.*)$", re.M)
+
+
+def _assembler_reads(asm_path):
+    """Reasons from the generated assembly: `.incbin`/`.include` make the assembler read a file (the
+    source check sees only literal spellings; string pasting or macros build them, kernel.s has the
+    result). Inside the sandbox only toolchain files could be read; without it, any file."""
+    if not asm_path.is_file() or asm_path.is_symlink():
+        return []
+    text = asm_path.read_text(errors="replace")
+    return [f"inline assembly .{m.group(1)}{m.group(2).rstrip()}: the assembler would read a file; the "
+            f"candidate is exactly one file" for m in _ASM_READS.finditer(text)][:3]
 
 
 def _check_reads(task, work, src_name, proc):

@@ -129,6 +129,8 @@ def test_nvcc_object_references_only_the_runtime_registration(tmp_path):
     obj = read_elf(tmp_path / "k.o")
     assert "__cudaRegisterFatBinary" in obj.undefined()
     assert [s for s in obj.undefined() if dl.match_symbol(s, dl.ALWAYS)] == []
+    from .conftest import REPO
+    assert check_object(obj, load_task(REPO / "kernels" / "rmsnorm")) == [], obj.undefined()   # allowlisted
 
 
 
@@ -219,3 +221,29 @@ def test_cuda_allowlist_covers_the_runtime_api_without_library_fallbacks():
                 "cudaDeviceReset", "cudaGetDriverEntryPoint", "cudaLibraryLoadData", "cuModuleLoadData",
                 "cuLaunchKernel", "cudaGraphLaunch", "cudaIpcOpenMemHandle", "cudaSetDevice"]:
         assert not allowed(sym, "cuda"), sym
+
+
+def test_cuda_objects_recorded_from_nvcc_pass_or_fail_as_their_manifest_says():
+    """nvcc is not on every machine: the undefined symbols of the CUDA baselines' and adversarial
+    candidates' objects, recorded with nvcc (nvcc_symbols.json), against the binary check. The
+    baselines and every candidate whose defence acts at run time must pass it (or they would never
+    reach the defence they test); the binary-stage ones must fail it naming their symbol."""
+    import json
+    import yaml
+    from pathlib import Path
+
+    from harness.elf import ElfInfo, Symbol
+    from .conftest import REPO
+    recorded = json.loads((Path(__file__).parent / "nvcc_symbols.json").read_text())["objects"]
+    manifest = yaml.safe_load((REPO / "harness/adversarial/cuda/manifest.yaml").read_text())
+    stage = {f"harness/adversarial/cuda/{c['file']}": (c["stage"], c["expect"]) for c in manifest["candidates"]}
+    tasks = {"flash": load_task(REPO / "kernels/flash_attn_fwd"), "rmsnorm": load_task(REPO / "kernels/rmsnorm")}
+    for path, undefined in recorded.items():
+        task = tasks["flash"] if "flash_attn_fwd" in path else tasks["rmsnorm"]
+        obj = ElfInfo(kind="relocatable", needed=[], rpath=[],
+                      symbols=[Symbol(name, "global", "notype", False, 0) for name in undefined])
+        reasons = check_object(obj, task)
+        if path.startswith("kernels/") or stage[path][0] == "runtime":
+            assert reasons == [], (path, reasons)
+        elif stage[path][0] == "binary" and "references" in str(stage[path][1]["reason"]):
+            assert any(stage[path][1]["reason"] in r for r in reasons), (path, reasons)
