@@ -222,3 +222,29 @@ def test_nvcc_build_reports_registers(tmp_path):
     assert b.ptxas["registers"] > 0 and b.ptxas["kernels"][0]["arch"] == "sm_90a"
     assert "-gencode=arch=compute_90a,code=sm_90a" in b.commands[0]
     assert b.lib.exported() == ["fill"] and not b.refused
+
+
+def test_filter_log_withholds_diagnostics_about_other_files():
+    from harness.includes import filter_log
+    log = ("$ g++ -c kernel.cpp\n"
+           "In file included from kernel.cpp:1:\n"
+           "/srv/other/run/kernel.cpp:3:5: error: 'SECRET_LINE' does not name a type\n"
+           "    3 | SECRET_LINE the_answer = 42;\n"
+           "      |     ^~~~\n"
+           "other.cu(7): error: identifier \"SECRET_TOKEN\" is undefined\n"
+           "  SECRET_TOKEN x;\n"
+           "kernel.cpp:9:1: error: expected ';'\n"
+           "    9 | int f() { return 1 }\n")
+    shown = filter_log(log, lambda name: name == "kernel.cpp")
+    assert "SECRET" not in shown and "the_answer" not in shown
+    assert "kernel.cpp:9:1: error: expected ';'" in shown and "int f() { return 1 }" in shown
+    assert "withheld" in shown
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
+def test_nvcc_include_outside_the_toolkit_is_refused_and_withheld(tmp_path, no_sandbox):
+    secret = _secret(tmp_path)
+    task = load_task(CPU_TASK.parent / "rmsnorm")
+    src = f'%:include "{secret}"\n__global__ void k(float* y) {{ y[0] = 1; }}\n'.encode()
+    b = build(task, src + b'extern "C" int rmsnorm_fwd() { return 0; }\n', tmp_path / "cache")
+    assert b.refused and str(secret) in b.refused[0] and "SECRET_LINE" not in b.log
