@@ -174,8 +174,11 @@ def _run(cmd, work, use_sandbox, language):
     tool_dirs = [os.path.dirname(shutil.which(_tool(language)) or "")] + ([os.path.dirname(
         shutil.which(_tool("cpp")) or "")] if language == "cuda" else [])
     path = ":".join([d for d in tool_dirs if d] + [sandbox.DEFAULT_PATH])
+    # The toolkit where nvcc says it is (a wrapper script's directory says nothing about it).
+    toolkit = includes.cuda_toolkit_roots(shutil.which(_tool("cuda")) or _tool("cuda")) if language == "cuda" \
+        else ()
     return sandbox.run(cmd, timeout=COMPILE_TIMEOUT_S, rw_binds=[(work, BUILD_DIR)], cwd=BUILD_DIR,
-                       env={"PATH": path, "TMPDIR": "/tmp"})
+                       ro_binds=toolkit, env={"PATH": path, "TMPDIR": "/tmp"})
 
 
 def _roots(language):

@@ -19,10 +19,14 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from .errors import HarnessError
+
 NAMESPACES = ("candidate", "baseline")
+LOCK_TIMEOUT_S = 900   # longer than a build (the compiler's own limit is 300 s per step)
 
 
 def sha256(data):
@@ -44,9 +48,21 @@ class CompileCache:
         return self.root / "index" / f"{ns}-{key}.json"
 
     @contextmanager
-    def locked(self, ns, key):
+    def locked(self, ns, key, timeout=LOCK_TIMEOUT_S):
+        """Hold the entry's lock. Bounded: a lock held for longer (by a stuck builder, or by anything
+        that can write the data dir) fails this build instead of hanging the worker."""
         with open(self.root / "locks" / f"{ns}-{key}.lock", "a") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise HarnessError(f"the compile cache entry {ns}/{key} has been locked for more than "
+                                           f"{timeout:g} s (another build, or a stale holder of "
+                                           f"{fh.name})") from None
+                    time.sleep(0.05)
             try:
                 yield
             finally:

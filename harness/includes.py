@@ -45,18 +45,26 @@ def system_include_dirs(cxx):
 
 
 @functools.lru_cache(maxsize=None)
-def cuda_include_dirs(nvcc):
-    """The toolkit's include directories as nvcc itself reports them (`--dryrun`: INCLUDES, TOP), so
-    that a wrapper script or a symlinked nvcc still finds the real toolkit."""
+def _nvcc_dryrun(nvcc):
     try:
-        out = subprocess.run([nvcc, "--dryrun", "-c", "-x", "cu", "/dev/null", "-o", "/dev/null"],
-                             capture_output=True, text=True, timeout=60).stderr
+        return subprocess.run([nvcc, "--dryrun", "-c", "-x", "cu", "/dev/null", "-o", "/dev/null"],
+                              capture_output=True, text=True, timeout=60).stderr
     except (OSError, subprocess.TimeoutExpired):
-        out = ""
-    dirs = re.findall(r'-(?:I|isystem"?\s+"?)([^"\s]+)', out)
-    tops = re.findall(r"^#\$ TOP=(\S+)", out, re.M)
-    roots = [Path(t) for t in tops] or [Path(nvcc).resolve().parent.parent]
-    for root in roots:
+        return ""
+
+
+def cuda_toolkit_roots(nvcc):
+    """The toolkit's top directory as nvcc itself reports it (`--dryrun`'s TOP), so that a wrapper
+    script or a symlinked nvcc still leads to the real toolkit."""
+    tops = re.findall(r"^#\$ TOP=(\S+)", _nvcc_dryrun(nvcc), re.M)
+    roots = [os.path.realpath(t) for t in tops] or [str(Path(nvcc).resolve().parent.parent)]
+    return tuple(sorted({r for r in roots if os.path.isdir(r)}))
+
+
+def cuda_include_dirs(nvcc):
+    """The toolkit's include directories (nvcc's INCLUDES and SYSTEM_INCLUDES, and the usual places)."""
+    dirs = re.findall(r'-(?:I|isystem"?\s+"?)([^"\s]+)', _nvcc_dryrun(nvcc))
+    for root in map(Path, cuda_toolkit_roots(nvcc)):
         dirs += [str(root / "include")] + glob.glob(str(root / "targets" / "*" / "include"))
     return tuple(sorted({os.path.realpath(d) for d in dirs if os.path.isdir(d)}))
 

@@ -248,3 +248,26 @@ def test_nvcc_include_outside_the_toolkit_is_refused_and_withheld(tmp_path, no_s
     src = f'%:include "{secret}"\n__global__ void k(float* y) {{ y[0] = 1; }}\n'.encode()
     b = build(task, src + b'extern "C" int rmsnorm_fwd() { return 0; }\n', tmp_path / "cache")
     assert b.refused and str(secret) in b.refused[0] and "SECRET_LINE" not in b.log
+
+
+def test_a_held_lock_fails_the_build_instead_of_hanging(tmp_path, task):
+    """Anything that can write the data dir could hold an entry's lock for ever: the wait is bounded."""
+    import fcntl
+    from harness.errors import HarnessError
+    cache = CompileCache(tmp_path)
+    with open(tmp_path / "locks" / "candidate-k.lock", "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)            # a separate open file: excludes like another process
+        with pytest.raises(HarnessError, match="locked for more than 0.3 s"):
+            with cache.locked("candidate", "k", timeout=0.3):
+                pass
+    with cache.locked("candidate", "k", timeout=0.3):
+        pass
+
+
+def test_concurrent_builds_of_one_source_compile_once(tmp_path, task):
+    from concurrent.futures import ThreadPoolExecutor
+    source = (CPU_TASK / "baseline.cpp").read_bytes() + b"// concurrent\n"
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        builds = list(pool.map(lambda _: build(task, source, tmp_path), range(3)))
+    assert all(b.ok for b in builds) and len({b.library for b in builds}) == 1
+    assert sorted(b.cached for b in builds) == [False, True, True]
