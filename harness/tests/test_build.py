@@ -271,3 +271,30 @@ def test_concurrent_builds_of_one_source_compile_once(tmp_path, task):
         builds = list(pool.map(lambda _: build(task, source, tmp_path), range(3)))
     assert all(b.ok for b in builds) and len({b.library for b in builds}) == 1
     assert sorted(b.cached for b in builds) == [False, True, True]
+
+
+def _evaluate(tmp_path, source):
+    from harness.evaluate import Options, evaluate
+    path = tmp_path / "kernel.cpp"
+    path.write_bytes(source)
+    return evaluate(Options(task_dir=str(CPU_TASK), candidate=str(path), scenarios="r7-c33",
+                            cache_dir=str(tmp_path / "cache"), with_peers=False, with_baseline=False))
+
+
+def test_an_evaluation_reports_the_compilers_refusal_as_rejected(tmp_path):
+    """End to end: a header that passes the text check (its first component is not Python's) but that
+    the compiler resolved to the Python C API: rejected at the source stage, the log withheld."""
+    import glob
+    found = sorted(glob.glob("/usr/include/python3*/Python.h"))
+    if not found:
+        pytest.skip("no Python development headers under /usr/include")
+    result = _evaluate(tmp_path, (f"#include <{found[0][len('/usr/include/'):]}>\n" + ENTRY).encode())
+    assert result["status"] == "rejected" and not result["correct"]
+    assert result["messages"][-1].startswith("source check: #include <") and "Python C API" in result["messages"][-1]
+    assert "withheld" in result["compile"]["log"] and "PyObject" not in result["compile"]["log"]
+
+
+def test_an_evaluation_says_when_it_compiled_without_a_sandbox(tmp_path, no_sandbox):
+    result = _evaluate(tmp_path, (CPU_TASK / "baseline.cpp").read_bytes())
+    assert result["status"] == "ok"
+    assert any(m.startswith("compiled without a sandbox: disabled by the test") for m in result["messages"])
