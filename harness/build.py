@@ -1,17 +1,22 @@
-"""Compile one kernel source into a shared library, through a content-addressed cache.
+"""Compile one kernel source into a shared library, in a sandbox, through a verified cache.
 
 Two steps, object then library, so that the binary checks can read the candidate's own undefined
 symbols in the object: once linked, nvcc's static CUDA runtime adds its own references (dlopen,
 open, pthread_create, ...) that the candidate must not be blamed for, nor hide behind.
 
-Cache key: source bytes, language, flags, compiler version(s), harness version. Each build runs in a
-fresh temporary directory inside the cache and is renamed into place atomically, so concurrent
-evaluations never see a half-written entry. Failed compiles are cached too (same input, same log).
+The compiler runs inside the sandbox (sandbox.py): it sees the toolchain, the source file and an
+empty output directory, nothing else (no checkout, data dir, cache, other runs' files, network), so
+no spelling of an include, `.incbin` or pragma can read what it should not. The files it did read
+(`-H`, `-MD`) are checked (includes.py) and a build that read anything but system headers is refused
+with its log withheld. Cache key: source bytes, language, flags, compiler version(s), harness
+version; entries are verified against an index on every load (compile_cache.py) and the ELF
+information for the binary checks is read from the verified bytes each time, never from meta.json.
 """
 
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -19,20 +24,22 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import HARNESS_VERSION
-from .elf import ElfError, ElfInfo, Symbol, read_elf
+from . import HARNESS_VERSION, includes, sandbox
+from . import denylist as dl
+from .compile_cache import CompileCache
+from .elf import ElfError, ElfInfo, parse_elf
 from .errors import EnvironmentProblem, HarnessError
 from .ptxas import parse_ptxas
 
 COMPILE_TIMEOUT_S = 300
 MAX_LOG_CHARS = 20000
+BUILD_DIR = "/tmp/build"     # the build directory as the sandboxed compiler sees it
 _versions = {}
 
 
 @dataclass
 class Build:
     ok: bool                 # compiled and linked
-    so_path: Path = None
     seconds: float = 0.0
     log: str = ""
     ptxas: dict = field(default_factory=dict)
@@ -41,6 +48,16 @@ class Build:
     cached: bool = False
     key: str = ""
     commands: list = field(default_factory=list)
+    refused: list = field(default_factory=list)   # reasons: the compiler read what it may not
+    notes: list = field(default_factory=list)     # for the result's messages (no sandbox, a bad entry)
+    library: bytes = field(default=None, repr=False)   # the verified kernel.so
+
+    def write_library(self, dest):
+        """Write the verified library to `dest` (the bytes that were checked, not a cache path)."""
+        if self.library is None:
+            raise HarnessError("no library to write: the build failed")
+        Path(dest).write_bytes(self.library)
+        os.chmod(dest, 0o755)
 
 
 def default_cache_dir():
@@ -89,10 +106,12 @@ def commands(task, src_name):
     if task.language == "cuda":
         nvcc, gencode = _tool("cuda"), arch_flags(task.architectures)
         base = [nvcc, "-O3", "-std=c++17", "-Xcompiler", "-fPIC", *gencode, "-Xptxas", "-v", *extra]
-        return [base + ["-c", src_name, "-o", "kernel.o"],
+        return [base + ["-MD", "-MF", "kernel.d", "-c", src_name, "-o", "kernel.o"],
                 [nvcc, "-shared", *gencode, *extra, "kernel.o", "-o", "kernel.so"]]
     cxx = _tool("cpp")
-    return [[cxx, "-O2", "-std=c++17", "-fPIC", *extra, "-c", src_name, "-o", "kernel.o"],
+    # -save-temps=obj keeps kernel.s: the assembly as the assembler read it, inline asm included
+    return [[cxx, "-O2", "-std=c++17", "-fPIC", *extra, "-H", "-MD", "-MF", "kernel.d", "-save-temps=obj",
+             "-c", src_name, "-o", "kernel.o"],
             [cxx, "-shared", "-fPIC", *extra, "kernel.o", "-o", "kernel.so"]]
 
 
@@ -106,92 +125,158 @@ def cache_key(task, source):
     return h.hexdigest()[:32]
 
 
-def build(task, source, cache_dir=None):
-    """Compile `source` (bytes) for `task`; returns a Build (ok=False with the log on failure)."""
-    cache_dir = Path(cache_dir or default_cache_dir()).resolve()
-    cache_dir.mkdir(parents=True, exist_ok=True)
+
+def build(task, source, cache_dir=None, namespace="candidate"):
+    """Compile `source` (bytes) for `task`; returns a Build (ok=False with the log on failure).
+
+    `namespace`: "baseline" for the task's own baseline, kept apart from candidates' entries."""
+    cache = CompileCache(cache_dir or default_cache_dir())
     key = cache_key(task, source)
-    final = cache_dir / key
-    if final.exists():
-        result = _load(final, key)
-        if result is not None:
-            return result
-        shutil.rmtree(final, ignore_errors=True)   # unreadable (e.g. edited by hand): build it again
-    work = Path(tempfile.mkdtemp(prefix=f".build-{key[:8]}-", dir=cache_dir))
+    files, _ = cache.load(namespace, key)
+    cached, notes = True, []
+    if files is None:
+        with cache.locked(namespace, key):   # one builder per entry; the others wait and then load it
+            files, why = cache.load(namespace, key)
+            if files is None:
+                if why:
+                    notes.append(f"compile cache entry {namespace}/{key} failed verification ({why}): "
+                                 f"discarded and built again")
+                cache.discard(namespace, key)
+                files = _compile(task, source)
+                cache.store(namespace, key, files)
+                cached = False
+    return _from_files(files, key, cached, notes)
+
+
+def _from_files(files, key, cached, notes):
     try:
-        src_name = "kernel.cu" if task.language == "cuda" else "kernel.cpp"
-        (work / src_name).write_bytes(source)
-        meta = _compile(task, work, src_name)
-        (work / "meta.json").write_text(json.dumps(meta))
-        try:
-            os.rename(work, final)   # atomic: readers see a complete entry or none
-        except OSError:
-            shutil.rmtree(work, ignore_errors=True)   # another evaluation built it first
-        work = None
-    finally:
-        if work is not None:
-            shutil.rmtree(work, ignore_errors=True)
-    result = _load(final, key)
-    if result is None:
-        raise HarnessError(f"compile cache entry {final} is unreadable after building it")
-    result.cached = False
-    return result
+        meta = json.loads(files["meta.json"])
+    except (KeyError, ValueError) as exc:
+        raise HarnessError(f"compile cache entry {key}: meta.json is unreadable: {exc}") from None
+    b = Build(ok=meta["ok"], seconds=meta["seconds"], log=meta["log"], ptxas=meta.get("ptxas") or {},
+              cached=cached, key=key, commands=meta.get("commands", []), refused=meta.get("refused", []),
+              notes=notes + meta.get("notes", []))
+    if b.ok:
+        try:   # read from the verified bytes on every load: meta.json says nothing about symbols
+            b.obj = parse_elf(files["kernel.o"], "kernel.o")
+            b.lib = parse_elf(files["kernel.so"], "kernel.so")
+            b.library = files["kernel.so"]
+        except (KeyError, ElfError) as exc:
+            b.ok, b.obj, b.lib, b.library = False, None, None, None
+            b.log += f"\ncannot read the compiled binary: {exc}"
+    return b
 
 
-def _compile(task, work, src_name):
+def _run(cmd, work, use_sandbox, language):
+    if not use_sandbox:
+        return subprocess.run(cmd, cwd=work, capture_output=True, text=True, errors="replace",
+                              timeout=COMPILE_TIMEOUT_S)
+    tool_dirs = [os.path.dirname(shutil.which(_tool(language)) or "")] + ([os.path.dirname(
+        shutil.which(_tool("cpp")) or "")] if language == "cuda" else [])
+    path = ":".join([d for d in tool_dirs if d] + [sandbox.DEFAULT_PATH])
+    # The toolkit where nvcc says it is (a wrapper script's directory says nothing about it).
+    toolkit = includes.cuda_toolkit_roots(shutil.which(_tool("cuda")) or _tool("cuda")) if language == "cuda" \
+        else ()
+    return sandbox.run(cmd, timeout=COMPILE_TIMEOUT_S, rw_binds=[(work, BUILD_DIR)], cwd=BUILD_DIR,
+                       ro_binds=toolkit, env={"PATH": path, "TMPDIR": "/tmp"})
+
+
+def _roots(language):
+    roots = includes.system_include_dirs(_tool("cpp"))
+    if language == "cuda":
+        roots += includes.cuda_include_dirs(shutil.which(_tool("cuda")) or _tool("cuda"))
+    return roots
+
+
+def _compile(task, source):
+    """Run the compiler on `source` in a fresh directory outside the cache; {name: bytes} to store."""
     t0 = time.monotonic()
+    src_name = "kernel.cu" if task.language == "cuda" else "kernel.cpp"
+    use_sandbox, why = sandbox.available()
+    notes = [] if use_sandbox else [f"compiled without a sandbox: {why}"]
     cmds = commands(task, src_name)
-    log_parts, ok = [], True
-    for cmd in cmds:
-        try:
-            proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            log_parts.append(f"$ {' '.join(cmd)}\ncompiler timed out after {COMPILE_TIMEOUT_S} s")
-            ok = False
-            break
-        log_parts.append(f"$ {' '.join(cmd)}\n{proc.stdout}{proc.stderr}".rstrip())
-        if proc.returncode != 0:
-            ok = False
-            break
-    log = "\n".join(log_parts)
-    meta = {"ok": ok, "seconds": round(time.monotonic() - t0, 3), "log": _truncate(log),
-            "ptxas": parse_ptxas(log) if task.language == "cuda" else {}, "commands": cmds}
-    if ok:
-        try:
-            meta["obj"] = _elf_to_json(read_elf(work / "kernel.o"))
-            meta["lib"] = _elf_to_json(read_elf(work / "kernel.so"))
-        except ElfError as exc:
-            meta.update(ok=False, log=meta["log"] + f"\ncannot read the compiled binary: {exc}")
-    return meta
+    work = Path(tempfile.mkdtemp(prefix="kernelseek-build-"))
+    try:
+        (work / src_name).write_bytes(source)
+        meta, log_parts, refused, ok = {}, [], [], True
+        for i, cmd in enumerate(cmds):
+            try:
+                proc = _run(cmd, work, use_sandbox, task.language)
+            except subprocess.TimeoutExpired:
+                log_parts.append(f"$ {' '.join(cmd)}\ncompiler timed out after {COMPILE_TIMEOUT_S} s")
+                ok = False
+                break
+            output = f"{proc.stdout}{proc.stderr}"
+            listed = True
+            if i == 0:
+                output, refused = _check_reads(task, work, src_name, proc)
+                listed = (work / "kernel.d").is_file()
+                if proc.returncode == 0 and not listed:   # never use a build whose includes went unchecked
+                    output += "\nthe compiler wrote no list of the files it read (kernel.d): cannot check them"
+                if proc.returncode == 0 and not refused:
+                    refused = _assembler_reads(work / "kernel.s")
+            log_parts.append(f"$ {' '.join(cmd)}\n{output}".rstrip())
+            if refused or proc.returncode != 0 or not listed:
+                ok = False
+                break
+        log = "\n".join(log_parts)
+        meta = {"ok": ok, "seconds": round(time.monotonic() - t0, 3), "log": _truncate(log),
+                "ptxas": parse_ptxas(log) if task.language == "cuda" and not refused else {},
+                "commands": cmds, "refused": refused, "notes": notes}
+        files = {"meta.json": json.dumps(meta).encode()}
+        if ok:
+            for name in ("kernel.o", "kernel.so"):
+                path = work / name
+                if path.is_symlink() or not path.is_file():
+                    raise HarnessError(f"the compiler did not write {name} as a plain file")
+                files[name] = path.read_bytes()
+        return files
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+_ASM_READS = re.compile(r"^\s*(?:[\w.$]+:\s*)*\.(incbin|include)\b(.*)$", re.M)
+
+
+def _assembler_reads(asm_path):
+    """Reasons from the generated assembly: `.incbin`/`.include` make the assembler read a file (the
+    source check sees only literal spellings; string pasting or macros build them, kernel.s has the
+    result). Inside the sandbox only toolchain files could be read; without it, any file."""
+    if not asm_path.is_file() or asm_path.is_symlink():
+        return []
+    text = asm_path.read_text(errors="replace")
+    return [f"inline assembly .{m.group(1)}{m.group(2).rstrip()}: the assembler would read a file; the "
+            f"candidate is exactly one file" for m in _ASM_READS.finditer(text)][:3]
+
+
+def _check_reads(task, work, src_name, proc):
+    """(log to show, refusal reasons) for the compile step, from the files the compiler read."""
+    output = f"{proc.stdout}{proc.stderr}"
+    heads = []
+    if task.language != "cuda":
+        heads, output = includes.parse_h(proc.stderr)
+        output = f"{proc.stdout}{output}"
+    dep = work / "kernel.d"
+    deps = includes.parse_depfile(dep.read_text(errors="replace")) if dep.is_file() and not dep.is_symlink() \
+        else []
+    depth_unknown = None if task.language == "cuda" else 0   # g++'s -H gives depths; nvcc's list does not
+    files = heads + [(depth_unknown, d) for d in deps]
+    roots = _roots(task.language)
+    own = {src_name, f"{BUILD_DIR}/{src_name}", str(work / src_name)}
+    fams = dl.families(task.denylist) + dl.ALWAYS
+    refused = includes.check(files, roots, own, fams, inside_dir=BUILD_DIR, host_dir=str(work))
+    if refused:
+        return ("[the compiler's output is withheld: it read files other than the candidate and the "
+                "system headers, and its messages would show their lines]"), refused
+
+    def allowed_file(name):
+        if name in own or os.path.basename(name) == src_name and os.path.dirname(name) in ("", BUILD_DIR):
+            return True
+        return includes.root_of(os.path.realpath(name), roots) is not None
+    return includes.filter_log(output, allowed_file), []
 
 
 def _truncate(text):
     if len(text) <= MAX_LOG_CHARS:
         return text
     return text[:MAX_LOG_CHARS] + f"\n... [{len(text) - MAX_LOG_CHARS} more characters]"
-
-
-def _elf_to_json(info):
-    return {"kind": info.kind, "needed": info.needed, "rpath": info.rpath,
-            "symbols": [[s.name, s.binding, s.type, s.defined, s.visibility] for s in info.symbols
-                        if s.binding != "local" and s.name]}
-
-
-def _elf_from_json(data):
-    return ElfInfo(kind=data["kind"], needed=data["needed"], rpath=data["rpath"],
-                   symbols=[Symbol(*row) for row in data["symbols"]])
-
-
-def _load(entry, key):
-    try:
-        meta = json.loads((entry / "meta.json").read_text())
-    except (OSError, ValueError):
-        return None
-    so_path = entry / "kernel.so"
-    if meta["ok"] and not so_path.is_file():
-        return None
-    return Build(ok=meta["ok"], so_path=so_path if meta["ok"] else None, seconds=meta["seconds"],
-                 log=meta["log"], ptxas=meta.get("ptxas") or {},
-                 obj=_elf_from_json(meta["obj"]) if meta.get("obj") else None,
-                 lib=_elf_from_json(meta["lib"]) if meta.get("lib") else None,
-                 cached=True, key=key, commands=meta.get("commands", []))

@@ -120,6 +120,17 @@ def match_header(path, fams):
     return None
 
 
+def match_header_path(path, fams):
+    """Family forbidding a resolved header path relative to its include directory: any component's
+    stem counts (`python3.11/Python.h` is Python's, wherever the distribution put it), or None."""
+    parts = [p for p in path.strip().split("/") if p]
+    for i, part in enumerate(parts):
+        fam = match_header(part if i == len(parts) - 1 else part + "/", fams)
+        if fam:
+            return fam
+    return None
+
+
 def match_symbol(symbol, fams):
     """(Family, what matched) forbidding an undefined symbol, or None."""
     for fam in fams:

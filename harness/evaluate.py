@@ -132,6 +132,10 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress)
                          "smem_bytes": b.ptxas.get("smem_bytes"), "spills": b.ptxas.get("spills"),
                          "log": b.log, "cached": b.cached, "kernels": b.ptxas.get("kernels", [])}
     progress.emit("compile", ok=b.ok, seconds=b.seconds, cached=b.cached)
+    result["messages"].extend(b.notes)
+    if b.refused:
+        _stop(result, "rejected", "source check: " + "; ".join(b.refused))
+        return None
     if not b.ok:
         _stop(result, "compile_error", "compile failed; see compile.log")
         return None
@@ -146,10 +150,12 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress)
     libs = {"candidate": str(workdir / "candidate.so")}
     # Copies: a separate file per role, so candidate and baseline never share one loaded library
     # even when the candidate is the baseline's source (the loader shares libraries by inode).
-    shutil.copyfile(b.so_path, libs["candidate"])
+    b.write_library(libs["candidate"])
     if opts.with_baseline:
         libs["baseline"] = str(workdir / "baseline.so")
-        shutil.copyfile(_build_baseline(task, opts.cache_dir), libs["baseline"])
+        base = _build_baseline(task, opts.cache_dir)
+        result["messages"].extend(base.notes)
+        base.write_library(libs["baseline"])
 
     device = make_device(device_kind)
     info = device.info()
@@ -179,15 +185,18 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress)
 def _build_baseline(task, cache_dir):
     source = task.baseline.read_bytes()
     reasons = static_checks.check_source(source, task)
-    b = build(task, source, cache_dir)
-    if not b.ok:
+    b = build(task, source, cache_dir, namespace="baseline")   # never a candidate's entry
+    reasons += b.refused
+    if not b.ok and not b.refused:
         raise TaskError(str(task.baseline), f"the baseline does not compile:\n{b.log}")
+    if reasons:
+        raise TaskError(str(task.baseline), "the baseline breaks the task's own rules: " + "; ".join(reasons))
     reasons += static_checks.check_object(b.obj, task) + static_checks.check_library(b.lib, task)
     problem = static_checks.entry_problem(b.lib, task)
     if reasons or problem:
         raise TaskError(str(task.baseline), "the baseline breaks the task's own rules: "
                                             + "; ".join(reasons + ([problem] if problem else [])))
-    return b.so_path
+    return b
 
 
 def _start_child(ctx, workdir):

@@ -5,10 +5,12 @@ Each check returns a list of human-readable reasons; an empty list means the can
 
 import re
 
+from . import allowlist
 from . import denylist as dl
 
 MAX_SOURCE_BYTES = 1 << 20
-_DIRECTIVE = re.compile(r"^\s*#\s*(\w+)\s*(.*)$")
+# `%:` is the digraph spelling of `#` (C++ [lex.digraph]): `%:include` is an #include.
+_DIRECTIVE = re.compile(r"^\s*(?:#|%:)\s*(\w+)\s*(.*)$")
 _RAW_ASM = re.compile(r"\b(syscall|sysenter)\b|\bint\s+\$?0x80\b")
 
 
@@ -87,14 +89,20 @@ def _check_include(lineno, rest, fams):
 
 
 def check_object(obj_info, task):
-    """Reasons from the candidate's object file: undefined symbols it references."""
+    """Reasons from the candidate's object file: each undefined symbol must be on the allowlist
+    (allowlist.py); a denylisted family is named first, with its own reason."""
     fams = dl.families(task.denylist) + dl.ALWAYS
-    reasons = []
+    reasons, unlisted = [], False
     for sym in obj_info.undefined():
         hit = dl.match_symbol(sym, fams)
         if hit:
             fam, what = hit
             reasons.append(f"references {sym} ({what}: {fam.why})")
+        elif not allowlist.allowed(sym, task.language):
+            reasons.append(f"references {sym} (not on the allowlist)")
+            unlisted = True
+    if unlisted:
+        reasons.append(allowlist.why_not(task.language))
     return reasons
 
 

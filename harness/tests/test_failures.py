@@ -35,8 +35,9 @@ def test_missing_entry_point(run_cli, candidate):
 
 
 def test_unresolved_symbol_fails_at_load(run_cli, candidate):
-    result = _eval(run_cli, candidate('extern "C" void not_defined_anywhere();\n'
-                                      + ENTRY + " { not_defined_anywhere(); return 0; }\n"))
+    # In std:: so that the allowlist passes it (an unknown C name is refused before loading).
+    result = _eval(run_cli, candidate('namespace std { void not_defined_anywhere(); }\n'
+                                      + ENTRY + " { std::not_defined_anywhere(); return 0; }\n"))
     assert result["status"] == "compile_error" and "does not load" in _reason(result)
     assert "not_defined_anywhere" in _reason(result)
 

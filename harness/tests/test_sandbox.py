@@ -170,3 +170,33 @@ def test_passed_descriptors_stay_open_inside():
         os.close(r)
         if w is not None:
             os.close(w)
+
+
+def test_no_unix_socket_of_the_host_either(tmp_path):
+    """PostgreSQL's socket (or any host Unix socket, abstract ones included) is out of reach: /run is
+    not bound, /tmp is private and the network namespace has its own abstract socket space."""
+    path = str(tmp_path / "s.sock")
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(path)
+    srv.listen(1)
+    abstract = socket.socket(socket.AF_UNIX)
+    abstract.bind(b"\0kernelseek-test-" + uuid.uuid4().hex.encode())
+    abstract.listen(1)
+    code = ("import socket, sys\n"
+            "for addr in sys.argv[1:]:\n"
+            "    s = socket.socket(socket.AF_UNIX)\n"
+            "    a = addr.encode().replace(b'@', b'\\0', 1) if addr.startswith('@') else addr\n"
+            "    try:\n"
+            "        s.connect(a); print('connected', addr)\n"
+            "    except OSError as e:\n"
+            "        print('refused', addr, e)\n")
+    name = "@" + abstract.getsockname()[1:].decode()
+    targets = [path, name] + (["/run/postgresql/.s.PGSQL.5432"] if os.path.exists("/run/postgresql") else [])
+    try:
+        outside = subprocess.run([PY, "-c", code, path, name], capture_output=True, text=True).stdout
+        assert [ln.split()[0] for ln in outside.splitlines()] == ["connected"] * 2, outside   # control
+        inside = run([PY, "-c", code, *targets], timeout=60).stdout
+        assert [ln.split()[0] for ln in inside.splitlines()] == ["refused"] * len(targets), inside
+    finally:
+        srv.close()
+        abstract.close()

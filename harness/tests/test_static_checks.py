@@ -95,6 +95,9 @@ def test_source_checks(task):
         b'asm(".incbin \\"/etc/passwd\\"");\n': ".incbin",
         b'void f() { asm volatile("syscall"); }\n': "raw system calls",
         b"#  \\\n include <omp.h>\n": "forbidden header",     # a continued line is still an include
+        b"%:include </etc/passwd>\n": "absolute or parent-relative",   # the digraph of #
+        b"  %:  include <cblas.h>\n": "forbidden header",
+        b"%:include_next <cmath>\n": "#include_next is not allowed",
         b"\xff\xfe": "not UTF-8",
     }
     for src, expected in cases.items():
@@ -126,4 +129,121 @@ def test_nvcc_object_references_only_the_runtime_registration(tmp_path):
     obj = read_elf(tmp_path / "k.o")
     assert "__cudaRegisterFatBinary" in obj.undefined()
     assert [s for s in obj.undefined() if dl.match_symbol(s, dl.ALWAYS)] == []
+    from .conftest import REPO
+    assert check_object(obj, load_task(REPO / "kernels" / "rmsnorm")) == [], obj.undefined()   # allowlisted
 
+
+
+# What cheaters reached for when the binary check was a list of forbidden names (issue 13, class 6),
+# and what honest kernels need: the allowlist must refuse the first and pass the second.
+REFUSED = {
+    "wordexp": 'struct W { unsigned long c; char** v; unsigned long o; };\n'
+               'extern "C" int wordexp(const char*, W*, int); static W w;\n'
+               'extern "C" int softmax_rows() { return wordexp("$(true)", &w, 0); }\n',
+    "__open_2": 'extern "C" int __open_2(const char*, int);\n'
+                'extern "C" int softmax_rows() { return __open_2("/proc/self/maps", 0); }\n',
+    "_Fork": 'extern "C" int _Fork(void); extern "C" int setsid(void);\n'
+             'extern "C" int softmax_rows() { return _Fork() == 0 ? setsid() : 0; }\n',
+    "rename": 'extern "C" int rename(const char*, const char*);\n'
+              'extern "C" int softmax_rows() { return rename("a", "b"); }\n',
+    "__clone": 'extern "C" int __clone(int (*)(void*), void*, int, void*);\n'
+               'static int f(void*) { return 0; } static char st[4096];\n'
+               'extern "C" int softmax_rows() { return __clone(f, st + 4096, 0, 0); }\n',
+    "dlsym": 'extern "C" void* dlsym(void*, const char*);\n'
+             'extern "C" int softmax_rows() { return dlsym(0, "PyRun_SimpleString") != 0; }\n',
+    "syscall": 'extern "C" long syscall(long, ...);\n'
+               'extern "C" int softmax_rows() { return (int)syscall(39); }\n',
+    "posix_spawnp": 'extern "C" int posix_spawnp(int*, const char*, void*, void*, char**, char**);\n'
+                    'extern "C" int softmax_rows() { return posix_spawnp(0, "sh", 0, 0, 0, 0); }\n',
+    "popen": 'struct F; extern "C" F* popen(const char*, const char*);\n'
+             'extern "C" int softmax_rows() { return popen("true", "r") != 0; }\n',
+    "getenv": 'extern "C" char* getenv(const char*);\n'
+              'extern "C" int softmax_rows() { return getenv("HOME") != 0; }\n',
+    "timer_create": 'extern "C" int timer_create(int, void*, void*);\n'
+                    'extern "C" int softmax_rows() { return timer_create(1, 0, 0); }\n',
+    "_ZNSt10filesystem6remove": '#include <filesystem>\n'
+        'extern "C" int softmax_rows() { return std::filesystem::remove("x"); }\n',
+    "_ZN5boost6detail4stubEv": 'namespace boost { namespace detail { void stub(); } }\n'
+        'extern "C" int softmax_rows() { boost::detail::stub(); return 0; }\n',
+}
+
+
+@pytest.mark.parametrize("symbol", sorted(REFUSED), ids=sorted(REFUSED))
+def test_allowlist_refuses_what_no_denylist_named(tmp_path, task, symbol):
+    obj, _, _, _ = _compile(tmp_path, REFUSED[symbol])
+    found = [s for s in obj.undefined() if s == symbol or s.startswith(symbol) and symbol.startswith("_Z")]
+    assert found, obj.undefined()
+    reasons = check_object(obj, task)
+    assert any(r.startswith(f"references {found[0]} ") for r in reasons), reasons
+
+
+def test_allowlist_passes_what_honest_kernels_use(tmp_path, task):
+    obj, _, _, _ = _compile(tmp_path, """
+        #include <algorithm>
+        #include <cmath>
+        #include <cstdio>
+        #include <cstring>
+        #include <memory>
+        #include <mutex>
+        #include <stdexcept>
+        #include <string>
+        #include <vector>
+        static std::mutex m;
+        extern "C" int softmax_rows(const float* x, float* y, long r, long c) {
+          std::lock_guard<std::mutex> g(m);
+          std::vector<float> t(x, x + c);
+          std::sort(t.begin(), t.end());
+          std::unique_ptr<double[]> acc(new double[c]);
+          std::memcpy(y, x, sizeof(float) * c);
+          for (long i = 0; i < c; ++i) y[i] = std::exp(y[i]) + std::tanh(y[i]) + std::fmax(y[i], 0.f);
+          if (r < 0) throw std::runtime_error("rows " + std::to_string(r));
+          if (r == 12345) std::fprintf(stderr, "debug %f\\n", acc[0]);
+          static thread_local int calls = 0;
+          return ++calls < 0;
+        }
+    """)
+    assert len(obj.undefined()) > 10
+    assert check_object(obj, task) == [], obj.undefined()
+
+
+def test_cuda_allowlist_covers_the_runtime_api_without_library_fallbacks():
+    from harness.allowlist import allowed
+    # What nvcc's generated host code references (CUDA 12 and 13) and what the baselines call.
+    for sym in ["__cudaRegisterFatBinary", "__cudaRegisterFatBinaryEnd", "__cudaUnregisterFatBinary",
+                "__cudaRegisterFunction", "__cudaRegisterVar", "__cudaPushCallConfiguration",
+                "__cudaPopCallConfiguration", "__cudaGetKernel", "__cudaLaunchKernel", "cudaLaunchKernel",
+                "cudaLaunchKernelExC", "cudaFuncSetAttribute", "cudaGetLastError", "cudaMemsetAsync",
+                "cudaMemcpyAsync", "cudaStreamSynchronize", "atexit", "__cxa_guard_acquire"]:
+        assert allowed(sym, "cuda"), sym
+        assert not sym.startswith("cuda") or not allowed(sym, "cpp"), sym
+    for sym in ["cudnnCreate", "cublasSgemm_v2", "cudaLaunchHostFunc", "cudaStreamAddCallback",
+                "cudaStreamSetAttribute", "cudaDeviceSetLimit", "cudaCtxResetPersistingL2Cache",
+                "cudaDeviceReset", "cudaGetDriverEntryPoint", "cudaLibraryLoadData", "cuModuleLoadData",
+                "cuLaunchKernel", "cudaGraphLaunch", "cudaIpcOpenMemHandle", "cudaSetDevice"]:
+        assert not allowed(sym, "cuda"), sym
+
+
+def test_cuda_objects_recorded_from_nvcc_pass_or_fail_as_their_manifest_says():
+    """nvcc is not on every machine: the undefined symbols of the CUDA baselines' and adversarial
+    candidates' objects, recorded with nvcc (nvcc_symbols.json), against the binary check. The
+    baselines and every candidate whose defence acts at run time must pass it (or they would never
+    reach the defence they test); the binary-stage ones must fail it naming their symbol."""
+    import json
+    import yaml
+    from pathlib import Path
+
+    from harness.elf import ElfInfo, Symbol
+    from .conftest import REPO
+    recorded = json.loads((Path(__file__).parent / "nvcc_symbols.json").read_text())["objects"]
+    manifest = yaml.safe_load((REPO / "harness/adversarial/cuda/manifest.yaml").read_text())
+    stage = {f"harness/adversarial/cuda/{c['file']}": (c["stage"], c["expect"]) for c in manifest["candidates"]}
+    tasks = {"flash": load_task(REPO / "kernels/flash_attn_fwd"), "rmsnorm": load_task(REPO / "kernels/rmsnorm")}
+    for path, undefined in recorded.items():
+        task = tasks["flash"] if "flash_attn_fwd" in path else tasks["rmsnorm"]
+        obj = ElfInfo(kind="relocatable", needed=[], rpath=[],
+                      symbols=[Symbol(name, "global", "notype", False, 0) for name in undefined])
+        reasons = check_object(obj, task)
+        if path.startswith("kernels/") or stage[path][0] == "runtime":
+            assert reasons == [], (path, reasons)
+        elif stage[path][0] == "binary" and "references" in str(stage[path][1]["reason"]):
+            assert any(stage[path][1]["reason"] in r for r in reasons), (path, reasons)
