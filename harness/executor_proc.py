@@ -79,6 +79,9 @@ class ExecutorProcess:
         argv = [sys.executable, "-m", "harness.executor", str(theirs.fileno())]
         setup = functools.partial(_child_setup, os.getpid())
         set_subreaper()
+        # Whatever already ran below this process (the caller's watchdog, say: kernelseek starts the
+        # harness beside a `sh`/`cat` that kills its group when the caller dies) is not the candidate's.
+        self.preexisting = set(_children_of(os.getpid()))
         if sandboxed:
             env["PYTHONPATH"] = f"{INSIDE}/package"
             self.proc = sandbox.popen(argv, pass_fds=(theirs.fileno(),), env=env, cwd="/tmp",
@@ -217,7 +220,8 @@ class ExecutorProcess:
                 if ppid == me:
                     _reap(int(entry))
                 continue
-            if ppid == self.pid or (ppid == me and int(entry) not in _live_executors()):
+            if ppid == self.pid or (ppid == me and int(entry) not in _live_executors()
+                                    and int(entry) not in self.preexisting):
                 found.append(int(entry))
         return found
 
@@ -326,6 +330,21 @@ def _is_bwrap(pid):
         return os.path.basename(os.readlink(f"/proc/{pid}/exe")) == "bwrap"
     except OSError:
         return False
+
+
+def _children_of(pid):
+    """The live processes whose parent is `pid`."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[-1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] not in ("Z", "X"):
+            out.append(int(entry))
+    return out
 
 
 def _live_executors():
