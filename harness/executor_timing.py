@@ -216,6 +216,17 @@ def _judge(ctx, entry, samples, rcs, unsupported, unwritten_calls, reservoir, ga
                                             "reference": median(null_wall["ref"])}}
     if unsupported:
         entry["peer_unsupported"] = unsupported
+    if "candidate" in rcs:
+        return fail(entry, "runtime_error", f"during timing: {task.entry} returned {rcs['candidate']}")
+    for name, rc in rcs.items():
+        ctx.messages.append(f"{scenario.id}: {name} returned {rc} during timing; its time is not reported")
+    if unwritten_calls:
+        first = unwritten_calls[0]
+        return fail(entry, "incorrect", f"during timing: {len(unwritten_calls)} timed call(s) left outputs "
+                                        f"unwritten (first: call #{first['rep'] + 1}, {', '.join(first['outputs'])}); "
+                                        f"every call must compute the result (hack 11)")
+    # The checks on where CPU went come after the definite ones above: a candidate that skipped its
+    # work is told so (incorrect), not that its idle time looked odd.
     # Work the clock did not see: CPU the candidate's executor used while it should have been idle.
     if gaps["cand"] and gaps["ref"]:
         excess = median(gaps["cand"]) - median(gaps["ref"])
@@ -233,15 +244,6 @@ def _judge(ctx, entry, samples, rcs, unsupported, unwritten_calls, reservoir, ga
             return fail(entry, "rejected", f"during timing: the candidate's process used {cpu_ms:.3f} ms of CPU per "
                                            f"call in {wall_ms:.3f} ms of wall time: it ran on more than one core, "
                                            f"and the task is single-threaded")
-    if "candidate" in rcs:
-        return fail(entry, "runtime_error", f"during timing: {task.entry} returned {rcs['candidate']}")
-    for name, rc in rcs.items():
-        ctx.messages.append(f"{scenario.id}: {name} returned {rc} during timing; its time is not reported")
-    if unwritten_calls:
-        first = unwritten_calls[0]
-        return fail(entry, "incorrect", f"during timing: {len(unwritten_calls)} timed call(s) left outputs "
-                                        f"unwritten (first: call #{first['rep'] + 1}, {', '.join(first['outputs'])}); "
-                                        f"every call must compute the result (hack 11)")
     for rep, seed, outs in sorted(reservoir, key=lambda x: x[0]):
         _, ref, tols = ctx.oracle.expected(scenario.params, seed)
         for arg in task.outputs():

@@ -101,13 +101,25 @@ def check(result, expect, stage=None):
     return not problems, "; ".join(problems)
 
 
+# Defences an entry may name under `without:` so that the one behind them is tested alone (the
+# allowlist refuses most native tricks before they run; the run-time checks must still hold).
+LAYERS = {"allowlist": "allowlist", "seccomp": "confine", "sandbox": "sandbox"}
+
+
+def layers_off(entry):
+    unknown = set(entry.get("without") or ()) - set(LAYERS)
+    if unknown:
+        raise ValueError(f"{entry['file']}: unknown layer(s) under without: {sorted(unknown)}; known: {sorted(LAYERS)}")
+    return {LAYERS[name]: False for name in entry.get("without") or ()}
+
+
 def run_entry(task_dir, entry, workdir, cache_dir=None):
     """Evaluate one manifest entry. ok is None when the candidate passed every check that runs
     without its device (e.g. a CUDA candidate on a machine without a GPU): not caught, not missed."""
     tdir = task_copy(task_dir, entry["task_overrides"], Path(workdir) / entry["file"].split(".")[0])
     try:
         result = evaluate(Options(task_dir=str(tdir), candidate=str(entry["path"]), scenarios=entry["scenarios"],
-                                  cache_dir=cache_dir, call_timeout=60))
+                                  cache_dir=cache_dir, call_timeout=60, **layers_off(entry)))
     except EnvironmentProblem as exc:
         return {"file": entry["file"], "hack": entry.get("hack"), "trust": entry.get("trust"), "status": None,
                 "flags": [], "ok": None,

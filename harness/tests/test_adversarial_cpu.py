@@ -17,9 +17,11 @@ def test_manifest_covers_every_hack_cpp_can_express():
     assert sorted({e["hack"] for e in ENTRIES if "hack" in e}) == [1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]
     # Issue 13's classes of cheats that got through (8 and 9 are CUDA-only, 10 is the compile cache's).
     assert sorted({e["trust"] for e in ENTRIES if "trust" in e}) == [1, 2, 3, 4, 5, 6, 7]
-    listed = {e["file"] for e in ENTRIES}
-    # trust*.cpp belong to static-manifest.yaml (test_adversarial_static.py checks those).
-    assert listed == {p.name for p in MANIFEST.parent.glob("*.cpp") if not p.name.startswith("trust")}
+    # Every candidate in the folder is in this manifest or in static-manifest.yaml (the compile-time
+    # classes, test_adversarial_static.py), and in one of them only.
+    listed = [e["file"] for e in ENTRIES]
+    static = [e["file"] for e in load_manifest(MANIFEST.with_name("static-manifest.yaml"))[1]]
+    assert sorted(listed + static) == sorted(p.name for p in MANIFEST.parent.glob("*.cpp"))
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e["file"] for e in ENTRIES])
@@ -28,3 +30,14 @@ def test_adversarial_candidate_is_caught(entry, tmp_path, cache_dir):
     assert out["ok"], f"{entry['file']}: {out['why']}; first reason: {out['reason']}"
     if entry["expect"]["status"] != "ok":
         assert not out["result"]["correct"]
+
+
+LAYERED = [e for e in ENTRIES if e.get("without")]
+
+
+@pytest.mark.parametrize("entry", LAYERED, ids=[e["file"] for e in LAYERED])
+def test_with_every_layer_on_it_is_refused_too(entry, tmp_path, cache_dir):
+    # The entries above run with a layer off to test the defence behind it; with all of them on, the
+    # candidate must not get through either (it is refused, most often by the allowlist).
+    out = run_entry(TASK_DIR, dict(entry, without=[]), Path(tmp_path), cache_dir)
+    assert out["status"] in ("rejected", "incorrect"), f"{entry['file']}: {out['status']}; {out['reason']}"

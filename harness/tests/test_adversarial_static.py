@@ -21,7 +21,8 @@ SLOW = b"  for (volatile int spin = 0; spin < 2000000; ++spin) {}\n  return 0;\n
 
 
 def test_manifest_lists_every_trust_candidate():
-    assert {e["file"] for e in ENTRIES} == {p.name for p in MANIFEST.parent.glob("trust*.cpp")}
+    # (test_adversarial_cpu.py checks that the two manifests together list every candidate once)
+    assert {e["file"] for e in ENTRIES} <= {p.name for p in MANIFEST.parent.glob("trust*.cpp")}
     assert {e["hack"] for e in ENTRIES} == {6, 10}
     assert all(e.get("before") for e in ENTRIES)      # what each got from the harness before
 

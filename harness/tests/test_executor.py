@@ -90,7 +90,7 @@ def test_without_seccomp_the_parent_still_catches(name, cache_dir):
     status, wanted = UNCONFINED[name]
     wanted = wanted if isinstance(wanted, tuple) else (wanted,)
     result = evaluate(Options(task_dir=str(CPU_TASK), candidate=str(entry["path"]), scenarios=entry["scenarios"],
-                              cache_dir=cache_dir, confine=False, with_peers=False))
+                              cache_dir=cache_dir, confine=False, allowlist=False, with_peers=False))
     found = texts(result)
     assert result["status"] == status, found
     assert any(w in t for w in wanted for t in found), found
@@ -135,7 +135,7 @@ extern "C" int softmax_rows(const float* x, float* y, int64_t rows, int64_t cols
 @pytest.mark.parametrize("confine", [True, False])
 def test_outputs_are_read_from_the_parents_own_mapping(candidate, cache_dir, confine):
     result = evaluate(Options(task_dir=str(CPU_TASK), candidate=str(candidate(REMAP)), scenarios="r256-c1024",
-                              cache_dir=cache_dir, confine=confine, with_peers=False))
+                              cache_dir=cache_dir, confine=confine, allowlist=False, with_peers=False))
     assert result["status"] == "incorrect"
     assert "were never written" in result["scenarios"][0]["reason"]
 
@@ -189,9 +189,9 @@ def test_the_executor_runs_inside_bubblewrap_without_the_checkout(candidate, cac
         }
     """ % (REPO / "harness" / "evaluate.py"))
     inside = evaluate(Options(task_dir=str(CPU_TASK), candidate=str(probe), scenarios="r7-c33",
-                              cache_dir=cache_dir, with_peers=False))
+                              cache_dir=cache_dir, allowlist=False, with_peers=False))
     assert inside["status"] == "ok", texts(inside)
     outside = evaluate(Options(task_dir=str(CPU_TASK), candidate=str(probe), scenarios="r7-c33",
-                               cache_dir=cache_dir, with_peers=False, sandbox=False))
+                               cache_dir=cache_dir, allowlist=False, with_peers=False, sandbox=False))
     assert outside["status"] == "runtime_error" and "returned 7" in outside["scenarios"][0]["reason"], texts(outside)
     assert any("not run inside bubblewrap (turned off)" in m for m in outside["messages"])
