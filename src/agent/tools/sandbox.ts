@@ -119,7 +119,8 @@ export function describeLimits(limits: SandboxLimits): string {
   const mb = (b: number) => `${Math.round(b / 2 ** 20)} MB`;
   return [
     limits.memoryBytes === null ? null : `${mb(limits.memoryBytes)} of address space per process`,
-    `${limits.processes} processes`,
+    // The kernel does not apply RLIMIT_NPROC to root: not a limit to claim when the service is root.
+    process.getuid?.() === 0 ? null : `${limits.processes} processes`,
     `files of at most ${mb(limits.fileBytes)}`,
   ].filter(Boolean).join(', ');
 }
