@@ -80,6 +80,7 @@ describe('the sandbox keeps secrets, files and services out of reach', () => {
     expect(r.content).toMatch(/Read-only file system[\s\S]*Read-only file system/);
     expect(r.content).not.toContain('ks-sandbox-host-tmp-probe');
     expect(existsSync('/tmp/f') && (await readFile('/tmp/f', 'utf8')) === 'mine\n').toBe(false);
+    await rm('/tmp/ks-sandbox-host-tmp-probe', { force: true });
   });
 });
 
