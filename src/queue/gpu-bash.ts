@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Config, Env } from '../config/index.js';
-import { prepareMountPoints, probeSandbox } from '../agent/tools/sandbox-run.js';
+import { DEFAULT_HOST_PATH, prepareMountPoints, probeSandbox } from '../agent/tools/sandbox-run.js';
 import { gpuDeviceNodes, sandboxArgv, sandboxEnvironment, sandboxLimits, SANDBOX_HOME, toolchainFolders, type SandboxSpec } from '../agent/tools/sandbox.js';
 import { safeToolText } from '../agent/tools/output-cap.js';
 import { runGuarded } from '../harness/process-group.js';
@@ -77,7 +77,7 @@ export function gpuBashSandbox(config: Config, env: Env, dirs: { workspace: stri
 export async function runGpuBash(run: GpuBashRun, env: Env, config: Config): Promise<GpuBashRunResult> {
   const sandboxed = config.agent.sandbox.mode === 'on';
   if (sandboxed) {
-    const probe = probeSandbox();
+    const probe = probeSandbox(env.PATH ?? DEFAULT_HOST_PATH);
     if (!probe.ok) {
       const output = `[gpu_bash is disabled on this host: the sandbox is unavailable (${probe.why}); install bubblewrap or set KERNELSEEK_SANDBOX=off]\n`;
       return { exitCode: null, output, truncated: false, timedOut: false, durationMs: 0 };
@@ -96,7 +96,8 @@ export async function runGpuBash(run: GpuBashRun, env: Env, config: Config): Pro
       const spec = gpuBashSandbox(config, env, { workspace, home }, run.gpuIndex);
       await prepareMountPoints(spec);
       argv = sandboxArgv(spec, run.command);
-      childEnv = { PATH: '/usr/local/bin:/usr/bin:/bin' };
+      // Only for finding prlimit and bwrap (a GPU host carries bwrap outside /usr).
+      childEnv = { PATH: env.PATH ?? DEFAULT_HOST_PATH };
     }
     const r = await runGuarded(argv[0]!, argv.slice(1), {
       cwd: workspace,

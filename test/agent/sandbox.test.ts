@@ -80,6 +80,7 @@ describe('the sandbox keeps secrets, files and services out of reach', () => {
     expect(r.content).toMatch(/Read-only file system[\s\S]*Read-only file system/);
     expect(r.content).not.toContain('ks-sandbox-host-tmp-probe');
     expect(existsSync('/tmp/f') && (await readFile('/tmp/f', 'utf8')) === 'mine\n').toBe(false);
+    await rm('/tmp/ks-sandbox-host-tmp-probe', { force: true });
   });
 });
 
@@ -138,7 +139,7 @@ describe('limits', () => {
 
   it('tells the model the limits when a command fails', async () => {
     const r = await bash('exit 4');
-    expect(r.content).toMatch(/sandbox limits: .*processes.*no network/);
+    expect(r.content).toMatch(/sandbox limits: .*address space.*files of at most 1024 MB; no network/);
   });
 });
 
@@ -185,6 +186,30 @@ describe('files the agent writes never make the engine run code', () => {
     expect(r.content).toContain('REFUSED');
     await commitWorkspace(ws, 'candidate 2', PATH_ENV, 50 * 2 ** 20);
     expect(existsSync(marker)).toBe(false);
+  });
+
+  it('a workspace from before the git directory moved out keeps its history and loses what could run code', async () => {
+    const dataDir = path.join(tmp.dir, 'legacy');
+    const dir = path.join(dataDir, 'workspaces', 'ks-legacy');
+    await mkdir(dir, { recursive: true });
+    const who = { GIT_AUTHOR_NAME: 'a', GIT_AUTHOR_EMAIL: 'a@b.invalid', GIT_COMMITTER_NAME: 'a', GIT_COMMITTER_EMAIL: 'a@b.invalid' };
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, env: { PATH: PATH_ENV, HOME: dir, ...who }, encoding: 'utf8' });
+    git('init', '-q');
+    await writeFile(path.join(dir, 'kernel.cpp'), 'old\n');
+    git('add', '-A');
+    git('commit', '-qm', 'old layout');
+    const marker = path.join(tmp.dir, 'LEGACY-HOOK-RAN');
+    await writeFile(path.join(dir, '.git', 'hooks', 'post-commit'), `#!/bin/sh\ntouch ${marker}\n`, { mode: 0o755 });
+    await writeFile(path.join(dir, '.git', 'config'), `[core]\n\tfsmonitor = "touch ${marker}"\n[filter "x"]\n\tclean = touch ${marker}\n`, { flag: 'a' });
+    await writeFile(path.join(dir, '.gitattributes'), '* filter=x\n');
+    const { workspace, created } = await ensureWorkspace({ dataDir, runId: 'ks-legacy', kernelFile: 'kernel.cpp', pathEnv: PATH_ENV }, () => Promise.reject(new Error('must not reseed')));
+    expect(created).toBe(false);
+    expect(existsSync(path.join(dir, '.git', 'HEAD'))).toBe(false);
+    await writeFile(path.join(dir, 'kernel.cpp'), 'new\n');
+    await commitWorkspace(workspace, 'after the move', PATH_ENV, 50 * 2 ** 20);
+    expect(existsSync(marker)).toBe(false);
+    const log = execFileSync('git', [`--git-dir=${workspace.gitDir}`, 'log', '--format=%s'], { encoding: 'utf8', env: { PATH: PATH_ENV } });
+    expect(log.trim().split('\n')).toEqual(['after the move', 'old layout']);
   });
 
   it('a 200 MB file is refused for commit with a message to the model, and evaluate is refused before it spends an evaluation', async () => {

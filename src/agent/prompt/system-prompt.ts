@@ -28,7 +28,7 @@ function commandsLine(input: SystemPromptInput, host: string): string[] {
     ];
   }
   return [
-    `- bash: each command runs in a fresh shell in a sandbox: the workspace (${input.workspaceDir}, read-write), its git history (${input.workspaceDir}/.git, read-only: use \`git log\`, \`git diff\`, \`git show best:<file> > <file>\`), a HOME of its own, a private /tmp, and the system's compilers, libraries and python (read-only). There is no network and no other file of this host; every process a command starts is killed when it returns. ${common[0]!.toUpperCase()}${common.slice(1)}; limits: ${input.limits}.`,
+    `- bash: each command runs in a fresh shell in a sandbox: the workspace (${input.workspaceDir}, read-write), its git history (${input.workspaceDir}/.git, read-only: use \`git log\`, \`git diff\`, \`git show best:<file> > <file>\`), a HOME of its own, a private /tmp, and the system's compilers, libraries and python (read-only). Nothing else of this host is there: no network, no services, no other runs, no data of the service. Every process a command starts is killed when the command returns. ${common[0]!.toUpperCase()}${common.slice(1)}; limits: ${input.limits}.`,
     `- gpu_bash: run a command on ${host} in the same kind of sandbox, against a snapshot of the workspace at /workspace (files written there do not come back), with the device available.`,
   ];
 }

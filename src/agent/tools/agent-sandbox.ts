@@ -1,14 +1,19 @@
 import path from 'node:path';
 import type { Config } from '../../config/index.js';
 import type { Workspace } from '../workspace/workspace.js';
-import { probeSandbox } from './sandbox-run.js';
+import { DEFAULT_HOST_PATH, probeSandbox } from './sandbox-run.js';
 import { describeLimits, sandboxEnvironment, sandboxLimits, toolchainFolders, type SandboxSpec } from './sandbox.js';
 
 /** Why the agent's commands cannot run here, or null when they can (sandboxed or by choice not). */
 export function sandboxUnavailable(config: Config): string | null {
   if (config.agent.sandbox.mode === 'off') return null;
-  const probe = probeSandbox();
+  const probe = probeSandbox(hostPath(config));
   return probe.ok ? null : probe.why;
+}
+
+/** The service's PATH, where prlimit and bwrap are looked up. */
+export function hostPath(config: Config): string {
+  return config.agent.bash.env.PATH ?? DEFAULT_HOST_PATH;
 }
 
 /** The message a command tool returns when the sandbox is unavailable. */

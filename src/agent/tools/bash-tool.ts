@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { ToolContext, ToolResult } from './tool-types.js';
 import { ToolInputError } from './paths.js';
-import { bashLimitsSentence, bashSandbox, plainEnvironment, refusalMessage, sandboxUnavailable } from './agent-sandbox.js';
+import { bashLimitsSentence, bashSandbox, hostPath, plainEnvironment, refusalMessage, sandboxUnavailable } from './agent-sandbox.js';
 import { safeToolText } from './output-cap.js';
 import { runSandboxed } from './sandbox-run.js';
 
@@ -23,6 +23,7 @@ export async function runBashTool(input: Record<string, unknown>, ctx: ToolConte
   const result = await runSandboxed(command, {
     spec: sandboxed ? bashSandbox(ctx.config, ctx.workspace) : null,
     plain: { cwd: ctx.workspace.dir, env: plainEnvironment(ctx.config, ctx.workspace) },
+    hostPath: hostPath(ctx.config),
     timeoutMs: timeoutSeconds * 1000,
     outputCap: ctx.config.agent.bash.outputCapChars,
     signal: ctx.signal,

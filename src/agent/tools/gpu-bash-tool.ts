@@ -1,5 +1,5 @@
 import { snapshotWorkspace } from '../workspace/workspace.js';
-import { capText } from './output-cap.js';
+import { capText, safeToolText } from './output-cap.js';
 import { ToolInputError } from './paths.js';
 import type { ToolContext, ToolResult } from './tool-types.js';
 
@@ -33,5 +33,6 @@ export async function runGpuBashTool(input: Record<string, unknown>, ctx: ToolCo
   else if (result.exitCode !== 0) notes.push(`[exit status ${result.exitCode}]`);
   if (result.truncated) notes.push('[output truncated: head and tail kept]');
   const output = capText(result.output.trim() === '' ? '(no output)' : result.output, ctx.config.agent.bash.outputCapChars);
-  return { content: `${output}\n${notes.join('\n')}`, isError: result.timedOut || result.exitCode !== 0 };
+  // A worker of an older version does not escape NULs; the store must never see one.
+  return { content: safeToolText(`${output}\n${notes.join('\n')}`), isError: result.timedOut || result.exitCode !== 0 };
 }

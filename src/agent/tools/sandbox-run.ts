@@ -18,28 +18,37 @@ export interface CommandResult {
 
 export type SandboxProbe = { ok: true } | { ok: false; why: string };
 
-let probed: SandboxProbe | undefined;
+export const DEFAULT_HOST_PATH = '/usr/local/bin:/usr/bin:/bin';
+const probes = new Map<string, SandboxProbe>();
 
 /**
- * Checks once per process that the sandbox works here: bwrap and prlimit present, user namespaces
- * allowed, and a command inside sees no network and runs as the unprivileged uid.
+ * Checks once per process (and PATH) that the sandbox works here: bwrap and prlimit found on
+ * `hostPath` (the service's PATH: a GPU host carries bwrap outside /usr), user namespaces allowed,
+ * and a command inside sees no network and runs as the unprivileged uid.
  */
-export function probeSandbox(): SandboxProbe {
-  if (probed) return probed;
+export function probeSandbox(hostPath: string = DEFAULT_HOST_PATH): SandboxProbe {
+  const known = probes.get(hostPath);
+  if (known) return known;
+  let probed: SandboxProbe;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'kernelseek-sandbox-probe-'));
   try {
     const argv = sandboxArgv(
       { workspace: dir, env: { PATH: '/usr/bin:/bin' }, gpu: false, readOnly: [], limits: { memoryBytes: 1 << 30, processes: 64, fileBytes: 1 << 20 } },
       'id -u; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " "',
     );
-    const r = spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8', timeout: 10_000, env: {} });
+    const r = spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8', timeout: 10_000, env: { PATH: hostPath } });
     if (r.error) probed = { ok: false, why: `${argv[0]} could not start (${r.error.message}); install bubblewrap and util-linux (scripts/setup.sh)` };
-    else if (r.status !== 0) probed = { ok: false, why: `bubblewrap failed: ${(r.stderr || r.stdout).trim().split('\n')[0]} (does this host allow user namespaces?)` };
+    else if (r.status !== 0) {
+      const first = (r.stderr || r.stdout).trim().split('\n')[0] ?? '';
+      const hint = /failed to execute bwrap/.test(first) ? 'install bubblewrap: scripts/setup.sh' : 'does this host allow user namespaces?';
+      probed = { ok: false, why: `bubblewrap failed: ${first} (${hint})` };
+    }
     else if (r.stdout.trim() !== '65534\nlo') probed = { ok: false, why: `the probe command saw uid/interfaces ${JSON.stringify(r.stdout.trim())}, expected 65534 and only lo` };
     else probed = { ok: true };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+  probes.set(hostPath, probed);
   return probed;
 }
 
@@ -72,7 +81,7 @@ export async function prepareMountPoints(spec: SandboxSpec): Promise<void> {
  */
 export async function runSandboxed(
   command: string,
-  options: { spec: SandboxSpec | null; plain?: { cwd: string; env: Record<string, string> }; timeoutMs: number; outputCap: number; signal?: AbortSignal },
+  options: { spec: SandboxSpec | null; plain?: { cwd: string; env: Record<string, string> }; hostPath?: string; timeoutMs: number; outputCap: number; signal?: AbortSignal },
 ): Promise<CommandResult> {
   const started = Date.now();
   let argv: string[];
@@ -82,7 +91,8 @@ export async function runSandboxed(
     await prepareMountPoints(options.spec);
     argv = sandboxArgv(options.spec, command);
     cwd = options.spec.workspace;
-    env = { PATH: '/usr/local/bin:/usr/bin:/bin' };
+    // Only for finding prlimit and bwrap; the command's environment is the spec's.
+    env = { PATH: options.hostPath ?? DEFAULT_HOST_PATH };
   } else {
     if (!options.plain) throw new Error('runSandboxed: no sandbox and no plain settings');
     argv = ['bash', '-c', command];

@@ -1,4 +1,6 @@
-import { existsSync, lstatSync, readdirSync, realpathSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, renameSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { AgentConfig, HarnessConfig } from '../../config/index.js';
 
@@ -52,9 +54,57 @@ const ETC_ALLOWLIST = [
 
 const TOP_LEVEL = ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32'];
 
-function etcEntries(): string[] {
-  const extra = readdirSafe('/etc').filter((n) => /^python3/.test(n));
-  return [...ETC_ALLOWLIST, ...extra].map((n) => path.join('/etc', n)).filter((p) => existsSync(p));
+let etcCopy: string | undefined;
+
+/** A folder this process may trust: a real directory, ours, writable by no one else. */
+function ownedByUs(dir: string): boolean {
+  try {
+    const st = lstatSync(dir);
+    return st.isDirectory() && st.uid === process.getuid?.() && (st.mode & 0o022) === 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The sandbox's /etc: a copy of the allowlisted entries bound as one read-only mount (two dozen
+ * single-file binds cost bwrap ~20 ms a command: it re-reads the mount table for each). The copy is
+ * named after what it copies (names, sizes, mtimes), so processes share it and a changed /etc gets a
+ * new one; a folder of that name not owned by us is never used (another user could have made it).
+ */
+export function sandboxEtc(): string {
+  if (etcCopy && existsSync(etcCopy)) return etcCopy;
+  const names = [...ETC_ALLOWLIST, ...readdirSafe('/etc').filter((n) => /^python3/.test(n))].filter((n) => existsSync(path.join('/etc', n)));
+  const hash = createHash('sha256');
+  for (const name of names) {
+    const st = lstatSync(path.join('/etc', name));
+    hash.update(`${name}:${st.size}:${st.mtimeMs}\n`);
+  }
+  const final = path.join(os.tmpdir(), `kernelseek-sandbox-etc-${process.getuid?.() ?? 'u'}-${hash.digest('hex').slice(0, 16)}`);
+  if (ownedByUs(final)) return (etcCopy = final);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'kernelseek-sandbox-etc-'));
+  for (const name of names) {
+    const dest = path.join(dir, name);
+    try {
+      mkdirSync(path.dirname(dest), { recursive: true });
+      cpSync(path.join('/etc', name), dest, { recursive: true, verbatimSymlinks: true, dereference: false });
+    } catch {
+      // An entry this user cannot read is one the sandbox goes without.
+    }
+  }
+  // Readable by whatever uid runs the sandbox (nothing secret is copied).
+  chmodSync(dir, 0o755);
+  try {
+    renameSync(dir, final);
+    return (etcCopy = final);
+  } catch {
+    // Another process made it first (then use theirs if it is ours), or the name is taken.
+    if (ownedByUs(final)) {
+      rmSync(dir, { recursive: true, force: true });
+      return (etcCopy = final);
+    }
+    return (etcCopy = dir);
+  }
 }
 
 function readdirSafe(dir: string): string[] {
@@ -119,7 +169,8 @@ export function describeLimits(limits: SandboxLimits): string {
   const mb = (b: number) => `${Math.round(b / 2 ** 20)} MB`;
   return [
     limits.memoryBytes === null ? null : `${mb(limits.memoryBytes)} of address space per process`,
-    `${limits.processes} processes`,
+    // The kernel does not apply RLIMIT_NPROC to root: not a limit to claim when the service is root.
+    process.getuid?.() === 0 ? null : `${limits.processes} processes`,
     `files of at most ${mb(limits.fileBytes)}`,
   ].filter(Boolean).join(', ');
 }
@@ -151,7 +202,7 @@ export function sandboxArgv(spec: SandboxSpec, command: string): string[] {
     if (st.isSymbolicLink()) a.push('--symlink', realpathSync(p).replace(/^\//, ''), p);
     else a.push('--ro-bind', p, p);
   }
-  for (const p of etcEntries()) a.push('--ro-bind', p, p);
+  a.push('--ro-bind', sandboxEtc(), '/etc');
   for (const p of spec.readOnly) a.push('--ro-bind-try', p, p);
   a.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
   if (spec.gpu) {
