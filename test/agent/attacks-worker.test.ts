@@ -6,7 +6,7 @@ import { createBullmqDispatcher } from '../../src/queue/bullmq-dispatcher.js';
 import { redisOptionsFromUrl } from '../../src/queue/connection.js';
 import { marker, sleep, sleepers } from '../support/attack-kit.js';
 import { createTempDir } from '../support/db.js';
-import { newPrefix, REDIS_URL, removePrefix, startWorker, workerEnv, type WorkerProcess } from '../queue/support.js';
+import { newPrefix, REDIS_URL, TEST_RESULT_KEY, removePrefix, startWorker, workerEnv, type WorkerProcess } from '../queue/support.js';
 
 // gpu_bash on a worker host: a real `kernelseek gpu-worker` process serving the cpu queue, with
 // credentials in its environment. The command tries to read the worker's environment (its own,
@@ -27,7 +27,7 @@ describe('gpu_bash through a gpu-worker', () => {
     archive = await packWorkspace(ws);
     worker = startWorker('cli', workerEnv(prefix, path.join(tmp.dir, 'data'), SECRETS));
     await worker.waitFor(/gpu-worker .* ready: eval-cpu, gpu-bash-cpu/);
-    dispatcher = createBullmqDispatcher({ connection: redisOptionsFromUrl(REDIS_URL), prefix });
+    dispatcher = createBullmqDispatcher({ connection: redisOptionsFromUrl(REDIS_URL), prefix, resultKey: TEST_RESULT_KEY });
   }, 120_000);
   afterAll(async () => {
     await dispatcher?.close();
