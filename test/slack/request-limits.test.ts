@@ -138,6 +138,18 @@ describe('the Slack endpoint refuses before it reads', () => {
     }
   });
 
+  it('refuses with 503 once bodies still arriving hold 16 MiB in all, and memory stays bounded', async () => {
+    // Twelve signed uploads of 1.9 MB each, none finished: each is under the limit, together over the budget.
+    let results: Awaited<ReturnType<typeof upload>>[] = [];
+    const growth = await peakGrowthMb(child.pid!, async () => {
+      results = await Promise.all(Array.from({ length: 12 }, () => upload(endpoint, { bytes: Math.floor(1.9 * MB), chunked: true, headers: signed(), holdOpenMs: 1500 })));
+    });
+    const refused = results.filter((r) => r.status === 503);
+    expect(refused.length).toBeGreaterThanOrEqual(3);
+    expect(results.filter((r) => r.status === undefined).length).toBeGreaterThanOrEqual(8);
+    expect(growth).toBeLessThan(50);
+  });
+
   it('still reads a body of the largest size Slack sends, and refuses it for its signature (401, not 413)', async () => {
     const result = await upload(endpoint, { bytes: MAX_BODY_BYTES - 1024, headers: signed() });
     expect(result.status, result.error).toBe(401);

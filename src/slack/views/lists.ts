@@ -83,7 +83,7 @@ export function renderHelp(): SlackView {
     `• ${START_USAGE} — start a run; its thread shows a status card, new bests, decision points and questions. Options: ${options}.`,
     '• `/kernelseek status [run]` — a run’s status card (the latest in this channel without a run id).',
     '• `/kernelseek stop <run>` — stop a run (its owner or an admin).',
-    '• `/kernelseek list` — recent runs · `/kernelseek tasks` — the tasks · `/kernelseek bank` — the question bank · `/kernelseek digest` — post today’s digest here.',
+    '• `/kernelseek list` — this channel’s recent runs · `/kernelseek tasks` — the tasks · `/kernelseek bank` — the question bank · `/kernelseek digest` — post today’s digest here.',
     '*In a run’s thread*: a reply is the agent’s next question. A reply of just `stop`, `pause`, `resume`, `status` or `budget +N` steers the run. ' +
       `Lines starting with ${ASIDE_PREFIXES.map((p) => `\`${p}\``).join(' or ')} are asides and never reach the agent.`,
   ].join('\n');

@@ -15,7 +15,11 @@ export interface UploadResult {
   error?: string;
 }
 
-export function upload(url: string, options: { bytes: number; headers?: Record<string, string>; chunked?: boolean; timeoutMs?: number }): Promise<UploadResult> {
+/**
+ * `holdOpenMs`: after the last byte, keep the request open (never end it) for that long — a body
+ * that is still arriving holds the server's memory; then report no answer.
+ */
+export function upload(url: string, options: { bytes: number; headers?: Record<string, string>; chunked?: boolean; timeoutMs?: number; holdOpenMs?: number }): Promise<UploadResult> {
   const chunk = Buffer.alloc(1024 * 1024, 0x61);
   const headers: Record<string, string> = { 'content-type': 'application/json', ...options.headers };
   if (!options.chunked) headers['content-length'] = String(options.bytes);
@@ -44,7 +48,9 @@ export function upload(url: string, options: { bytes: number; headers?: Record<s
         sent += n;
         if (!req.write(n === chunk.length ? chunk : chunk.subarray(0, n))) return void req.once('drain', pump);
       }
-      if (!result) req.end();
+      if (result) return;
+      if (options.holdOpenMs !== undefined) return void setTimeout(() => done({ error: 'held open, no answer' }), options.holdOpenMs);
+      req.end();
     };
     pump();
   });

@@ -85,8 +85,11 @@ export function registerThreadReplies(app: App, deps: SlackDeps): void {
       }
     } catch (error) {
       if (error instanceof AppError) return whisper(`:warning: ${error.userMessage}`);
+      // Not taken (the database is down, a bug): rethrown, so the reply is not counted as handled.
+      // The event-id middleware forgets it and Slack delivers it again, or its author is told to
+      // send it again; it is never acknowledged and dropped.
       deps.logger.error({ err: error, runId: run.id, ts: m.ts }, 'handling a thread reply failed');
-      whisper(':x: Something went wrong on our side while handling your reply; it has been logged.');
+      throw error;
     }
   });
 }
