@@ -20,12 +20,12 @@ const CASES: [string, (yaml: string) => string, string][] = [
   ['kernel file with a folder', (y) => y.replace('file: kernel.cpp', 'file: src/kernel.cpp'), 'kernel.file'],
   ['kernel file of the other language', (y) => y.replace('file: kernel.cpp', 'file: kernel.cu'), 'kernel.file'],
   ['entry pattern', (y) => y.replace('entry: softmax_rows', 'entry: 9bad'), 'kernel.entry'],
-  ['no args', (y) => y.replace(/  args:\n(    - .*\n)+/, '  args: []\n'), 'kernel.args'],
+  ['no args', (y) => y.replace(/ {2}args:\n( {4}- .*\n)+/, '  args: []\n'), 'kernel.args'],
   ['dtype enum (float64 is not a harness dtype)', (y) => y.replace('dtype: float32, role: output', 'dtype: float64, role: output'), 'kernel.args[1].dtype'],
   ['tensor without role', (y) => y.replace('dtype: float32, role: output', 'dtype: float32'), 'kernel.args[1].role'],
   ['scalar without value', (y) => y.replace('{name: cols, kind: int64, value: "cols"}', '{name: cols, kind: int64}'), 'kernel.args[3].value'],
   ['params not a list', (y) => y.replace('params: [rows, cols]', 'params: rows'), 'scenarios.params'],
-  ['tolerance without atol', (y) => y.replace(/^  atol: .*\n/m, ''), 'tolerance.atol'],
+  ['tolerance without atol', (y) => y.replace(/^ {2}atol: .*\n/m, ''), 'tolerance.atol'],
   ['tolerance factor not positive', (y) => y.replace('factor: 2.0', 'factor: -1'), 'tolerance.factor'],
   ['empty metric', (y) => y.replace('flops: "5 * rows * cols"', 'flops: ""'), 'metrics.flops'],
   ['grid with no values', (y) => y.replace('cols: [128, 1024]', 'cols: []'), 'scenarios.grid[0].cols'],
@@ -38,7 +38,7 @@ const CASES: [string, (yaml: string) => string, string][] = [
   ['cpu task in cuda', (y) => y.replace('language: cpp', 'language: cuda').replace('file: kernel.cpp', 'file: kernel.cu'), 'kernel.language'],
   ['duplicate argument', (y) => y.replace('{name: cols, kind: int64, value: "cols"}', '{name: rows, kind: int64, value: "cols"}'), 'kernel.args[3].name'],
   ['stream on a cpu task', (y) => y.replace('    - {name: cols, kind: int64, value: "cols"}\n', '    - {name: cols, kind: int64, value: "cols"}\n    - {name: s, kind: stream}\n'), 'kernel.args[4].kind'],
-  ['best_peer without peers', (y) => y.replace(/^peers:\n  - .*\n/m, ''), 'goal.vs'],
+  ['best_peer without peers', (y) => y.replace(/^peers:\n {2}- .*\n/m, ''), 'goal.vs'],
   ['max_reps below min_reps', (y) => y.replace('max_reps: 200', 'max_reps: 5'), 'timing.max_reps'],
 ];
 
@@ -103,7 +103,7 @@ describe('task.yaml: one schema, both sides', () => {
     const original = await readFile(path.join(REPO_ROOT, 'kernels/cpu_softmax/task.yaml'), 'utf8');
     const dir = path.join(work.dir, 'defaults', 'cpu_softmax');
     await cp(path.join(REPO_ROOT, 'kernels/cpu_softmax'), dir, { recursive: true });
-    await writeFile(path.join(dir, 'task.yaml'), original.replace(/^(metrics:\n(  .*\n)+|peak: .*\n|goal: .*\n)/gm, '').replace(/^peers:\n  - .*\n/m, ''));
+    await writeFile(path.join(dir, 'task.yaml'), original.replace(/^(metrics:\n( {2}.*\n)+|peak: .*\n|goal: .*\n)/gm, '').replace(/^peers:\n {2}- .*\n/m, ''));
     const ts = await loadTask(path.join(dir, 'task.yaml'));
     expect(ts.problems).toEqual([]);
     expect(ts.task!.task.goal).toEqual({ vs: 'baseline', speedup: 1 });
