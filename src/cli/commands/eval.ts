@@ -19,7 +19,7 @@ import {
 } from '../../queue/index.js';
 import type { Config } from '../../config/index.js';
 import { configOf, writeLine, type CliContext } from '../context.js';
-import { renderTable } from '../table.js';
+import { renderTable, terminalWidth } from '../table.js';
 import { compileFailure, notesShown } from '../compile-report.js';
 
 interface EvalOpts {
@@ -210,7 +210,7 @@ export function registerEval(program: Command, ctx: CliContext): void {
       if (compile) {
         writeLine(ctx.stdout, `compiler output:\n${compile.output.map((l) => `  ${l}`).join('\n')}\n`);
       } else {
-        writeLine(ctx.stdout, renderTable(SCENARIO_HEADERS, scenarioRows(outcome.result)));
+        writeLine(ctx.stdout, renderTable(SCENARIO_HEADERS, scenarioRows(outcome.result), { width: terminalWidth(ctx.stdout) }));
         const failures = failureLines(outcome.result);
         if (failures.length > 0) writeLine(ctx.stdout, `\nwhy scenarios failed:\n${failures.join('\n')}`);
         writeLine(ctx.stdout);
