@@ -21,6 +21,7 @@ import type { Config } from '../../config/index.js';
 import { configOf, writeLine, type CliContext } from '../context.js';
 import { renderTable, terminalWidth } from '../table.js';
 import { compileFailure, notesShown } from '../compile-report.js';
+import { createProgressTracker } from '../progress.js';
 
 interface EvalOpts {
   scenarios: string;
@@ -104,12 +105,12 @@ function pickArch(loaded: LoadedTask, opts: EvalOpts): string | undefined {
 /** A single updating line on a terminal, plain lines otherwise (logs, CI). */
 function progressPrinter(ctx: CliContext, json: boolean): { show(p: EvaluationProgress): void; clear(): void } {
   let live = false;
+  const tracker = createProgressTracker();
+  const width = terminalWidth(ctx.stderr) ?? terminalWidth(ctx.stdout) ?? 100;
   return {
     show(p) {
       if (ctx.interactive) {
-        const line = progressLine(p, true);
-        if (!line) return;
-        ctx.stderr.write(`\r\x1b[2K${line.slice(0, 150)}`);
+        ctx.stderr.write(`\r\x1b[2K${tracker.line(p).slice(0, width - 1)}`);
         live = true;
       } else if (!json) {
         const line = progressLine(p, false);
