@@ -168,7 +168,11 @@ export async function loadTaskCatalog(kernelsDir: string): Promise<TaskCatalog> 
   try {
     entries = (await readdir(kernelsDir, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort();
   } catch (error) {
-    return { tasks: [], problems: [{ file: kernelsDir, field: '', line: undefined, message: `cannot read the tasks folder: ${(error as Error).message}` }] };
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'it does not exist' : (error as NodeJS.ErrnoException).code === 'ENOTDIR' ? 'it is not a folder' : (error as Error).message;
+    return {
+      tasks: [],
+      problems: [{ file: kernelsDir, field: '', line: undefined, message: `cannot read the tasks folder (${reason}): point KERNELSEEK_TASKS_DIR at the folder that holds <task>/task.yaml, or unset it for kernels/ in this checkout` }],
+    };
   }
   const results = await Promise.all(
     entries.map(async (name) => {
@@ -199,6 +203,8 @@ export async function findTask(kernelsDir: string, name: string): Promise<Loaded
   if (broken.length > 0) {
     throw new UserInputError(`Task '${name}' is invalid:\n${broken.map(formatProblem).join('\n')}`, { code: 'task_invalid' });
   }
+  const unreadable = catalog.problems.find((p) => p.file === kernelsDir);
+  if (unreadable) throw new UserInputError(`Task '${name}' cannot be looked up: ${kernelsDir}: ${unreadable.message}.`, { code: 'tasks_dir' });
   const names = catalog.tasks.map((t) => t.task.name).join(', ') || '(none)';
   throw new UserInputError(`Unknown task '${name}'. Available tasks: ${names}.`, { code: 'task_unknown' });
 }
