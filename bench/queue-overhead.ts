@@ -42,7 +42,7 @@ const config = loadConfig(process.env);
 const loaded = await findTask(config.core.tasksDir, args.task);
 const { task } = loaded;
 if (args.scenarios === 'smallest-quick') {
-  const flops = (p: Record<string, number | string | boolean>) => Number(evaluateExpression(task.metrics.flops, p as Record<string, number | boolean>));
+  const flops = (p: Record<string, number | string | boolean>) => Number(evaluateExpression(task.metrics.flops ?? '0', p as Record<string, number | boolean>));
   const pool = loaded.quick.length > 0 ? loaded.quick : loaded.scenarios;
   args.scenarios = [...pool].sort((a, b) => flops(a.params) - flops(b.params))[0]!.id;
 }

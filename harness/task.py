@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from . import exprs
+from . import exprs, task_schema
 from .errors import TaskError
 from .fields import Fields
 from .scenarios import expand_scenarios
@@ -118,8 +118,16 @@ def load_task(task_dir):
         data = yaml.load(yaml_path.read_text(encoding="utf-8"), Loader=_YAML_LOADER)
     except yaml.YAMLError as exc:
         raise TaskError(where, f"invalid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise TaskError(where, f"(top level): expected a mapping, got {type(data).__name__}")
+    # The shape first, from the schema file the TypeScript side checks too; then what no schema
+    # can say (files, the folder name, scenario expansion, expressions, names across fields).
+    found = task_schema.problems(data)
+    if found:
+        field_path, message = found[0]
+        raise TaskError(where, f"{field_path or '(top level)'}: {message}")
     warnings = []
-    top = Fields(where, "", data if data is not None else {}, TOP_LEVEL, warnings)
+    top = Fields(where, "", data, TOP_LEVEL, warnings)
 
     schema = top.get("schema", str, required=True)
     if schema != SCHEMA:

@@ -69,3 +69,16 @@ def test_unknown_fields_warn_with_a_suggestion(task_copy):
 def test_expressions_cannot_call_arbitrary_code(task_copy):
     folder = task_copy(edit=lambda t: t.replace('flops: "5 * rows * cols"', 'flops: "(1).__class__"'))
     assert "metrics.flops" in _err(folder)
+
+
+def test_the_shape_is_checked_against_the_shared_schema_file(task_copy):
+    """The same JSON Schema file as the TypeScript side (src/harness/task-schema.ts) decides the shape."""
+    from harness.task_schema import SCHEMA_PATH, problems
+    assert SCHEMA_PATH.name == "task.schema.json" and SCHEMA_PATH.parent.name == "schema"
+    # float64 is no harness dtype, and a pattern failure is worded by the schema's x-message.
+    folder = task_copy(edit=lambda t: t.replace("dtype: float32, role: output", "dtype: float64, role: output"))
+    assert "kernel.args[1].dtype: 'float64' is not one of float32, float16, bfloat16, int32, int64" in _err(folder)
+    assert problems({"name": "Bad-Name"}, {"properties": {"name": {"type": "string", "pattern": "^[a-z]+$",
+                                                                   "x-message": "must be lower case"}}}) \
+        == [("name", "'Bad-Name' must be lower case")]
+    assert problems(True, {"type": "integer"}) == [("", "expected an integer, got a boolean")]

@@ -34,7 +34,17 @@ function bestPeer(s: ScenarioResult): { name: string; ms: number } | null {
   return best;
 }
 
-export const SCENARIO_HEADERS = ['scenario', 'status', 'max err', 'tolerance', 'ms', 'baseline ms', 'vs base', 'best peer ms', 'vs peer', 'TFLOP/s', '% peak'];
+export const SCENARIO_HEADERS = ['scenario', 'status', 'max err', 'tolerance', 'ms', 'baseline ms', 'vs base', 'best peer ms', 'vs peer', 'TFLOP/s', 'GB/s', '% peak'];
+
+/**
+ * A rate in three significant digits. Below 0.001 TFLOP/s (a CPU task, a tiny scenario) the figure
+ * says nothing in these units and showed as 0.000: a dash instead, GB/s beside it tells the story.
+ */
+function rate(v: number | null | undefined, floor = 0): string {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) return '-';
+  if (v < floor) return '—';
+  return v >= 100 ? v.toFixed(0) : v.toPrecision(3);
+}
 
 export function scenarioRows(result: EvalResult): string[][] {
   return result.scenarios.map((s) => {
@@ -49,7 +59,8 @@ export function scenarioRows(result: EvalResult): string[][] {
       ratio(s.baseline_ms, s.time_ms),
       peer ? `${ms(peer.ms)} ${peer.name}` : '-',
       ratio(peer?.ms, s.time_ms),
-      fixed(s.tflops, 3),
+      rate(s.tflops, 0.001),
+      rate((s as Record<string, unknown>).gbps as number | undefined),
       fixed(s.pct_of_peak, 1, '%'),
     ];
   });

@@ -1,93 +1,142 @@
-import { z } from 'zod';
+import { readFileSync } from 'node:fs';
+import { Ajv, type ErrorObject } from 'ajv';
 
 /**
- * The task format (`kernels/<task>/task.yaml`, schema `kernelseek.task/1`), as documented in
- * docs/tasks.md. The Python harness reads the same file; this schema lets the CLI and Slack list and
- * validate tasks without starting Python.
+ * The task format (`kernels/<task>/task.yaml`, schema `kernelseek.task/1`, docs/tasks.md). Its shape
+ * is declared once, in harness/schema/task.schema.json: this file validates it with ajv, and the
+ * Python harness (harness/task_schema.py) checks the same file, so the CLI, Slack and the harness
+ * accept the same tasks. The checks a schema cannot express are in crossFieldProblems below (and
+ * loadTask for the ones that need the folder); harness/task.py makes the same ones.
  */
 
-const NAME = /^[a-z0-9_]+$/;
-const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const ARCH = /^sm_\d+a?$/;
+export const TASK_SCHEMA_FILE = new URL('../../harness/schema/task.schema.json', import.meta.url);
+const schema = JSON.parse(readFileSync(TASK_SCHEMA_FILE, 'utf8')) as Record<string, unknown>;
+export const DTYPES = (schema.definitions as { arg: { properties: { dtype: { enum: string[] } } } }).arg.properties.dtype.enum;
 
-export const DTYPES = ['float32', 'float16', 'bfloat16', 'float64', 'int32', 'int64', 'int8', 'uint8'] as const;
+export type TaskArg =
+  | { name: string; kind: 'tensor'; dtype: string; role: 'input' | 'output' }
+  | { name: string; kind: 'int32' | 'int64' | 'float32'; value: string }
+  | { name: string; kind: 'stream' };
 
-const expression = z.union([z.string().min(1), z.number()]).transform(String);
+type ScenarioValue = number | string | boolean;
 
-export const TaskArgSchema = z.discriminatedUnion('kind', [
-  z.strictObject({
-    name: z.string().regex(IDENT),
-    kind: z.literal('tensor'),
-    dtype: z.enum(DTYPES),
-    role: z.enum(['input', 'output']),
-  }),
-  z.strictObject({
-    name: z.string().regex(IDENT),
-    kind: z.enum(['int32', 'int64', 'float32']),
-    value: expression,
-  }),
-  z.strictObject({ name: z.string().regex(IDENT), kind: z.literal('stream') }),
-]);
-export type TaskArg = z.infer<typeof TaskArgSchema>;
+export interface Task {
+  schema: 'kernelseek.task/1';
+  name: string;
+  summary: string;
+  device: 'cpu' | 'cuda';
+  architectures: string[];
+  kernel: { language: 'cpp' | 'cuda'; file: string; baseline: string; entry: string; args: TaskArg[]; compile: { flags: string[] }; [key: string]: unknown };
+  /** A grid value is a list of values, or one value (a list of one). */
+  scenarios: { params: string[]; grid: ({ where?: string } & Record<string, ScenarioValue[] | ScenarioValue | undefined>)[]; list: Record<string, ScenarioValue>[]; id: string; quick: string[] };
+  tolerance: { rule: 'lowp_relative'; factor: number; atol: number };
+  /** Without them, no TFLOP/s, GB/s or % of peak is reported. */
+  metrics: { flops?: string; bytes?: string };
+  peak: { tflops?: number; gbps?: number };
+  peers: { name: string; fn: string }[];
+  goal: { vs: 'best_peer' | 'baseline'; speedup: number };
+  plausibility: { max_speedup_vs_baseline?: number; max_pct_of_peak?: number };
+  denylist: string[];
+  timing: Record<string, number>;
+  cpu_threads?: number;
+  [key: string]: unknown;
+}
 
-const ScenarioValue = z.union([z.number(), z.string(), z.boolean()]);
+export interface TaskIssue {
+  path: (string | number)[];
+  message: string;
+}
 
-export const TaskSchema = z
-  .object({
-    schema: z.literal('kernelseek.task/1'),
-    name: z.string().regex(NAME, { message: 'must be lower-case letters, digits and _ (the folder name)' }),
-    summary: z.string().min(1),
-    device: z.enum(['cpu', 'cuda']),
-    architectures: z.array(z.string().regex(ARCH, { message: 'must look like sm_90' })).default([]),
-    kernel: z.object({
-      language: z.enum(['cpp', 'cuda']),
-      file: z.string().regex(/^[A-Za-z0-9_.-]+\.(cu|cpp|cc|cxx)$/, { message: 'must be a file name ending in .cu or .cpp' }),
-      baseline: z.string().min(1),
-      entry: z.string().regex(IDENT, { message: 'must be a C identifier' }),
-      args: z.array(TaskArgSchema).min(1),
-      compile: z.object({ flags: z.array(z.string()).default([]) }).partial().default({ flags: [] }),
-    }).loose(),
-    scenarios: z.object({
-      params: z.array(z.string().regex(IDENT)).min(1),
-      grid: z
-        .array(z.object({ where: z.string().min(1).optional() }).catchall(z.array(ScenarioValue).min(1)))
-        .default([]),
-      list: z.array(z.record(z.string(), ScenarioValue)).default([]),
-      id: z.string().min(1),
-      quick: z.array(z.string()).default([]),
-    }).loose(),
-    tolerance: z.object({
-      rule: z.literal('lowp_relative'),
-      factor: z.number().positive(),
-      atol: z.number().nonnegative(),
-    }).loose(),
-    metrics: z.object({ flops: expression, bytes: expression }),
-    peak: z.object({ tflops: z.number().positive(), gbps: z.number().positive() }),
-    peers: z.array(z.object({ name: z.string().regex(IDENT), fn: z.string().regex(IDENT) }).loose()).default([]),
-    goal: z.object({ vs: z.enum(['best_peer', 'baseline']), speedup: z.number().positive() }),
-    plausibility: z.object({ max_speedup_vs_baseline: z.number().positive(), max_pct_of_peak: z.number().positive() }).partial().default({}),
-    denylist: z.array(z.string()).default([]),
-    timing: z.record(z.string(), z.number()).default({}),
-  })
-  .loose()
-  .superRefine((task, ctx) => {
-    if (task.device === 'cuda' && task.architectures.length === 0) {
-      ctx.addIssue({ code: 'custom', path: ['architectures'], message: 'a cuda task must list at least one architecture, e.g. [sm_90]' });
+// allErrors: every problem at once; useDefaults: the schema's defaults fill what a task leaves out;
+// x-message is the schema's own wording for a failed pattern (the harness shows it too).
+const ajv = new Ajv({ allErrors: true, useDefaults: true, verbose: true, strict: true, strictRequired: false, allowUnionTypes: true });
+ajv.addKeyword({ keyword: 'x-message', schemaType: 'string' });
+const validate = ajv.compile(schema);
+
+/** A value as Python's repr shows it, so both sides word a message the same. */
+const repr = (v: unknown) => (typeof v === 'string' ? `'${v}'` : JSON.stringify(v));
+const TYPE_NAMES: Record<string, string> = { object: 'a mapping', array: 'a list', string: 'a string', boolean: 'a boolean', integer: 'an integer', number: 'a number', null: 'null' };
+
+function issueOf(e: ErrorObject): TaskIssue | undefined {
+  const path = e.instancePath.split('/').slice(1).map((s) => (/^\d+$/.test(s) ? Number(s) : s.replace(/~1/g, '/').replace(/~0/g, '~')));
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'if':
+      return undefined; // the `then` branch's own error says what is wrong
+    case 'required':
+      return { path: [...path, String(p.missingProperty)], message: 'is required' };
+    case 'type': {
+      const names = ([] as string[]).concat(p.type as string | string[]).map((t) => TYPE_NAMES[t] ?? t);
+      return { path, message: `expected ${names.join(' or ')}, got ${typeof e.data === 'boolean' ? 'a boolean' : repr(e.data)}` };
     }
-    if (task.device === 'cpu' && task.kernel.language !== 'cpp') {
-      ctx.addIssue({ code: 'custom', path: ['kernel', 'language'], message: 'a cpu task is written in cpp' });
-    }
-    const params = new Set(task.scenarios.params);
-    task.scenarios.grid.forEach((block, i) => {
-      for (const key of Object.keys(block)) {
-        if (key !== 'where' && !params.has(key)) {
-          ctx.addIssue({ code: 'custom', path: ['scenarios', 'grid', i, key], message: `'${key}' is not in scenarios.params (${[...params].join(', ')})` });
-        }
-      }
-    });
-    if (!task.kernel.args.some((a) => a.kind === 'tensor' && a.role === 'output')) {
-      ctx.addIssue({ code: 'custom', path: ['kernel', 'args'], message: 'at least one tensor argument must have role: output' });
+    case 'const':
+      return { path, message: `expected ${repr(p.allowedValue)}, got ${repr(e.data)}` };
+    case 'enum':
+      return { path, message: `${repr(e.data)} is not one of ${(p.allowedValues as unknown[]).join(', ')}` };
+    case 'pattern':
+      return { path, message: `${repr(e.data)} ${(e.parentSchema as Record<string, string>)['x-message'] ?? `does not match ${String(p.pattern)}`}` };
+    case 'minLength':
+      return { path, message: 'must not be empty' };
+    case 'minItems':
+      return { path, message: `needs at least ${String(p.limit)} item(s)` };
+    case 'exclusiveMinimum':
+      return { path, message: `must be > ${String(p.limit)}, got ${repr(e.data)}` };
+    case 'minimum':
+      return { path, message: `must be >= ${String(p.limit)}, got ${repr(e.data)}` };
+    default:
+      return { path, message: e.message ?? e.keyword };
+  }
+}
+
+/** An empty YAML field (`architectures:`) counts as absent, as the harness reads it. */
+function dropNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(dropNulls);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null).map(([k, v]) => [k, dropNulls(v)]));
+  return value;
+}
+
+/** What no schema can say: relations between fields. harness/task.py checks the same ones. */
+function crossFieldProblems(task: Task): TaskIssue[] {
+  const out: TaskIssue[] = [];
+  if (task.device === 'cuda' && task.architectures.length === 0) out.push({ path: ['architectures'], message: 'a cuda task needs at least one architecture (e.g. [sm_90])' });
+  const language = task.device === 'cpu' ? 'cpp' : 'cuda';
+  if (task.kernel.language !== language) out.push({ path: ['kernel', 'language'], message: `a ${task.device} task is written in '${language}', not '${task.kernel.language}'` });
+  const names = new Set<string>();
+  task.kernel.args.forEach((a, i) => {
+    if (names.has(a.name)) out.push({ path: ['kernel', 'args', i, 'name'], message: `'${a.name}' must be a unique identifier` });
+    names.add(a.name);
+    if (a.kind === 'stream' && task.device !== 'cuda') out.push({ path: ['kernel', 'args', i, 'kind'], message: 'a stream argument exists only for cuda tasks' });
+  });
+  if (!task.kernel.args.some((a) => a.kind === 'tensor' && a.role === 'output')) out.push({ path: ['kernel', 'args'], message: 'at least one tensor with role: output is required' });
+  if (task.kernel.args.filter((a) => a.kind === 'stream').length > 1) out.push({ path: ['kernel', 'args'], message: 'at most one stream argument' });
+  const params = new Set(task.scenarios.params);
+  task.scenarios.grid.forEach((block, i) => {
+    for (const key of Object.keys(block)) {
+      if (key !== 'where' && !params.has(key)) out.push({ path: ['scenarios', 'grid', i, key], message: `'${key}' is not in scenarios.params (${[...params].join(', ')})` });
     }
   });
+  const peers = new Set<string>();
+  task.peers.forEach((p, i) => {
+    if (peers.has(p.name)) out.push({ path: ['peers', i, 'name'], message: `duplicate peer '${p.name}'` });
+    peers.add(p.name);
+  });
+  if (task.goal.vs === 'best_peer' && task.peers.length === 0) out.push({ path: ['goal', 'vs'], message: 'best_peer needs at least one peer' });
+  const { min_reps: min = 10, max_reps: max = 2000 } = task.timing;
+  if (max < min) out.push({ path: ['timing', 'max_reps'], message: `must be >= min_reps (${min})` });
+  return out;
+}
 
-export type Task = z.infer<typeof TaskSchema>;
+/** Validates a parsed task.yaml: the task (defaults filled, expressions as strings), or every problem. */
+export function validateTask(raw: unknown): { task: Task; issues: [] } | { task?: undefined; issues: TaskIssue[] } {
+  const data = dropNulls(raw);
+  if (!validate(data)) return { issues: (validate.errors ?? []).map(issueOf).filter((i): i is TaskIssue => i !== undefined) };
+  const task = data as Task;
+  for (const arg of task.kernel.args) if ('value' in arg) arg.value = String(arg.value);
+  task.metrics ??= {};
+  for (const key of ['flops', 'bytes'] as const) if (task.metrics[key] !== undefined) task.metrics[key] = String(task.metrics[key]);
+  task.peak ??= {};
+  // The harness's default goal: beat the strongest peer when there is one, else the baseline.
+  task.goal = { vs: task.goal?.vs ?? (task.peers.length > 0 ? 'best_peer' : 'baseline'), speedup: task.goal?.speedup ?? 1 };
+  const issues = crossFieldProblems(task);
+  return issues.length > 0 ? { issues } : { task, issues: [] };
+}

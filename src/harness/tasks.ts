@@ -3,7 +3,7 @@ import path from 'node:path';
 import { isMap, isSeq, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
 import { UserInputError } from '../core/errors.js';
 import { evaluateExpression } from './expression.js';
-import { TaskSchema, type Task } from './task-schema.js';
+import { validateTask, type Task } from './task-schema.js';
 
 /** One problem in one task file, precise enough to fix without reading our code. */
 export interface TaskProblem {
@@ -72,7 +72,8 @@ export function expandScenarios(task: Task): Scenario[] {
     if (missing.length) throw new Error(`scenarios.grid[${b}] gives no values for ${missing.join(', ')}`);
     let combos: Scenario['params'][] = [{}];
     for (const p of params) {
-      const values = block[p] as (number | string | boolean)[];
+      const value = block[p] as number | string | boolean | (number | string | boolean)[];
+      const values = Array.isArray(value) ? value : [value];
       combos = combos.flatMap((c) => values.map((v) => ({ ...c, [p]: v })));
     }
     for (const combo of combos) {
@@ -114,10 +115,10 @@ export async function loadTask(file: string): Promise<{ task?: LoadedTask; probl
       })),
     };
   }
-  const parsed = TaskSchema.safeParse(doc.toJS());
-  if (!parsed.success) {
+  const parsed = validateTask(doc.toJS());
+  if (!parsed.task) {
     return {
-      problems: parsed.error.issues.map((issue) => ({
+      problems: parsed.issues.map((issue) => ({
         file: rel,
         field: formatPath(issue.path),
         line: lineOf(doc.contents as YamlNode | null, issue.path, counter),
@@ -125,7 +126,7 @@ export async function loadTask(file: string): Promise<{ task?: LoadedTask; probl
       })),
     };
   }
-  const task = parsed.data;
+  const task = parsed.task;
   const dir = path.dirname(file);
   const problems: TaskProblem[] = [];
   if (task.name !== path.basename(dir)) {
@@ -167,7 +168,11 @@ export async function loadTaskCatalog(kernelsDir: string): Promise<TaskCatalog> 
   try {
     entries = (await readdir(kernelsDir, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort();
   } catch (error) {
-    return { tasks: [], problems: [{ file: kernelsDir, field: '', line: undefined, message: `cannot read the tasks folder: ${(error as Error).message}` }] };
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'it does not exist' : (error as NodeJS.ErrnoException).code === 'ENOTDIR' ? 'it is not a folder' : (error as Error).message;
+    return {
+      tasks: [],
+      problems: [{ file: kernelsDir, field: '', line: undefined, message: `cannot read the tasks folder (${reason}): point KERNELSEEK_TASKS_DIR at the folder that holds <task>/task.yaml, or unset it for kernels/ in this checkout` }],
+    };
   }
   const results = await Promise.all(
     entries.map(async (name) => {
@@ -198,6 +203,8 @@ export async function findTask(kernelsDir: string, name: string): Promise<Loaded
   if (broken.length > 0) {
     throw new UserInputError(`Task '${name}' is invalid:\n${broken.map(formatProblem).join('\n')}`, { code: 'task_invalid' });
   }
+  const unreadable = catalog.problems.find((p) => p.file === kernelsDir);
+  if (unreadable) throw new UserInputError(`Task '${name}' cannot be looked up: ${kernelsDir}: ${unreadable.message}.`, { code: 'tasks_dir' });
   const names = catalog.tasks.map((t) => t.task.name).join(', ') || '(none)';
   throw new UserInputError(`Unknown task '${name}'. Available tasks: ${names}.`, { code: 'task_unknown' });
 }

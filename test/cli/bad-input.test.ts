@@ -95,6 +95,9 @@ describe('kernelseek with bad input', () => {
       [['bank', 'promote', 'abc', '--kind', 'x', '--triggers', 'y'], 1, /^error: The question id must be a number/m],
       [['evaluate'], 2, /unknown command 'evaluate'/],
     ];
+    const noTasks = { ...env, KERNELSEEK_TASKS_DIR: path.join(work.dir, 'no-such-kernels') };
+    expectRefused(await runKernelseek(['tasks'], noTasks), 1, /no-such-kernels: cannot read the tasks folder \(it does not exist\): point KERNELSEEK_TASKS_DIR at the folder/);
+    expectRefused(await runKernelseek(['eval', 'cpu_softmax', 'ok.cpp'], noTasks, { cwd: work.dir }), 1, /^error: Task 'cpu_softmax' cannot be looked up: .*no-such-kernels: cannot read the tasks folder \(it does not exist\): point KERNELSEEK_TASKS_DIR/m);
     for (const [args, code, line] of cases) {
       const result = await runKernelseek(args, env, { cwd: work.dir });
       expect({ args, code: result.code }).toEqual({ args, code });

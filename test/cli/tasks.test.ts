@@ -78,7 +78,7 @@ describe('kernelseek tasks', () => {
     expect(result.code).toBe(1);
     expect((JSON.parse(result.stdout) as { name: string }[]).map((t) => t.name)).toEqual(['alpha']);
     const brokenFile = path.relative(process.cwd(), path.join(dir, 'broken', 'task.yaml'));
-    expect(result.stderr).toContain(`${brokenFile}:12: kernel.args[1].dtype: Invalid option: expected one of "float32"`);
+    expect(result.stderr).toContain(`${brokenFile}:12: kernel.args[1].dtype: 'float33' is not one of float32, float16`);
     expect(result.stderr).toMatch(/gamma\/task\.yaml:\d+: scenarios\.quick: unknown scenario ids: r64-c999/);
     expect(result.stderr).toMatch(/notyaml\/task\.yaml:\d+: invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a \]\n/);
   });

@@ -26,7 +26,9 @@ describe('kernelseek eval (in process, the real harness on cpu_softmax)', () => 
     expect(saved.scenarios.map((s) => s.id).sort()).toEqual(['r64-c128', 'r7-c33']);
     expect(saved).toMatchObject({ task: 'cpu_softmax', status: 'ok', correct: true });
     const lines = r.stdout.split('\n');
-    expect(lines[0]).toMatch(/^scenario\s+status\s+max err\s+tolerance\s+ms\s+baseline ms\s+vs base\s+best peer ms\s+vs peer\s+TFLOP\/s\s+% peak$/);
+    expect(lines[0]).toMatch(/^scenario\s+status\s+max err\s+tolerance\s+ms\s+baseline ms\s+vs base\s+best peer ms\s+vs peer\s+TFLOP\/s\s+GB\/s\s+% peak$/);
+    // A cpu task's TFLOP/s would read 0.000: a dash, and its GB/s in three significant digits.
+    expect(r.stdout).toMatch(/\nr7-c33\s+ok(\s+\S+){5}\s+\S+ torch\s+[\d.]+x\s+—\s+\d\.\d\d+\s+[\d.]+%$/m);
     expect(r.stdout).toMatch(/\nr7-c33\s+ok\s+[\d.e-]+\s+[\d.e-]+\s+[\d.]+\s+[\d.]+\s+[\d.]+x\s+[\d.]+ torch\s+[\d.]+x/);
     expect(r.stdout).toMatch(/\nr64-c128\s+ok/);
     expect(r.stdout).toMatch(/cpu_softmax: ok — CORRECT on 2\/2 scenarios \([\d.]+ s in the harness: correctness [\d.]+ s, timing [\d.]+ s\)/);

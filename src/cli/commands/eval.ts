@@ -20,8 +20,9 @@ import {
 } from '../../queue/index.js';
 import type { Config } from '../../config/index.js';
 import { configOf, writeLine, type CliContext } from '../context.js';
-import { renderTable } from '../table.js';
+import { renderTable, terminalWidth } from '../table.js';
 import { compileFailure, notesShown } from '../compile-report.js';
+import { createProgressTracker } from '../progress.js';
 
 interface EvalOpts {
   scenarios: string;
@@ -105,12 +106,12 @@ function pickArch(loaded: LoadedTask, opts: EvalOpts): string | undefined {
 /** A single updating line on a terminal, plain lines otherwise (logs, CI). */
 function progressPrinter(ctx: CliContext, json: boolean): { show(p: EvaluationProgress): void; clear(): void } {
   let live = false;
+  const tracker = createProgressTracker();
+  const width = terminalWidth(ctx.stderr) ?? terminalWidth(ctx.stdout) ?? 100;
   return {
     show(p) {
       if (ctx.interactive) {
-        const line = progressLine(p, true);
-        if (!line) return;
-        ctx.stderr.write(`\r\x1b[2K${line.slice(0, 150)}`);
+        ctx.stderr.write(`\r\x1b[2K${tracker.line(p).slice(0, width - 1)}`);
         live = true;
       } else if (!json) {
         const line = progressLine(p, false);
@@ -211,7 +212,7 @@ export function registerEval(program: Command, ctx: CliContext): void {
       if (compile) {
         writeLine(ctx.stdout, `compiler output:\n${compile.output.map((l) => `  ${l}`).join('\n')}\n`);
       } else {
-        writeLine(ctx.stdout, renderTable(SCENARIO_HEADERS, scenarioRows(outcome.result)));
+        writeLine(ctx.stdout, renderTable(SCENARIO_HEADERS, scenarioRows(outcome.result), { width: terminalWidth(ctx.stdout) }));
         const failures = failureLines(outcome.result);
         if (failures.length > 0) writeLine(ctx.stdout, `\nwhy scenarios failed:\n${failures.join('\n')}`);
         writeLine(ctx.stdout);

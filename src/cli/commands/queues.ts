@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { Redis } from 'ioredis';
 import { checkRedis, collectQueuesReport, createQueueClient, redisOptionsFromUrl } from '../../queue/index.js';
 import { configOf, writeLine, type CliContext } from '../context.js';
-import { renderTable } from '../table.js';
+import { renderTable, terminalWidth } from '../table.js';
 
 function age(iso: string, now: number): string {
   const s = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
@@ -31,6 +31,7 @@ export function registerQueues(program: Command, ctx: CliContext): void {
           renderTable(
             ['queue', 'waiting', 'active', 'delayed', 'failed', 'completed'],
             report.queues.map((q) => [q.name, ...[q.counts.waiting, q.counts.active, q.counts.delayed, q.counts.failed, q.counts.completed].map(String)]),
+            { width: terminalWidth(ctx.stdout) },
           ),
         );
         writeLine(ctx.stdout);
@@ -52,6 +53,7 @@ export function registerQueues(program: Command, ctx: CliContext): void {
               w.harnessVersion ?? '-',
               age(w.lastBeat, now),
             ]),
+            { width: terminalWidth(ctx.stdout) },
           ),
         );
       } finally {
