@@ -9,7 +9,9 @@ import type { EvaluationOutcome, EvaluationProgress } from '../../src/harness/ev
 import { createBullmqDispatcher, toEvaluatePayload } from '../../src/queue/bullmq-dispatcher.js';
 import { redisOptionsFromUrl } from '../../src/queue/connection.js';
 import type { EvaluationRequest } from '../../src/queue/dispatcher.js';
-import { createTempDir } from '../support/db.js';
+import { storedOutcome } from '../../src/agent/tools/evaluate-tool.js';
+import { BACKENDS, createTempDir, createTestDatabase, type TestDatabase } from '../support/db.js';
+import { newRunInput } from '../support/factories.js';
 import { BASELINE, countLogLines, FIXTURES, newPrefix, REDIS_URL, removePrefix, slowBaseline, startWorker, TEST_RESULT_KEY, workerEnv, type WorkerProcess } from './support.js';
 
 /**
@@ -148,6 +150,29 @@ describe('results through Redis are sealed: a forged one is refused and the cand
     expect(outcome.status).toBe('incorrect');
     expect(speedup(outcome)).not.toBe(7.5);
     expect(countLogLines(worker!.output(), 'evaluation started', jobId)).toBe(1);
+  }, 120_000);
+
+  it.each(BACKENDS)('the evaluations row (%s) holds the harness\'s figure and the refusal, not the planted 7.50x', async (backend) => {
+    await startRealWorker();
+    const database: TestDatabase = await createTestDatabase(backend);
+    try {
+      const { store } = database;
+      const run = await store.runs.create(newRunInput());
+      const jobId = `eval:${run.id}:1`;
+      // As the evaluate tool does: the pending row first, then the dispatcher, then the row completed.
+      const pending = await store.evaluations.createPending({ runId: run.id, seq: 1, task: 'cpu_softmax', jobId, candidateHash: 'zeros', source: zeros, scenarios: 'r7-c33' });
+      const req = request({ runId: run.id, seq: 1 });
+      await plantCompleted('eval-cpu', jobId, 'evaluate', toEvaluatePayload(req), forgedOutcome(jobId));
+      const { outcome } = await evaluate(req);
+      await store.evaluations.complete(pending.id, storedOutcome(outcome));
+      const row = (await store.evaluations.get(pending.id))!;
+      expect(row).toMatchObject({ status: 'incorrect', correct: false });
+      expect(row.speedupVsBaseline).not.toBe(7.5);
+      expect(row.worker).toMatch(/\/cpu$/);
+      expect((row.result as { messages: string[] }).messages.at(-1)).toMatch(new RegExp(`^KernelSeek refused 1 result offered for job ${jobId} before this one.*it carries no seal`));
+    } finally {
+      await database.dispose();
+    }
   }, 120_000);
 
   it('a genuine result rewritten after completion, and genuine results replayed for another job and for another candidate', async () => {
