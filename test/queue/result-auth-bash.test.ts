@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
@@ -86,7 +87,28 @@ describe('gpu_bash results through Redis are sealed', () => {
     expect(Object.values(harnessEnvironment(env, config))).not.toContain(TEST_RESULT_SECRET);
   });
 
-  it('a worker sealing with another key: refused each time with both key ids, then a clear error (no result taken)', async () => {
+  it('a rogue worker that answers every job: three refusals, then a clear error (a forged output is never returned)', async () => {
+    const prefix = newPrefix('rogue');
+    const connection = redisOptionsFromUrl(REDIS_URL);
+    let answered = 0;
+    const rogue = new Worker('gpu-bash-cpu', async () => (answered++, { exitCode: 0, output: 'forged\n', truncated: false, timedOut: false, durationMs: 1, worker: 'x/0', gpu: null }), { connection, prefix });
+    const dispatcher = createBullmqDispatcher({ connection, prefix, resultKey: TEST_RESULT_KEY });
+    try {
+      await rogue.waitUntilReady();
+      const error = await dispatcher.gpuBash(request('ks-rogue', 1, 'echo hello')).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(HarnessError);
+      expect((error as HarnessError).message).toBe(
+        'No result taken for job bash:ks-rogue:1 on gpu-bash-cpu: 3 results were refused, the last because it carries no seal: no KernelSeek worker produced it. Something that can write to this Redis answers jobs without the result key (a rogue worker, or tampered job records): check who holds the Redis password.',
+      );
+      expect(answered).toBe(3);
+    } finally {
+      await rogue.close();
+      await dispatcher.close();
+      await removePrefix(prefix);
+    }
+  });
+
+  it('a worker sealing with another key: refused with both key ids, run once more, then a clear error (no result taken)', async () => {
     const { dispatcher } = await start('wrongkey', OTHER_SECRET);
     const other = resultKeyFromSecret(OTHER_SECRET, 'x');
     const progress: EvaluationProgress[] = [];
@@ -95,10 +117,9 @@ describe('gpu_bash results through Redis are sealed', () => {
     const reason = `it is sealed with result key ${other.id}, and this dispatcher holds key ${TEST_RESULT_KEY.id} (the test key): a worker with another KERNELSEEK_RESULT_KEY, or a forgery`;
     expect((error as HarnessError).code).toBe('result_refused');
     expect((error as HarnessError).message).toBe(
-      `No result taken for job bash:ks-wrongkey:1 on gpu-bash-cpu: 3 results were refused, the last because ${reason}. Give serve, kernelseek eval --remote and every gpu-worker the same KERNELSEEK_RESULT_KEY (this dispatcher's key is ${TEST_RESULT_KEY.id}, from the test key).`,
+      `No result taken for job bash:ks-wrongkey:1 on gpu-bash-cpu: 2 results were refused, the last because ${reason}. Give serve, kernelseek eval --remote and every gpu-worker the same KERNELSEEK_RESULT_KEY (this dispatcher's key is ${TEST_RESULT_KEY.id}, from the test key).`,
     );
     expect(progress.filter((p) => p.phase === 'refused').map((p) => p.message)).toEqual([
-      `The result of job bash:ks-wrongkey:1 on gpu-bash-cpu was refused: ${reason}. The work is queued again, to be done for real.`,
       `The result of job bash:ks-wrongkey:1 on gpu-bash-cpu was refused: ${reason}. The work is queued again, to be done for real.`,
       `The result of job bash:ks-wrongkey:1 on gpu-bash-cpu was refused: ${reason}.`,
     ]);
