@@ -124,7 +124,7 @@ export function summaryLines(outcome: EvaluationOutcome & { status: Exclude<Eval
 /** One line for a progress event; undefined for events a plain (non-terminal) log skips. */
 export function progressLine(p: EvaluationProgress, verbose: boolean): string | undefined {
   const count = p.i !== undefined && p.n !== undefined ? `[${p.i + 1}/${p.n}] ` : '';
-  if (p.phase === 'scenario' || p.phase === 'compile' || p.phase === 'queued' || p.phase === 'done' || verbose) {
+  if (p.phase === 'scenario' || p.phase === 'compile' || p.phase === 'queued' || p.phase === 'refused' || p.phase === 'done' || verbose) {
     return `${count}${p.message ?? p.phase}`;
   }
   return undefined;

@@ -34,6 +34,12 @@ export interface BullmqDispatcherOptions {
  * in the end fails the request; a forged figure is never taken.
  */
 export const MAX_REFUSED_RESULTS = 3;
+/**
+ * Results sealed under another key before giving up: the first may be planted, the second comes
+ * from a worker that ran the job, so a deployment whose keys differ stops there instead of running
+ * every evaluation a third time.
+ */
+export const MAX_KEY_MISMATCHES = 2;
 
 /** What the worker receives for an evaluation request. */
 export function toEvaluatePayload(request: EvaluationRequest): EvaluatePayload {
@@ -151,6 +157,7 @@ export function createBullmqDispatcher(options: BullmqDispatcherOptions): Dispat
     // Listen before adding, so that the events of a job that starts at once are not missed.
     await client.events(queueName);
     const refused: string[] = [];
+    let keyMismatches = 0;
 
     /**
      * After a refusal: frees the job id for the work to be done again, unless the job is our own
@@ -191,7 +198,8 @@ export function createBullmqDispatcher(options: BullmqDispatcherOptions): Dispat
           : open(jobId, await awaitJob<unknown>(client, job, queueName, dispatch, ttl));
       if (opened.ok) return withRefusals(kind, opened.value, refused);
       options.logger?.warn({ jobId, queue: queueName, reason: opened.reason }, 'result refused');
-      if (refused.length + 1 >= MAX_REFUSED_RESULTS) {
+      if (opened.keyMismatch) keyMismatches++;
+      if (refused.length + 1 >= MAX_REFUSED_RESULTS || keyMismatches >= MAX_KEY_MISMATCHES) {
         const message = `The result of job ${jobId} on ${queueName} was refused: ${opened.reason}.`;
         dispatch.onProgress?.({ phase: 'refused', message });
         const fix = opened.keyMismatch

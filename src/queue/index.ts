@@ -8,7 +8,7 @@ export * from './payloads.js';
 export { checkRedis, redisOptionsFromUrl } from './connection.js';
 export { createQueueClient, type QueueClient, type EnqueuedJob } from './producer.js';
 export { createKindWorker, type KindProcessor, type KindWorkerOptions, type ProcessorContext } from './kind-worker.js';
-export { createBullmqDispatcher, MAX_REFUSED_RESULTS, type BullmqDispatcherOptions } from './bullmq-dispatcher.js';
+export { createBullmqDispatcher, MAX_KEY_MISMATCHES, MAX_REFUSED_RESULTS, type BullmqDispatcherOptions } from './bullmq-dispatcher.js';
 export { loadResultKey, resultKeyFile, resultKeyFromSecret, type ResultKey } from './result-key.js';
 export { sealResult, openSeal, payloadDigest, canonicalJson, type ResultSeal } from './result-seal.js';
 export { createInProcessDispatcher } from './in-process-dispatcher.js';

@@ -6,11 +6,15 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvaluationOutcome, EvaluationProgress } from '../../src/harness/evaluation.js';
+import { jobIdFor } from '../../src/queue/catalog.js';
 import { createBullmqDispatcher, toEvaluatePayload } from '../../src/queue/bullmq-dispatcher.js';
 import { redisOptionsFromUrl } from '../../src/queue/connection.js';
 import type { EvaluationRequest } from '../../src/queue/dispatcher.js';
-import { createTempDir } from '../support/db.js';
-import { BASELINE, countLogLines, FIXTURES, newPrefix, REDIS_URL, removePrefix, slowBaseline, startWorker, TEST_RESULT_KEY, workerEnv, type WorkerProcess } from './support.js';
+import { storedOutcome } from '../../src/agent/tools/evaluate-tool.js';
+import { BACKENDS, createTempDir, createTestDatabase, type TestDatabase } from '../support/db.js';
+import { runKernelseek } from '../support/cli.js';
+import { newRunInput } from '../support/factories.js';
+import { BASELINE, countLogLines, FIXTURES, newPrefix, REDIS_URL, removePrefix, slowBaseline, startWorker, TEST_RESULT_KEY, TEST_RESULT_SECRET, workerEnv, type WorkerProcess } from './support.js';
 
 /**
  * The attack of issue 12, performed: whoever can write to Redis (gpu_bash on a worker host read
@@ -150,6 +154,29 @@ describe('results through Redis are sealed: a forged one is refused and the cand
     expect(countLogLines(worker!.output(), 'evaluation started', jobId)).toBe(1);
   }, 120_000);
 
+  it.each(BACKENDS)('the evaluations row (%s) holds the harness\'s figure and the refusal, not the planted 7.50x', async (backend) => {
+    await startRealWorker();
+    const database: TestDatabase = await createTestDatabase(backend);
+    try {
+      const { store } = database;
+      const run = await store.runs.create(newRunInput());
+      const jobId = `eval:${run.id}:1`;
+      // As the evaluate tool does: the pending row first, then the dispatcher, then the row completed.
+      const pending = await store.evaluations.createPending({ runId: run.id, seq: 1, task: 'cpu_softmax', jobId, candidateHash: 'zeros', source: zeros, scenarios: 'r7-c33' });
+      const req = request({ runId: run.id, seq: 1 });
+      await plantCompleted('eval-cpu', jobId, 'evaluate', toEvaluatePayload(req), forgedOutcome(jobId));
+      const { outcome } = await evaluate(req);
+      await store.evaluations.complete(pending.id, storedOutcome(outcome));
+      const row = (await store.evaluations.get(pending.id))!;
+      expect(row).toMatchObject({ status: 'incorrect', correct: false });
+      expect(row.speedupVsBaseline).not.toBe(7.5);
+      expect(row.worker).toMatch(/\/cpu$/);
+      expect((row.result as { messages: string[] }).messages.at(-1)).toMatch(new RegExp(`^KernelSeek refused 1 result offered for job ${jobId} before this one.*it carries no seal`));
+    } finally {
+      await database.dispose();
+    }
+  }, 120_000);
+
   it('a genuine result rewritten after completion, and genuine results replayed for another job and for another candidate', async () => {
     await startRealWorker();
     const first = await evaluate(request({ source: baseline, runId: 'ks-auth', seq: 3 }));
@@ -185,6 +212,19 @@ describe('results through Redis are sealed: a forged one is refused and the cand
     ]);
     expect(swapped.outcome.status).toBe('incorrect');
   }, 240_000);
+
+  it('kernelseek eval --remote: a job planted under the ad-hoc id (a hash the attacker can compute) is refused, said on stderr', async () => {
+    await startRealWorker();
+    const file = path.join(FIXTURES, 'zeros.cpp');
+    const payload = toEvaluatePayload({ task: 'cpu_softmax', source: zeros, fileName: 'kernel.cpp', scenarios: 'r7-c33', arch: 'cpu', device: 'cpu', options: SMALL });
+    const jobId = jobIdFor('evaluate', payload);
+    await plantCompleted('eval-cpu', jobId, 'evaluate', payload, forgedOutcome(jobId));
+    const cliEnv = { REDIS_URL, KERNELSEEK_QUEUE_PREFIX: prefix, KERNELSEEK_DATA_DIR: tmp.dir, KERNELSEEK_RESULT_KEY: TEST_RESULT_SECRET };
+    const r = await runKernelseek(['eval', 'cpu_softmax', file, '--remote', '--scenarios', 'r7-c33', '--no-peers', '--no-baseline'], cliEnv);
+    expect(r.stderr).toContain(`The result of job ${jobId} on eval-cpu was refused: it carries no seal: no KernelSeek worker produced it. The work is queued again, to be done for real.`);
+    expect(r.stdout).toMatch(/r7-c33\s+incorrect/);
+    expect(r.code).toBe(1);
+  }, 120_000);
 
   it('a job planted under the next id with other work in it is refused before anyone waits on it', async () => {
     await startRealWorker();
