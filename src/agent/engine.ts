@@ -39,7 +39,7 @@ export interface AgentEngine {
   /** Creates the run, its workspace and first message, and schedules its first turn. */
   startRun(params: StartRunParams): Promise<RunView>;
   /** Ends the run (status stopped), aborting a model call or tool in flight in this process. */
-  stopRun(runId: string, options?: { by?: string }): Promise<RunView>;
+  stopRun(runId: string, options?: { by?: string; reason?: 'stopped_by_user' | 'interrupted' }): Promise<RunView>;
   /** Pauses at the next step boundary; a paused run holds no worker. */
   pauseRun(runId: string): Promise<RunView>;
   resumeRun(runId: string): Promise<RunView>;
@@ -58,8 +58,10 @@ export interface AgentEngine {
   processTurn(job: TurnJob, options?: { signal?: AbortSignal }): Promise<TurnOutcome>;
   /** Marks a run failed after its turn kept failing (the queue's final-failure hook). */
   failRun(runId: string, error: unknown): Promise<void>;
-  /** Re-schedules the current turn of every live run (call when a worker starts). */
+  /** Re-schedules the current turn of every live run another process does not host (call when a worker starts). */
   resumeLiveRuns(): Promise<string[]>;
+  /** Continues one run whatever stopped it, if it can go on (`kernelseek run --resume`). */
+  continueRun(runId: string): Promise<RunView>;
   /** Aborts this process's in-flight turns (their runs resume elsewhere or on restart). */
   close(): Promise<void>;
 }
@@ -95,6 +97,7 @@ export function createAgentEngine(deps: AgentEngineDeps): AgentEngine {
     processTurn: (job, options) => processTurn(services, job, options?.signal),
     failRun: (runId, error) => failRun(services, runId, error),
     resumeLiveRuns: () => control.resumeLiveRuns(services),
+    continueRun: (runId) => control.continueRun(services, runId),
     async close() {
       for (const controller of services.inFlight.values()) controller.abort();
     },

@@ -7,6 +7,7 @@ import { registerMigrate } from './commands/migrate.js';
 import { registerQueues } from './commands/queues.js';
 import { registerServe } from './commands/serve.js';
 import { registerRun } from './commands/run.js';
+import { registerRuns } from './commands/runs.js';
 import { registerTasks } from './commands/tasks.js';
 import { registerTrace } from './commands/trace.js';
 import type { CliContext } from './context.js';
@@ -33,6 +34,7 @@ export function createProgram(ctx: CliContext): Command {
   registerServe(program, ctx);
   registerDigest(program, ctx);
   registerRun(program, ctx);
+  registerRuns(program, ctx);
   registerTrace(program, ctx);
   return program;
 }

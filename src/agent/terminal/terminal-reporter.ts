@@ -27,7 +27,10 @@ export function summaryLines(runId: string, summary: RunSummary): string[] {
     `  ${summary.evaluations} evaluations, ${summary.steps} model steps, $${summary.costUsd.toFixed(4)}, ${summary.questions.human} question(s) from people and ${summary.questions.bank} from the bank, ${Math.round(summary.elapsedSeconds)} s active.`,
     `  Trace: kernelseek trace ${runId} --out ${runId}.jsonl`,
   );
-  if (canReopen(summary)) lines.push(`  Continue it${summary.endReason === 'converged' ? ' with a question' : ' once that is fixed'}: kernelseek run --resume ${runId}`);
+  if (canReopen(summary)) {
+    const how = summary.endReason === 'converged' ? ' with a question' : summary.endReason === 'interrupted' ? '' : ' once that is fixed';
+    lines.push(`  Continue it${how}: kernelseek run --resume ${runId}`);
+  }
   return lines;
 }
 

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { Command } from 'commander';
-import { createAgentEngine, createBankQuestionSource, createQueueTurnScheduler, startAgentTurnWorker } from '../../agent/index.js';
+import { createAgentEngine, createBankQuestionSource, createQueueTurnScheduler, startAgentTurnWorker, startRunReconciler } from '../../agent/index.js';
 import type { Config } from '../../config/index.js';
 import { startDigestScheduler } from '../../digest/index.js';
 import { UserInputError } from '../../core/errors.js';
@@ -134,6 +134,8 @@ async function startRoles(
       logger: logger.child({ component: 'agent-worker' }),
     });
     stops.push({ name: 'agent worker', stop: () => worker.close() });
+    const reconciler = await startRunReconciler(engine, queues, { connection, prefix, everyMs: config.agent.runs.reconcileSeconds * 1000, logger: logger.child({ component: 'reconciler' }) });
+    stops.push({ name: 'run reconciler', stop: () => reconciler.close() });
     const resumed = await engine.resumeLiveRuns();
     lines.push(`  agent: ${options.concurrency} turn(s) at once; ${resumed.length} live run(s) resumed`);
   }
