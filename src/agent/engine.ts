@@ -14,6 +14,7 @@ import { describeRun, type RunView } from './run-view.js';
 import type { TurnJob, TurnScheduler } from './scheduler.js';
 import { failRun, processTurn, type TurnOutcome } from './turn/run-turn.js';
 import type { EngineServices } from './turn/services.js';
+import type { WorkerAvailability } from './worker-availability.js';
 
 export interface AgentEngineDeps {
   config: Config;
@@ -28,6 +29,8 @@ export interface AgentEngineDeps {
   model?: ModelClient;
   retryPolicy?: Partial<RetryPolicy>;
   now?: () => Date;
+  /** The gpu-workers' availability (serve): a run whose job no worker can take says so. */
+  workers?: WorkerAvailability;
 }
 
 /**
@@ -80,6 +83,7 @@ export function createAgentEngine(deps: AgentEngineDeps): AgentEngine {
     retryPolicy: { ...DEFAULT_RETRY_POLICY, ...deps.retryPolicy },
     now: deps.now ?? (() => new Date()),
     inFlight: new Map(),
+    ...(deps.workers ? { workers: deps.workers } : {}),
   };
   return {
     startRun: (params) => control.startRun(services, params),

@@ -26,6 +26,8 @@ export interface RunView {
   error: string | null;
   /** The process hosting the run (`kernelseek run`: `terminal:<host>:<pid>`), while it holds the lease. */
   host: string | null;
+  /** Set while its evaluation waits for a worker: "waiting for a gpu-worker (sm_90): none attached". */
+  waitingForWorker: string | null;
   /** A live run whose host stopped renewing its lease: the process died; `run --resume` continues it. */
   interrupted: boolean;
 }
@@ -73,6 +75,7 @@ export function describeRun(run: Run, now: Date = new Date()): RunView {
     finishedAt: run.finishedAt ? run.finishedAt.toISOString() : null,
     error: run.error,
     host: run.leaseOwner,
+    waitingForWorker: isTerminal(run.status) ? null : ((run.state as { waitingForWorker?: string | null }).waitingForWorker ?? null),
     interrupted: isInterrupted(run, now),
   };
 }

@@ -42,7 +42,7 @@ export function createTerminalReporter(out: Writable, options: { onDecision?: (p
   const started = Date.now();
   const line = (text: string): void => void out.write(`[${clock(started)}] ${text}\n`);
   return {
-    statusChanged: ({ to }) => line(`status: ${to}`),
+    statusChanged: ({ run, from, to }) => line(from === to && run.waitingForWorker ? `status: ${to}, ${run.waitingForWorker}` : `status: ${to}`),
     stepFinished: () => {},
     toolStarted: ({ summary }) => line(`  ${summary}`),
     evaluationFinished: ({ evaluation }) => line(evaluation.headline),

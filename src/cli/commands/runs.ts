@@ -19,6 +19,8 @@ export interface RunListing {
   owner: string;
   /** Where it runs: the Slack thread, or the terminal process hosting it. */
   where: string;
+  /** Why it is not advancing, when it waits for a gpu-worker. */
+  waitingFor: string | null;
   createdAt: string;
 }
 
@@ -50,6 +52,7 @@ export function listingOf(view: RunView): RunListing {
     costUsd: Number(view.costUsd.used.toFixed(4)),
     owner: view.owner,
     where: whereOf(view),
+    waitingFor: view.waitingForWorker,
     createdAt: view.createdAt,
   };
 }
@@ -85,7 +88,7 @@ export function registerRuns(program: Command, ctx: CliContext): void {
         writeRows(ctx.stdout, opts.json, rows, ['run', 'task', 'status', 'best', 'evals', 'cost', 'owner', 'where'], (r) => [
           r.id,
           r.task,
-          r.endReason && r.status !== 'interrupted' ? `${r.status} (${r.endReason})` : r.status,
+          r.waitingFor ? `${r.status}: ${r.waitingFor}` : r.endReason && r.status !== 'interrupted' ? `${r.status} (${r.endReason})` : r.status,
           x(r.best),
           `${r.evaluations.used}/${r.evaluations.budget}`,
           `$${r.costUsd.toFixed(2)}`,

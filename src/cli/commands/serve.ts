@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { Command } from 'commander';
-import { createAgentEngine, createBankQuestionSource, createQueueTurnScheduler, startAgentTurnWorker, startRunReconciler } from '../../agent/index.js';
+import { createAgentEngine, createBankQuestionSource, createQueueTurnScheduler, startAgentTurnWorker, startRunReconciler, createRedisWorkerAvailability } from '../../agent/index.js';
 import type { Config } from '../../config/index.js';
 import { startDigestScheduler } from '../../digest/index.js';
 import { UserInputError } from '../../core/errors.js';
@@ -104,6 +104,8 @@ async function startRoles(
   const prefix = config.queue.prefix;
   const queues = createQueueClient({ connection, prefix });
   stops.push({ name: 'queues', stop: () => queues.close() });
+  const workers = createRedisWorkerAvailability(connection, prefix);
+  stops.push({ name: 'worker availability', stop: () => workers.close() });
   const dispatcher = createBullmqDispatcher({ connection, prefix });
   stops.push({ name: 'dispatcher', stop: () => dispatcher.close() });
   const engine = createAgentEngine({
@@ -111,6 +113,7 @@ async function startRoles(
     store,
     dispatcher,
     scheduler: createQueueTurnScheduler(queues),
+    workers,
     questions: createBankQuestionSource({ store }),
     ...(poster ? { reporter: createSlackReporter({ poster, store, logger: logger.child({ component: 'slack-reporter' }) }) } : {}),
     logger: logger.child({ component: 'agent' }),
