@@ -74,9 +74,9 @@ export async function startRun(services: EngineServices, input: StartRunParams):
   return describeRun(run, services.now());
 }
 
-export async function stopRun(services: EngineServices, runId: string, options: { by?: string } = {}): Promise<RunView> {
+export async function stopRun(services: EngineServices, runId: string, options: { by?: string; reason?: 'stopped_by_user' | 'interrupted' } = {}): Promise<RunView> {
   const run = await getLiveRun(services, runId);
-  const ended = await endRun(services, run, 'stopped', 'stopped_by_user', options.by ? `stopped by ${options.by}` : null);
+  const ended = await endRun(services, run, 'stopped', options.reason ?? 'stopped_by_user', options.by ? `stopped by ${options.by}` : null);
   services.inFlight.get(runId)?.abort();
   return describeRun(ended, services.now());
 }
@@ -191,14 +191,44 @@ export async function askFromBankNow(services: EngineServices, runId: string): P
   return describeRun(patched ?? run, services.now());
 }
 
-/** Re-schedules every live run's current turn (after a restart); idempotent. */
+/** Schedules a live run's current turn again (a waiting one at its deadline); idempotent. */
+async function scheduleCurrentTurn(services: EngineServices, run: Run): Promise<void> {
+  const state = parseRunState(run.state);
+  const deadline = state.decision?.deadline ? Date.parse(state.decision.deadline) : null;
+  const pending = run.status === 'waiting' ? await services.store.agentRuns.pendingQuestions(run.id) : [];
+  const delayMs = run.status === 'waiting' && deadline && pending.length === 0 ? Math.max(0, deadline - services.now().getTime()) : 0;
+  await services.scheduler.schedule({ runId: run.id, turn: state.turn }, { delayMs });
+}
+
+/**
+ * Re-schedules every live run's current turn (after a restart); idempotent. A run another live
+ * process hosts (its lease is current: a `kernelseek run` on the same database) is left to it; an
+ * expired lease is cleared, since this process now advances the run.
+ */
 export async function resumeLiveRuns(services: EngineServices): Promise<string[]> {
   const runs = await services.store.runs.list({ statuses: ['queued', 'running', 'waiting'], limit: 1000 });
+  const now = services.now();
+  const resumed: string[] = [];
   for (const run of runs) {
-    const state = parseRunState(run.state);
-    const deadline = state.decision?.deadline ? Date.parse(state.decision.deadline) : null;
-    const delayMs = run.status === 'waiting' && deadline ? Math.max(0, deadline - services.now().getTime()) : 0;
-    await services.scheduler.schedule({ runId: run.id, turn: state.turn }, { delayMs });
+    if (run.leaseOwner && run.leaseExpiresAt && run.leaseExpiresAt > now) continue;
+    if (run.leaseOwner) await services.store.agentRuns.releaseLease(run.id);
+    await scheduleCurrentTurn(services, run);
+    resumed.push(run.id);
   }
-  return runs.map((r) => r.id);
+  return resumed;
+}
+
+/**
+ * Continues a run from the terminal (`kernelseek run --resume`): a live run whose process died has
+ * its current turn scheduled again (nothing lost or repeated: the store has every step), a paused
+ * one is resumed, a converged, Ctrl-C'd or limit-stopped one is re-opened. The caller holds the lease.
+ */
+export async function continueRun(services: EngineServices, runId: string): Promise<RunView> {
+  const run = await services.store.runs.get(runId);
+  if (!run) throw new UserInputError(`There is no run '${runId}'.`, { code: 'run_unknown' });
+  if (canReopen(run)) return resumeRun(services, runId);
+  const live = await getLiveRun(services, runId);
+  if (live.status === 'paused') return resumeRun(services, runId);
+  await scheduleCurrentTurn(services, live);
+  return describeRun(live, services.now());
 }

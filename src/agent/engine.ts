@@ -14,6 +14,7 @@ import { describeRun, type RunView } from './run-view.js';
 import type { TurnJob, TurnScheduler } from './scheduler.js';
 import { failRun, processTurn, type TurnOutcome } from './turn/run-turn.js';
 import type { EngineServices } from './turn/services.js';
+import type { WorkerAvailability } from './worker-availability.js';
 
 export interface AgentEngineDeps {
   config: Config;
@@ -28,6 +29,8 @@ export interface AgentEngineDeps {
   model?: ModelClient;
   retryPolicy?: Partial<RetryPolicy>;
   now?: () => Date;
+  /** The gpu-workers' availability (serve): a run whose job no worker can take says so. */
+  workers?: WorkerAvailability;
 }
 
 /**
@@ -39,7 +42,7 @@ export interface AgentEngine {
   /** Creates the run, its workspace and first message, and schedules its first turn. */
   startRun(params: StartRunParams): Promise<RunView>;
   /** Ends the run (status stopped), aborting a model call or tool in flight in this process. */
-  stopRun(runId: string, options?: { by?: string }): Promise<RunView>;
+  stopRun(runId: string, options?: { by?: string; reason?: 'stopped_by_user' | 'interrupted' }): Promise<RunView>;
   /** Pauses at the next step boundary; a paused run holds no worker. */
   pauseRun(runId: string): Promise<RunView>;
   resumeRun(runId: string): Promise<RunView>;
@@ -58,8 +61,10 @@ export interface AgentEngine {
   processTurn(job: TurnJob, options?: { signal?: AbortSignal }): Promise<TurnOutcome>;
   /** Marks a run failed after its turn kept failing (the queue's final-failure hook). */
   failRun(runId: string, error: unknown): Promise<void>;
-  /** Re-schedules the current turn of every live run (call when a worker starts). */
+  /** Re-schedules the current turn of every live run another process does not host (call when a worker starts). */
   resumeLiveRuns(): Promise<string[]>;
+  /** Continues one run whatever stopped it, if it can go on (`kernelseek run --resume`). */
+  continueRun(runId: string): Promise<RunView>;
   /** Aborts this process's in-flight turns (their runs resume elsewhere or on restart). */
   close(): Promise<void>;
 }
@@ -78,6 +83,7 @@ export function createAgentEngine(deps: AgentEngineDeps): AgentEngine {
     retryPolicy: { ...DEFAULT_RETRY_POLICY, ...deps.retryPolicy },
     now: deps.now ?? (() => new Date()),
     inFlight: new Map(),
+    ...(deps.workers ? { workers: deps.workers } : {}),
   };
   return {
     startRun: (params) => control.startRun(services, params),
@@ -95,6 +101,7 @@ export function createAgentEngine(deps: AgentEngineDeps): AgentEngine {
     processTurn: (job, options) => processTurn(services, job, options?.signal),
     failRun: (runId, error) => failRun(services, runId, error),
     resumeLiveRuns: () => control.resumeLiveRuns(services),
+    continueRun: (runId) => control.continueRun(services, runId),
     async close() {
       for (const controller of services.inFlight.values()) controller.abort();
     },

@@ -34,4 +34,8 @@ export { createBankQuestionSource } from './decisions/bank-source.js';
 export { createTerminalReporter, summaryLines } from './terminal/terminal-reporter.js';
 export { listenForQuestions } from './terminal/stdin-questions.js';
 export { createQueueTurnScheduler, startAgentTurnWorker } from './queue-turns.js';
+export { startRunReconciler, RECONCILE_QUEUE, type RunReconciler } from './reconciler.js';
 export { createLocalAgent, type LocalAgent } from './local.js';
+export { holdRunLease, terminalLeaseOwner, type RunLease } from './lease.js';
+export { isInterrupted } from './run-view.js';
+export { createRedisWorkerAvailability, workerWait, type WorkerAvailability } from './worker-availability.js';

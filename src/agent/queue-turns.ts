@@ -17,7 +17,11 @@ export function createQueueTurnScheduler(client: QueueClient): TurnScheduler {
     },
     async wake(job) {
       const existing = await queue().getJob(jobIdFor('agent-turn', job));
-      if (!existing) return;
+      if (!existing) {
+        // The delayed turn is gone (Redis lost its data): the run must not wait forever for it.
+        await queue().add('agent-turn', job, jobOptionsFor('agent-turn', job));
+        return;
+      }
       try {
         if (await existing.isDelayed()) await existing.promote();
       } catch {

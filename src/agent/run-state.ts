@@ -46,6 +46,8 @@ export const RunStateSchema = z.object({
   stopStreak: z.number().int().nonnegative().default(0),
   /** evalsUsed at the last `stopped` decision point: an evaluation since then breaks the streak. */
   stopStreakEvalSeq: z.number().int().nonnegative().default(0),
+  /** Set while an evaluation or gpu_bash job waits because no gpu-worker can take it (what to show). */
+  waitingForWorker: z.string().nullable().default(null),
 });
 export type RunState = z.infer<typeof RunStateSchema>;
 

@@ -1,4 +1,4 @@
-import type { Run, RunStatus } from '../db/index.js';
+import { isTerminal, type Run, type RunStatus } from '../db/index.js';
 
 /** What a status card shows about a run: a plain snapshot, safe to serialise. */
 export interface RunView {
@@ -24,6 +24,17 @@ export interface RunView {
   createdAt: string;
   finishedAt: string | null;
   error: string | null;
+  /** The process hosting the run (`kernelseek run`: `terminal:<host>:<pid>`), while it holds the lease. */
+  host: string | null;
+  /** Set while its evaluation waits for a worker: "waiting for a gpu-worker (sm_90): none attached". */
+  waitingForWorker: string | null;
+  /** A live run whose host stopped renewing its lease: the process died; `run --resume` continues it. */
+  interrupted: boolean;
+}
+
+/** True when the run is live but the process that hosted it stopped its heartbeat (it died). */
+export function isInterrupted(run: Run, now: Date = new Date()): boolean {
+  return !isTerminal(run.status) && run.leaseOwner !== null && run.leaseExpiresAt !== null && run.leaseExpiresAt.getTime() < now.getTime();
 }
 
 /** Active seconds: wall time since start minus time spent waiting for a question. */
@@ -63,5 +74,8 @@ export function describeRun(run: Run, now: Date = new Date()): RunView {
     createdAt: run.createdAt.toISOString(),
     finishedAt: run.finishedAt ? run.finishedAt.toISOString() : null,
     error: run.error,
+    host: run.leaseOwner,
+    waitingForWorker: isTerminal(run.status) ? null : ((run.state as { waitingForWorker?: string | null }).waitingForWorker ?? null),
+    interrupted: isInterrupted(run, now),
   };
 }

@@ -40,11 +40,12 @@ export function isTerminal(status: RunStatus): boolean {
 export const CONVERGED = 'converged';
 
 /**
- * Ends a person may continue from: a converged run (with a question), and a run stopped by an account
- * limit or an unreachable model API (once fixed). Every other end is final.
+ * Ends a person may continue from: a converged run (with a question), a terminal run stopped with
+ * Ctrl-C (`interrupted`), and a run stopped by an account limit or an unreachable model API (once fixed). Every other end is final.
  */
 export const REOPENABLE: Partial<Record<RunStatus, readonly string[]>> = {
   finished: [CONVERGED],
+  stopped: ['interrupted'],
   failed: ['model_unreachable', 'credit_balance', 'spend_limit', 'quota'],
 };
 

@@ -52,7 +52,7 @@ function questionLine(q: DigestQuestion): string {
 }
 
 function runLine(r: DigestRun): string {
-  const state = r.state === 'active' ? 'active' : r.state;
+  const state = r.state === 'finished' && r.endReason === 'converged' ? 'finished (converged)' : r.state;
   const best = r.bestSpeedup == null ? 'no best yet' : `best ${formatSpeedup(r.bestSpeedup)}`;
   return `• ${code(r.id)} ${escapeMrkdwn(r.task)}${r.arch ? ` (${escapeMrkdwn(r.arch)})` : ''} · ${state} · ${best} · ${plural(r.evaluations, 'eval')} · ${formatUsd(r.costUsd)} · ${who(r.owner)}`;
 }

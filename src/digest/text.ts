@@ -88,7 +88,7 @@ export function renderDigestText(f: DigestFigures, options: { timeZone: string; 
           r.list.map((run) => [
             run.id,
             run.arch ? `${run.task} (${run.arch})` : run.task,
-            run.state === run.status ? run.state : `${run.state} (now ${run.status})`,
+            (run.state === run.status ? run.state : `${run.state} (now ${run.status})`) + (run.state === 'finished' && run.endReason === 'converged' ? ' (converged)' : ''),
             formatSpeedup(run.bestSpeedup),
             formatSpeedup(run.bestSpeedupVsPeer),
             String(run.evaluations),

@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgentEngine, createBankQuestionSource, type TurnScheduler } from '../../src/agent/index.js';
 import { REPO_ROOT } from '../../src/config/index.js';
 import { createInProcessDispatcher } from '../../src/queue/index.js';
 import { createTestDatabase, createTempDir, type TestDatabase } from '../support/db.js';
+import { killAllSpawned, spawnNode, type Spawned } from '../support/processes.js';
 import { endTurn, reply, toolResultTexts, toolUse } from '../support/anthropic/script.js';
 import { startFakeAnthropic, type FakeAnthropic, type RecordedRequest, type Reply } from '../support/anthropic/server.js';
 import { CORRECT } from './fixtures/kernels.js';
@@ -18,33 +18,35 @@ let db: TestDatabase;
 let tmp: { dir: string; remove(): Promise<void> };
 let server: FakeAnthropic;
 let h: EngineHarness | undefined;
-const children: ChildProcess[] = [];
+const children: Spawned[] = [];
 
 beforeAll(async () => {
   db = await createTestDatabase('postgres');
   tmp = await createTempDir('ks-resume-');
 });
 afterAll(async () => {
-  for (const c of children) c.kill('SIGKILL');
+  for (const c of children) await c.kill('SIGKILL');
+  killAllSpawned();
   await h?.close();
   await server?.close();
   await db.dispose();
   await tmp.remove();
 });
 
-function spawnWorker(): ChildProcess {
-  const child = spawn(path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx'), [path.join(REPO_ROOT, 'test', 'agent', 'workers', 'turn-worker.ts')], {
+/**
+ * A worker process of its own group (node with tsx loaded in-process: no wrapper process that a
+ * SIGKILL would orphan its child from), with the parent watchdog: it cannot outlive this test.
+ */
+function spawnWorker(): Spawned {
+  const child = spawnNode(path.join(REPO_ROOT, 'test', 'agent', 'workers', 'turn-worker.ts'), [], {
     env: { ...process.env, KS_TEST_DB_URL: db.url, KS_TEST_DATA_DIR: tmp.dir, KS_TEST_BASE_URL: server.url },
-    stdio: ['ignore', 'ignore', 'inherit'],
   });
   children.push(child);
   return child;
 }
 
-async function kill(child: ChildProcess): Promise<void> {
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGKILL');
-  await exited;
+async function kill(child: Spawned): Promise<void> {
+  await child.kill('SIGKILL');
 }
 
 const assistants = (req: RecordedRequest) => req.body.messages.filter((m) => m.role === 'assistant').length;

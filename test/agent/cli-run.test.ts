@@ -135,7 +135,8 @@ describe('kernelseek run', () => {
     expect(result.code).toBe(130);
     expect(result.stdout).toMatch(/question from tester: Which scenario is slowest, and why\?/);
     expect(result.stdout).toMatch(/Interrupted: stopping the run/);
-    expect(result.stdout).toMatch(/Run ks-[a-z0-9]+ stopped: stopped by a person/);
+    expect(result.stdout).toMatch(/Run ks-[a-z0-9]+ stopped: interrupted in the terminal \(Ctrl-C\)/);
+    expect(result.stdout).toMatch(/Continue it: kernelseek run --resume ks-[a-z0-9]+/);
     expect(result.stdout).toMatch(/Best correct kernel: evaluation #1/);
   });
 

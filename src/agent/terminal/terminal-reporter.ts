@@ -27,7 +27,10 @@ export function summaryLines(runId: string, summary: RunSummary): string[] {
     `  ${summary.evaluations} evaluations, ${summary.steps} model steps, $${summary.costUsd.toFixed(4)}, ${summary.questions.human} question(s) from people and ${summary.questions.bank} from the bank, ${Math.round(summary.elapsedSeconds)} s active.`,
     `  Trace: kernelseek trace ${runId} --out ${runId}.jsonl`,
   );
-  if (canReopen(summary)) lines.push(`  Continue it${summary.endReason === 'converged' ? ' with a question' : ' once that is fixed'}: kernelseek run --resume ${runId}`);
+  if (canReopen(summary)) {
+    const how = summary.endReason === 'converged' ? ' with a question' : summary.endReason === 'interrupted' ? '' : ' once that is fixed';
+    lines.push(`  Continue it${how}: kernelseek run --resume ${runId}`);
+  }
   return lines;
 }
 
@@ -38,8 +41,9 @@ export function summaryLines(runId: string, summary: RunSummary): string[] {
 export function createTerminalReporter(out: Writable, options: { onDecision?: (prompt: string) => void } = {}): RunReporter {
   const started = Date.now();
   const line = (text: string): void => void out.write(`[${clock(started)}] ${text}\n`);
+  let lastFatal: string | null = null;
   return {
-    statusChanged: ({ to }) => line(`status: ${to}`),
+    statusChanged: ({ run, from, to }) => line(from === to && run.waitingForWorker ? `status: ${to}, ${run.waitingForWorker}` : `status: ${to}`),
     stepFinished: () => {},
     toolStarted: ({ summary }) => line(`  ${summary}`),
     evaluationFinished: ({ evaluation }) => line(evaluation.headline),
@@ -54,9 +58,13 @@ export function createTerminalReporter(out: Writable, options: { onDecision?: (p
       } else if (run.autonomous) line('autonomous: the question bank asks.');
     },
     questionAsked: ({ question }) => line(question.source === 'human' ? `question from ${question.author}: ${question.text}` : `question from the bank (${question.bankId}): ${question.text}`),
-    error: ({ message, fatal }) => line(`${fatal ? 'error' : 'warning'}: ${message}`),
+    error: ({ message, fatal }) => {
+      if (fatal) lastFatal = message;
+      line(`${fatal ? 'error' : 'warning'}: ${message}`);
+    },
     runFinished: ({ run, summary }) => {
-      for (const l of summaryLines(run.id, summary)) out.write(`${l}\n`);
+      // The reason was just printed as the error line: say it once.
+      for (const l of summaryLines(run.id, summary.error === lastFatal ? { ...summary, error: null } : summary)) out.write(`${l}\n`);
     },
   };
 }

@@ -39,7 +39,7 @@ export function describeEnd(reason: string | null): string {
     case 'converged':
       return 'converged: the agent kept stopping with no new evaluation in between';
     case 'interrupted':
-      return 'interrupted: the process running it died';
+      return 'interrupted in the terminal (Ctrl-C)';
     default:
       return reason ?? 'ended';
   }

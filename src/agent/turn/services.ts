@@ -8,6 +8,7 @@ import type { ModelClient } from '../model/types.js';
 import type { RunReporter } from '../reporter.js';
 import { describeRun } from '../run-view.js';
 import type { TurnScheduler } from '../scheduler.js';
+import type { WorkerAvailability } from '../worker-availability.js';
 
 /** What the engine runs on; one set per process, shared by every run it advances. */
 export interface EngineServices {
@@ -22,6 +23,8 @@ export interface EngineServices {
   questions: QuestionSource;
   retryPolicy: RetryPolicy;
   now: () => Date;
+  /** Who can take evaluation and gpu_bash jobs (serve); absent when they run in this process. */
+  workers?: WorkerAvailability;
   /** In-flight turns of this process, so stop/pause can abort their model call or tool. */
   inFlight: Map<string, AbortController>;
 }

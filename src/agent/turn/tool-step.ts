@@ -3,7 +3,8 @@ import { describeToolCall, executeTool } from '../tools/execute-tool.js';
 import type { ToolResult } from '../tools/tool-types.js';
 import { describeRun } from '../run-view.js';
 import { appendMessage, pendingToolRow, toolUses } from './session.js';
-import { refreshRun, type TurnContext } from './turn-context.js';
+import { patchState, refreshRun, type TurnContext } from './turn-context.js';
+import { workerWait } from '../worker-availability.js';
 import { StepAbortedError } from '../model/model-retry.js';
 
 /**
@@ -27,6 +28,22 @@ const INTERRUPTED =
 export interface ToolStepOutcome {
   evaluated: number;
   newBest: boolean;
+}
+
+/**
+ * Before a job goes to the gpu-workers: when none is attached for the run's architecture, or all are
+ * busy, the run says so (status card, terminal, `kernelseek runs`) instead of a silent `running`.
+ * The note is cleared when the tool returns. A probe that fails (Redis down) says nothing.
+ */
+async function announceWorkerWait(ctx: TurnContext, tool: string): Promise<string | null> {
+  if (!ctx.workers || (tool !== 'evaluate' && tool !== 'gpu_bash')) return null;
+  const waiting = await workerWait(ctx.workers, tool, ctx.run.arch).catch(() => null);
+  if (!waiting) return null;
+  await patchState(ctx, { waitingForWorker: waiting });
+  const view = describeRun(ctx.run, ctx.now());
+  await ctx.reporter.statusChanged({ run: view, from: ctx.run.status, to: ctx.run.status });
+  await ctx.reporter.error({ run: view, message: `The ${tool === 'evaluate' ? 'evaluation' : 'gpu_bash command'} is ${waiting}; it starts when one is free.`, fatal: false });
+  return waiting;
 }
 
 /**
@@ -55,6 +72,7 @@ export async function runToolStep(ctx: TurnContext, rows: StoredMessage[]): Prom
       const input = (use.input ?? {}) as Record<string, unknown>;
       await ctx.reporter.toolStarted({ run: describeRun(ctx.run, ctx.now()), name: use.name, summary: describeToolCall(use.name, input) });
       const started = Date.now();
+      const waitingFor = await announceWorkerWait(ctx, use.name);
       result = await executeTool(use.name, use.input, {
         config: ctx.config,
         store: ctx.store,
@@ -67,6 +85,7 @@ export async function runToolStep(ctx: TurnContext, rows: StoredMessage[]): Prom
         toolUseId: use.id,
         signal: ctx.signal,
       });
+      if (waitingFor) await patchState(ctx, { waitingForWorker: null });
       if (ctx.signal.aborted) throw new StepAbortedError();
       await ctx.store.transcript.finishToolCall(ctx.run.id, use.id, result.content, result.isError, Date.now() - started);
       if (result.evaluation) {

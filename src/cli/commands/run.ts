@@ -3,10 +3,15 @@ import {
   composeReporters,
   createLocalAgent,
   createTerminalReporter,
+  describeRun,
   listenForQuestions,
   noopReporter,
   type LocalAgent,
+  holdRunLease,
+  terminalLeaseOwner,
+  type RunLease,
   type RunSummary,
+  type RunView,
   type StartRunParams,
 } from '../../agent/index.js';
 import { parseDuration } from '../../config/index.js';
@@ -76,7 +81,8 @@ export function registerRun(program: Command, ctx: RunCommandContext): void {
   program
     .command('run')
     .description('Run the agent on a task in this terminal (embedded database, in-process harness); questions are typed on standard input')
-    .argument('<task>', 'task name (see `kernelseek tasks`)')
+    .argument('[task]', 'task name (see `kernelseek tasks`); leave out with --resume')
+    .option('--resume <run>', 'continue a run instead: after a crash (kill -9), Ctrl-C, convergence or a fixed model error')
     .option('--target <x>', "goal: geomean speedup over the task's goal reference (default: the task's goal)")
     .option('--budget-evals <n>', 'evaluations (default 50)')
     .option('--budget-steps <n>', 'model steps (default 200)')
@@ -87,13 +93,16 @@ export function registerRun(program: Command, ctx: RunCommandContext): void {
     .option('--question-timeout <t>', 'how long a decision point waits for your question before the bank asks', '60s')
     .option('--autonomous', 'the question bank answers every decision point at once')
     .option('--scenarios <set>', 'scenarios a candidate must pass: all or quick', 'all')
-    .action(async (task: string, opts: RunOpts) => {
+    .action(async (task: string | undefined, opts: RunOpts & { resume?: string }) => {
+      if (!task && !opts.resume) throw new UserInputError('Give a task to start (`kernelseek run <task>`) or a run to continue (`kernelseek run --resume <run>`).', { code: 'run_option' });
+      if (task && opts.resume) throw new UserInputError(`Give either a task (${task}) or --resume ${opts.resume}, not both: a resumed run keeps its task and options.`, { code: 'run_option' });
       const owner = ctx.env.USER ?? ctx.env.LOGNAME ?? 'terminal';
-      const params = parseRunOptions(task, opts, owner);
+      const params = task ? parseRunOptions(task, opts, owner) : null;
       const config = configOf(ctx);
       const logger = loggerOf(config, 'run');
       const handle = await openDatabase(config.db);
       let agent: LocalAgent | undefined;
+      let lease: RunLease | undefined;
       let stopListening = () => {};
       try {
         await handle.migrate();
@@ -103,10 +112,25 @@ export function registerRun(program: Command, ctx: RunCommandContext): void {
         const reporter = composeReporters(createTerminalReporter(ctx.stdout), { ...noopReporter, runFinished: ({ summary }) => resolveFinished(summary) });
         agent = createLocalAgent({ config, store, logger, dispatcherEnv: ctx.env, reporter });
         const { engine, scheduler } = agent;
-        const run = await engine.startRun(params);
-        writeLine(ctx.stdout, `Run ${run.id} on ${run.task} with ${run.model}: target ${run.target}x, budgets ${run.evaluations.budget} evaluations / ${run.steps.budget} steps / $${run.costUsd.budget}.`);
-        writeLine(ctx.stdout, `Workspace: ${config.core.dataDir}/workspaces/${run.id}${params.autonomous ? '' : ' — type a question at any time; it reaches the agent at its next turn.'}`);
-        if (!params.autonomous) {
+        const leaseOptions = { owner: terminalLeaseOwner(), seconds: config.agent.runs.leaseSeconds, logger };
+        let run: RunView;
+        if (params) {
+          run = await engine.startRun(params);
+          lease = await holdRunLease(store, run.id, leaseOptions);
+          writeLine(ctx.stdout, `Run ${run.id} on ${run.task} with ${run.model}: target ${run.target}x, budgets ${run.evaluations.budget} evaluations / ${run.steps.budget} steps / $${run.costUsd.budget}.`);
+        } else {
+          const id = opts.resume!;
+          const stored = await store.runs.get(id);
+          if (!stored) throw new UserInputError(`There is no run '${id}' in this database (${config.db.kind === 'pglite' ? config.db.dataDir : 'DATABASE_URL'}); \`kernelseek runs\` lists them.`, { code: 'run_unknown' });
+          // Read before taking the lease: taking it ends the interruption it shows.
+          const before = describeRun(stored);
+          lease = await holdRunLease(store, id, leaseOptions);
+          run = await engine.continueRun(id);
+          writeLine(ctx.stdout, `Resuming run ${run.id} on ${run.task} (${before.interrupted ? 'interrupted: its process died' : before.status}${before.endReason ? `, ${before.endReason}` : ''}): ${run.evaluations.used}/${run.evaluations.budget} evaluations, ${run.steps.used}/${run.steps.budget} steps, $${run.costUsd.used.toFixed(4)} so far.`);
+        }
+        const autonomous = run.autonomous;
+        writeLine(ctx.stdout, `Workspace: ${config.core.dataDir}/workspaces/${run.id}${autonomous ? '' : ' — type a question at any time; it reaches the agent at its next turn.'}`);
+        if (!autonomous) {
           stopListening = listenForQuestions(ctx.stdin, engine, run.id, { author: owner, report: (t) => writeLine(ctx.stdout, `  (${t})`) });
         }
         const interrupted = new Promise<'interrupted'>((resolve) => {
@@ -116,8 +140,9 @@ export function registerRun(program: Command, ctx: RunCommandContext): void {
         const outcome = await Promise.race([finished, interrupted]);
         if (outcome === 'interrupted') {
           writeLine(ctx.stdout, 'Interrupted: stopping the run (press Ctrl-C again to quit at once)...');
-          // The summary (and where the best kernel is) is printed when the run has stopped.
-          await engine.stopRun(run.id, { by: 'Ctrl-C in the terminal' }).catch(() => undefined);
+          // The summary (and where the best kernel is) is printed when the run has stopped; it says
+          // how to continue it.
+          await engine.stopRun(run.id, { by: 'Ctrl-C in the terminal', reason: 'interrupted' }).catch(() => undefined);
           await finished;
           ctx.exitCode = 130;
         } else {
@@ -127,6 +152,7 @@ export function registerRun(program: Command, ctx: RunCommandContext): void {
       } finally {
         stopListening();
         await agent?.close();
+        await lease?.release().catch(() => undefined);
         await handle.close();
       }
     });

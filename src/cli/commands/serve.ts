@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { Command } from 'commander';
-import { createAgentEngine, createBankQuestionSource, createQueueTurnScheduler, startAgentTurnWorker } from '../../agent/index.js';
+import { createAgentEngine, createBankQuestionSource, createQueueTurnScheduler, startAgentTurnWorker, startRunReconciler, createRedisWorkerAvailability } from '../../agent/index.js';
 import type { Config } from '../../config/index.js';
 import { startDigestScheduler } from '../../digest/index.js';
 import { UserInputError } from '../../core/errors.js';
@@ -104,6 +104,8 @@ async function startRoles(
   const prefix = config.queue.prefix;
   const queues = createQueueClient({ connection, prefix });
   stops.push({ name: 'queues', stop: () => queues.close() });
+  const workers = createRedisWorkerAvailability(connection, prefix);
+  stops.push({ name: 'worker availability', stop: () => workers.close() });
   const resultKey = await loadResultKey(config);
   logger.info({ resultKey: resultKey.id, from: resultKey.source }, 'results are accepted only when sealed with this result key');
   const dispatcher = createBullmqDispatcher({ connection, prefix, resultKey, logger: logger.child({ component: 'dispatcher' }) });
@@ -113,6 +115,7 @@ async function startRoles(
     store,
     dispatcher,
     scheduler: createQueueTurnScheduler(queues),
+    workers,
     questions: createBankQuestionSource({ store }),
     ...(poster ? { reporter: createSlackReporter({ poster, store, logger: logger.child({ component: 'slack-reporter' }) }) } : {}),
     logger: logger.child({ component: 'agent' }),
@@ -136,6 +139,8 @@ async function startRoles(
       logger: logger.child({ component: 'agent-worker' }),
     });
     stops.push({ name: 'agent worker', stop: () => worker.close() });
+    const reconciler = await startRunReconciler(engine, queues, { connection, prefix, everyMs: config.agent.runs.reconcileSeconds * 1000, logger: logger.child({ component: 'reconciler' }) });
+    stops.push({ name: 'run reconciler', stop: () => reconciler.close() });
     const resumed = await engine.resumeLiveRuns();
     lines.push(`  agent: ${options.concurrency} turn(s) at once; ${resumed.length} live run(s) resumed`);
   }

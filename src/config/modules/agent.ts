@@ -26,6 +26,7 @@ export const AgentEnvSchema = z.object({
   // Runs that finish, resume and recover (issue 15).
   KERNELSEEK_CONVERGE_STOPS: positiveInt(3),
   KERNELSEEK_RUN_LEASE: duration('30s'),
+  KERNELSEEK_RECONCILE_EVERY: duration('30s'),
   // Passed through to the agent's bash (nothing else of this process's environment is).
   PATH: optionalString(),
   LANG: optionalString(),
@@ -78,6 +79,8 @@ export interface AgentConfig {
     convergeStops: number;
     /** How long a run's lease lasts without a heartbeat before its run shows as interrupted. */
     leaseSeconds: number;
+    /** How often one agent worker of the cluster re-schedules live runs whose turn job is gone. */
+    reconcileSeconds: number;
   };
 }
 
@@ -105,7 +108,7 @@ export function buildAgentConfig(env: z.output<typeof AgentEnvSchema>): AgentCon
       workspaceMaxMb: env.KERNELSEEK_WORKSPACE_MAX_MB,
     },
     decisions: { plateauEvals: env.KERNELSEEK_PLATEAU_EVALS, failingEvals: env.KERNELSEEK_FAILING_EVALS },
-    runs: { convergeStops: env.KERNELSEEK_CONVERGE_STOPS, leaseSeconds: env.KERNELSEEK_RUN_LEASE },
+    runs: { convergeStops: env.KERNELSEEK_CONVERGE_STOPS, leaseSeconds: env.KERNELSEEK_RUN_LEASE, reconcileSeconds: env.KERNELSEEK_RECONCILE_EVERY },
     extraSecrets: (env.KERNELSEEK_SECRETS ?? '').split(',').map((s) => s.trim()).filter((s) => s.length >= 4),
   };
 }

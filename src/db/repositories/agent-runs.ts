@@ -1,4 +1,4 @@
-import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Database } from '../client.js';
 import { agentSteps, questions, runMessages, runs, toolCalls } from '../schema.js';
 import type { Question } from './questions.js';
@@ -162,6 +162,38 @@ export function createAgentRunRepository(db: Database) {
         await tx.insert(runMessages).values({ runId, seq, role: 'user', content: buildContent(delivered) });
         return delivered;
       });
+    },
+
+    /**
+     * Takes the run's lease for `owner` for `seconds` if it is free, expired or already `owner`'s
+     * (the database's clock decides, so hosts with skewed clocks agree). Undefined: another process
+     * holds it.
+     */
+    async acquireLease(id: string, owner: string, seconds: number): Promise<Run | undefined> {
+      const [row] = await db
+        .update(runs)
+        .set({ leaseOwner: owner, leaseExpiresAt: sql`now() + (${seconds}::float8 * interval '1 second')` })
+        .where(and(eq(runs.id, id), or(isNull(runs.leaseOwner), eq(runs.leaseOwner, owner), lt(runs.leaseExpiresAt, sql`now()`))))
+        .returning();
+      return row;
+    },
+
+    /** The heartbeat: extends `owner`'s lease. False: the lease was taken over (or released). */
+    async renewLease(id: string, owner: string, seconds: number): Promise<boolean> {
+      const rows = await db
+        .update(runs)
+        .set({ leaseExpiresAt: sql`now() + (${seconds}::float8 * interval '1 second')` })
+        .where(and(eq(runs.id, id), eq(runs.leaseOwner, owner)))
+        .returning({ id: runs.id });
+      return rows.length > 0;
+    },
+
+    /** Gives the lease up (the host stops on purpose): the run is not shown as interrupted. */
+    async releaseLease(id: string, owner?: string): Promise<void> {
+      await db
+        .update(runs)
+        .set({ leaseOwner: null, leaseExpiresAt: null })
+        .where(owner ? and(eq(runs.id, id), eq(runs.leaseOwner, owner)) : and(eq(runs.id, id), lt(runs.leaseExpiresAt, sql`now()`)));
     },
 
     async pendingQuestions(runId: string): Promise<Question[]> {

@@ -30,6 +30,7 @@ export function renderStatusCard(run: RunView, extras: CardExtras = {}): SlackVi
   const vsPeer = best?.speedupVsBestPeer != null ? `${fmtSpeedup(best.speedupVsBestPeer)}${extras.bestPeer ? ` vs ${extras.bestPeer}` : ''}` : '—';
   const state = [`${s.emoji} *${s.label}*`, `step ${run.steps.used}/${run.steps.budget}`, `eval ${run.evaluations.used}/${run.evaluations.budget}`];
   if (run.endReason && run.finishedAt) state.push(escapeMrkdwn(describeEnd(run.endReason)));
+  if (run.waitingForWorker) state.push(`:hourglass: ${escapeMrkdwn(run.waitingForWorker)}`);
   const blocks = [
     header(`KernelSeek · ${run.task} · ${run.id}`),
     section(state.join(' · ')),

@@ -1,0 +1,110 @@
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT, type Env } from '../../src/config/index.js';
+import { createStore, openDatabase } from '../../src/db/index.js';
+import { endTurn, reply, toolResultTexts, toolUse } from '../support/anthropic/script.js';
+import { startFakeAnthropic, type FakeAnthropic, type RecordedRequest, type Reply } from '../support/anthropic/server.js';
+import { createTempDir } from '../support/db.js';
+import { killAllSpawned, spawnNode } from '../support/processes.js';
+import { CORRECT } from './fixtures/kernels.js';
+import { expectConsistentConversation } from './helpers.js';
+
+// Acceptance (issue 15): `kernelseek run` killed with SIGKILL mid-evaluation leaves its run
+// interrupted (its lease expires); `kernelseek run --resume <id>` finishes it, and the store holds
+// every step once. Both are real processes on the embedded database, as a person runs them.
+let tmp: { dir: string; remove(): Promise<void> };
+let server: FakeAnthropic;
+const KERNELSEEK = path.join(REPO_ROOT, 'bin', 'kernelseek.js');
+
+beforeAll(async () => {
+  tmp = await createTempDir('ks-cli-resume-');
+});
+afterEach(() => killAllSpawned());
+afterAll(async () => {
+  await server?.close();
+  await tmp.remove();
+});
+
+function env(dataDir: string): Env {
+  return {
+    KERNELSEEK_DATA_DIR: dataDir,
+    KERNELSEEK_TASKS_DIR: path.join(REPO_ROOT, 'kernels'),
+    KERNELSEEK_PYTHON: '/usr/bin/python3',
+    ANTHROPIC_BASE_URL: server.url,
+    ANTHROPIC_API_KEY: 'sk-ant-cli-test-000',
+    KERNELSEEK_MODEL: 'claude-sonnet-4-6',
+    KERNELSEEK_RUN_LEASE: '2s',
+    PATH: process.env.PATH,
+    USER: 'tester',
+    LOG_LEVEL: 'warn',
+  };
+}
+
+const kernelseek = (args: string[], e: Env) => spawnNode(KERNELSEEK, args, { env: e as NodeJS.ProcessEnv });
+const assistants = (req: RecordedRequest) => req.body.messages.filter((m) => m.role === 'assistant').length;
+
+describe('kernelseek run --resume', () => {
+  it('finishes a run whose process was killed mid-evaluation, with every step once', { timeout: 540_000 }, async () => {
+    server = await startFakeAnthropic({
+      fallback: (req): Reply => {
+        switch (assistants(req)) {
+          case 0:
+            return reply(toolUse('str_replace_based_edit_tool', { command: 'create', path: 'kernel.cpp', file_text: CORRECT }), toolUse('evaluate', {}));
+          case 1:
+            expect(toolResultTexts(req)[1]).toMatch(/^Evaluation #1 .*: ok; correct on 3\/3/);
+            return reply(toolUse('bash', { command: 'echo after-resume' }));
+          default:
+            return endTurn('done');
+        }
+      },
+    });
+    const dataDir = path.join(tmp.dir, 'data');
+    const first = kernelseek(['run', 'cpu_softmax', '--autonomous', '--scenarios', 'quick', '--target', '100', '--budget-steps', '3'], env(dataDir));
+    const runId = (await first.waitFor(/Run (ks-[a-z0-9]+) on cpu_softmax/, 120_000))[1]!;
+    await first.waitFor(/evaluate \(/, 120_000);
+    // Inside the evaluation (the harness takes seconds to import torch and compile).
+    await new Promise((r) => setTimeout(r, 800));
+    expect(first.output()).not.toMatch(/eval #1/);
+    await first.kill('SIGKILL');
+
+    // Once its lease expired (2 s without a heartbeat) the run shows as interrupted; resume finishes it.
+    await new Promise((r) => setTimeout(r, 2500));
+    const listed = kernelseek(['runs', '--json'], env(dataDir));
+    expect((await listed.exited).code).toBe(0);
+    const rows = JSON.parse(listed.stdout()) as { id: string; status: string }[];
+    expect(rows.find((r) => r.id === runId)).toMatchObject({ status: 'interrupted' });
+
+    const second = kernelseek(['run', '--resume', runId], env(dataDir));
+    const done = await second.exited;
+    expect(second.stderr()).toBe('');
+    expect(done.code).toBe(0);
+    expect(second.stdout()).toMatch(new RegExp(`Resuming run ${runId} on cpu_softmax \\(interrupted: its process died\\)`));
+    expect(second.stdout()).toMatch(/eval #1: ok, 3\/3 correct/);
+    expect(second.stdout()).toMatch(new RegExp(`Run ${runId} finished: the model-step budget is used up`));
+
+    // The store: every step once, no gap, no duplicate; one evaluation under its reserved number.
+    const handle = await openDatabase({ kind: 'pglite', dataDir: path.join(dataDir, 'pgdata') });
+    try {
+      const store = createStore(handle.db);
+      const run = (await store.runs.get(runId))!;
+      expect(run).toMatchObject({ status: 'finished', endReason: 'budget_steps', evalsUsed: 1, stepsUsed: 3, leaseOwner: null });
+      const steps = await store.transcript.steps(runId);
+      expect(steps.map((s) => [s.seq, s.response !== null])).toEqual([[0, true], [1, true], [2, true]]);
+      const messages = await store.transcript.messages(runId);
+      expect(messages.map((m) => m.seq)).toEqual(messages.map((_, i) => i));
+      const calls = await store.transcript.toolCalls(runId);
+      expect(calls.map((c) => c.name)).toEqual(['str_replace_based_edit_tool', 'evaluate', 'bash']);
+      expect(calls.every((c) => c.finishedAt !== null && !c.isError)).toBe(true);
+      const evaluations = await store.evaluations.forRun(runId);
+      expect(evaluations.map((e) => [e.seq, e.status])).toEqual([[1, 'ok']]);
+
+      const listedAfter = kernelseek(['runs', '--json'], env(dataDir));
+      await listedAfter.exited;
+      expect((JSON.parse(listedAfter.stdout()) as { id: string; status: string }[]).find((r) => r.id === runId)).toMatchObject({ status: 'finished' });
+    } finally {
+      await handle.close();
+    }
+    expect(server.requests).toHaveLength(3);
+    expectConsistentConversation(server.requests);
+  });
+});
