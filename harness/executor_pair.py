@@ -61,6 +61,7 @@ def start_pair(ctx, workdir):
     reference = (f"{rpaths['task']}/{task.reference_path.name}" if sandboxed else str(task.reference_path))
     cand = ExecutorProcess(workdir, "candidate", opts.call_timeout, confine=opts.confine, sandboxed=sandboxed,
                            binds=cbinds)
+    cand.deadline = ctx.deadline
     refx = None
     try:
         cand.ready()   # up and waiting, nothing loaded yet: a clean executor's state
@@ -74,6 +75,7 @@ def start_pair(ctx, workdir):
         findings = _load_findings(ctx, cand, clean, libs_before)
         refx = ExecutorProcess(workdir, "reference", opts.call_timeout, confine=opts.confine, sandboxed=sandboxed,
                                binds=rbinds)
+        refx.deadline = ctx.deadline
         refx.ready()
         refx.start({"library": rpaths["baseline"], "entry": task.entry, "argtypes": argtypes(task),
                     "peers": dict(task.peers) if ctx.with_peers else {}, "reference": reference,

@@ -99,6 +99,7 @@ class ExecutorProcess:
         _LIVE.add(self.pid)
         self.seq = 0
         self.running = None          # what the executor is doing now (for a timeout's message)
+        self.deadline = None         # the evaluation's time limit (time.monotonic()), set by the caller
         self.clock = None
 
     # -- talking ----------------------------------------------------------------------------------
@@ -113,9 +114,15 @@ class ExecutorProcess:
         return self._reply(timeout or self.call_timeout)
 
     def _reply(self, timeout):
-        if not select.select([self.sock], [], [], timeout)[0]:
+        # The evaluation's time limit (`deadline`, a time.monotonic() value the caller sets) holds
+        # inside a call too: a call that hangs with a long call timeout must not outlive it.
+        wait = timeout if self.deadline is None else max(0.0, min(timeout, self.deadline - time.monotonic()))
+        if not select.select([self.sock], [], [], wait)[0]:
             who = self.running
             self.kill()
+            if self.deadline is not None and time.monotonic() >= self.deadline:
+                raise ChildFailure("timeout", "the evaluation's time limit was reached during this scenario"
+                                   + (f" (while running {who})" if who else "") + "; the process was killed", who)
             raise ChildFailure("timeout", f"no progress for {timeout:.0f} s"
                                + (f" while running {who}" if who else "") + "; the process was killed", who)
         try:

@@ -1,6 +1,7 @@
 """Candidates that do not build, crash, hang or fail; and the harness's own argument errors."""
 
 import json
+import time
 
 from harness.schema import validate_result
 
@@ -106,6 +107,20 @@ def test_the_evaluation_time_limit(run_cli):
     assert proc.returncode == 0 and result["status"] == "timeout"
     assert all(s["status"] == "skipped" for s in result["scenarios"])
     assert any("time limit (0.01 s) was reached after 0 of 3 scenarios" in m for m in result["messages"])
+
+
+def test_the_evaluation_time_limit_stops_a_hanging_call(run_cli, candidate):
+    # A call that never returns, with a call timeout far beyond the evaluation's: the evaluation's
+    # own limit must stop it inside the scenario (before, the executor waited for the call timeout).
+    source = (CPU_TASK / "baseline.cpp").read_text().replace(
+        "  return 0;\n}", "  for (volatile unsigned long spin = 0;; ++spin) {}\n  return 0;\n}")
+    started = time.monotonic()
+    proc = run_cli("eval", "--task-dir", str(CPU_TASK), "--candidate", str(candidate(source)), "--json", "-",
+                   "--no-peers", "--scenarios", "r7-c33", "--call-timeout", "600", "--timeout", "8")
+    result = json.loads(proc.stdout)
+    assert result["status"] == "timeout", result["messages"]
+    assert "the evaluation's time limit was reached during this scenario" in result["scenarios"][0]["reason"]
+    assert time.monotonic() - started < 60
 
 
 def test_run_to_run_differences_within_tolerance_are_reported(run_cli, candidate):
