@@ -5,6 +5,7 @@ import type { Evaluation, EvaluationOutcome as StoredOutcome } from '../../db/in
 import { speedupVsBestPeer } from '../../harness/result.js';
 import type { EvaluationOutcome } from '../../queue/dispatcher.js';
 import { BASELINE_SPEEDUP, beatsIncumbent, gainFiguresOf } from '../../harness/significance.js';
+import { expandScenarios } from '../../harness/tasks.js';
 import { formatEvaluationForModel, isCorrectCandidate, reportOf } from '../evaluation/summary.js';
 import { describeRun } from '../run-view.js';
 import { checkWorkspaceSize, commitWorkspace, tagCommit } from '../workspace/workspace.js';
@@ -116,6 +117,8 @@ export async function runEvaluateTool(input: Record<string, unknown>, ctx: ToolC
       commit,
       budget: { used: after.evalsUsed, total: after.budgetEvals },
       counts,
+      // A quick run's best is the best on its subset: said wherever the best appears.
+      scenarioSet: runScenarios === 'quick' ? { evaluated: task.task.scenarios.quick.length, total: expandScenarios(task.task).length } : null,
     }),
     isError: false,
     evaluation: { id: evaluation.id, seq, newBest },
