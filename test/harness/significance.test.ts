@@ -31,6 +31,12 @@ describe('a new best only when it is better', () => {
     expect(facts([first, barely, clear]).evalsSinceGain).toBe(0);
   });
 
+  it('a "faster" whose interval clears the incumbent by less than 1 % is not a gain worth keeping', () => {
+    // One identical kernel in forty reads "faster" at 95 %; its interval then barely clears 1.0.
+    expect(beatsIncumbent(gainFiguresOf(measured(1, 1.03, [1.004, 1.06], 'faster')), 1)).toBe(false);
+    expect(beatsIncumbent(gainFiguresOf(measured(1, 1.05, [1.02, 1.08], 'faster')), 1)).toBe(true);
+  });
+
   it('a slower or unmeasured verdict never wins, and results without an interval compare point figures', () => {
     expect(beatsIncumbent(gainFiguresOf(measured(1, 1.2, [0.8, 0.95], 'slower')), 1)).toBe(false);
     const old = { speedupVsBaseline: 1.2, result: { summary: {} } };
