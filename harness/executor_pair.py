@@ -16,11 +16,11 @@ from .executor_proc import INSIDE, ChildFailure, ExecutorProcess
 
 
 class ExecutorPair:
-    def __init__(self, cand, refx):
-        self.cand, self.refx = cand, refx
+    def __init__(self, cand, refx, peerx=None):
+        self.cand, self.refx, self.peerx = cand, refx, peerx
 
     def close(self):
-        for ex in (self.cand, self.refx):
+        for ex in (self.cand, self.refx, self.peerx):
             if ex is not None:
                 ex.close()
 
@@ -62,7 +62,7 @@ def start_pair(ctx, workdir):
     cand = ExecutorProcess(workdir, "candidate", opts.call_timeout, confine=opts.confine, sandboxed=sandboxed,
                            binds=cbinds)
     cand.deadline = ctx.deadline
-    refx = None
+    refx = peerx = None
     try:
         cand.ready()   # up and waiting, nothing loaded yet: a clean executor's state
         clean, libs_before = cand.status_fields(), cand.libraries()
@@ -73,22 +73,30 @@ def start_pair(ctx, workdir):
                           timeout=opts.call_timeout + 120)
         cand.running = None
         findings = _load_findings(ctx, cand, clean, libs_before)
+        # The baseline's executor is the candidate's twin (same init, same filter, no torch): identical
+        # code must read the same in both. The peers (PyTorch) get a third executor of their own.
         refx = ExecutorProcess(workdir, "reference", opts.call_timeout, confine=opts.confine, sandboxed=sandboxed,
-                               binds=rbinds)
+                               binds=[b for b in rbinds if b[1].startswith(f"{INSIDE}/baseline")])
         refx.deadline = ctx.deadline
         refx.ready()
         refx.start({"library": rpaths["baseline"], "entry": task.entry, "argtypes": argtypes(task),
-                    "peers": dict(task.peers) if ctx.with_peers else {}, "reference": reference,
-                    "threads": task.cpu_threads}, timeout=opts.call_timeout + 120)
+                    "threads_allowed": not single}, timeout=opts.call_timeout + 120)
+        if ctx.with_peers and task.peers:
+            peerx = ExecutorProcess(workdir, "peers", opts.call_timeout, confine=opts.confine, sandboxed=sandboxed,
+                                    binds=[b for b in rbinds if b[1].startswith(f"{INSIDE}/task")])
+            peerx.deadline = ctx.deadline
+            peerx.ready()
+            peerx.start({"entry": task.entry, "argtypes": argtypes(task), "peers": dict(task.peers),
+                         "reference": reference, "threads": task.cpu_threads}, timeout=opts.call_timeout + 120)
     except ChildFailure:
-        cand.close()
-        if refx is not None:
-            refx.close()
+        for ex in (cand, refx, peerx):
+            if ex is not None:
+                ex.close()
         raise
     ctx.cand_status = clean
     ctx.confined = bool(info.get("seccomp"))
-    pair = ExecutorPair(cand, refx)
-    ctx.cand, ctx.refx = cand, refx
+    pair = ExecutorPair(cand, refx, peerx)
+    ctx.cand, ctx.refx, ctx.peerx = cand, refx, peerx
     return pair, findings
 
 

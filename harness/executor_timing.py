@@ -20,17 +20,20 @@ sample from a secret seed); the executor cannot know, and every call's outputs a
 leftover poison anyway.
 """
 
+import math
 import random
 import secrets
 import time
 
 from .correctness import check_output
-from .executor_eval import (GAP_MARGIN_MS, OTHER_THREADS_CPU_MS, RECHECK_BYTES, RECHECK_MAX, RECHECK_MIN, Sets,
+from .executor_eval import (GAP_MARGIN_MS, OTHER_THREADS_CPU_MS, RECHECK_BYTES, RECHECK_MAX, RECHECK_MIN,
                             call_args, fill, other_threads_finding, outputs_of)
 from .executor_proc import ChildFailure
+from .executor_rounds import Pinning, done, paired_ratios
+from .executor_slots import Slots, slot_bytes
 from .scenario_eval import SET_BUDGET_BYTES, fail
 from .shm import unwritten
-from .stats import median, rse_of_median
+from .stats import median, ratio_ci, rse_of_median, verdict
 
 
 class Timer:
@@ -40,10 +43,13 @@ class Timer:
         self.rng, self.seed_next = rng, seed_base
         self.last_cpu = {}
 
-    def fresh(self, bs):
+    def fresh(self, *sets):
+        """New inputs (the next seed) and poison into each of `sets`: the calls of one index of a
+        round get the same values, each in its own implementation's buffers."""
         inputs = self.ctx.oracle.inputs(self.params, self.seed_next)
         seed, self.seed_next = self.seed_next, self.seed_next + 1
-        fill(self.task, bs, inputs)
+        for bs in sets:
+            fill(self.task, bs, inputs)
         return seed
 
     def timed(self, ex, msg):
@@ -58,57 +64,92 @@ class Timer:
         return reply, (t1 - t0) / 1e6, (cpu1 - cpu0) / 1e6, gap
 
 
+# CPU a request should spend in calls, so that the request's own cost (0.16-0.22 ms of the executor's
+# Python after the flush, docs/harness.md) is about a tenth of it; at most MAX_BATCH calls a request.
+TARGET_BATCH_MS = 2.0
+MAX_BATCH = 512
+ROLES = (("candidate", "cand"), ("reference", "ref"), ("peers", "peer"))   # result key, executor
+
+
 def run_timing(ctx, scenario, entry, seed_base, rng):
     task = ctx.task
     impls = ["candidate"] + (["baseline"] if ctx.has_baseline else []) + \
         ([f"peer:{p}" for p, _ in task.peers] if ctx.with_peers else [])
-    set_bytes = ctx.oracle.set_bytes(scenario.params)
-    n_sets = max(2, min(4, SET_BUDGET_BYTES[ctx.device_kind] // max(1, set_bytes)))
-    policy = dict(task.timing)
+    # Every implementation has its own slots: all of a round's inputs are written before its one flush.
+    room = max(2, SET_BUDGET_BYTES[ctx.device_kind] //
+               (slot_bytes(ctx.oracle.set_bytes(scenario.params), task) * len(impls)))
     timer = Timer(ctx, scenario, seed_base, rng)
     probe = ctx.oracle.inputs(scenario.params, seed_base)
     shapes_in = {k: tuple(v.shape) for k, v in probe.items()}
     shapes_out = ctx.oracle.output_shapes(scenario.params)
-    sets = {"cand": Sets(ctx.cand, task, shapes_in, shapes_out), "ref": Sets(ctx.refx, task, shapes_in, shapes_out)}
+    policy, unsupported, sets = dict(task.timing), {}, {}
+    pin = Pinning([0] + [ex.pid for ex in (ctx.cand, ctx.refx, getattr(ctx, "peerx", None)) if ex is not None])
     try:
-        return _loop(ctx, timer, entry, impls, sets, n_sets, policy, scenario)
+        for name in impls:
+            sets[name] = Slots(_executor(ctx, name), task, shapes_in, shapes_out, 1)
+        est = _warm_up(ctx, timer, impls, sets, policy, unsupported)
+        for name in list(sets):
+            sets.pop(name).close()
+        # One batch size for every implementation, from the fastest: the same number of calls a request.
+        batch = max(1, min(MAX_BATCH, room, math.ceil(TARGET_BATCH_MS / min(est.values()))))
+        pool = max(batch, min(4, room))      # slots per implementation; each batch draws `batch` of them
+        for name in impls:
+            sets[name] = Slots(_executor(ctx, name), task, shapes_in, shapes_out, pool)
+        return _loop(ctx, timer, entry, impls, sets, (pool, batch), policy, scenario, seed_base, pin, unsupported)
     finally:
+        pin.restore()
         for s in sets.values():
             s.close()
 
 
 def _executor(ctx, name):
-    return ctx.cand if name == "candidate" else ctx.refx
+    return {"cand": ctx.cand, "ref": ctx.refx, "peer": getattr(ctx, "peerx", None)}[_side(name)]
 
 
-def _message(ctx, name, bs, scalars, params, null=False):
+def _side(name):
+    """Which executor: the candidate's, its twin running the baseline, or the peers'."""
+    return "cand" if name == "candidate" else "ref" if name == "baseline" else "peer"
+
+
+def _message(ctx, name, sets, scalars, params, null=False):
     if name.startswith("peer:"):
         return {"cmd": "call", "peer": name[5:], "params": dict(params),
-                "tensors": {a.name: bs.spec(a.name) for a in ctx.task.args if a.kind == "tensor"}}
-    return {"cmd": "call", "args": call_args(ctx.task, bs, scalars), "null": null}
+                "batch": [{a.name: bs.spec(a.name) for a in ctx.task.args if a.kind == "tensor"} for bs in sets]}
+    return {"cmd": "call", "batch": [call_args(ctx.task, bs, scalars) for bs in sets], "null": null}
 
 
-def _loop(ctx, timer, entry, impls, sets, n_sets, policy, scenario):
-    task, rng = ctx.task, timer.rng
-    unsupported, rcs = {}, {}
+def _warm_up(ctx, timer, impls, sets, policy, unsupported):
+    """Drops the peers that cannot run the scenario; warms caches, lazy loading and clocks; returns
+    each implementation's smallest CPU per call minus its executor's smallest null request."""
     for name in impls[:]:
         if name.startswith("peer:"):
-            bs = sets["ref"].get(0)
+            bs = sets[name].get(0)
             timer.fresh(bs)
-            reply = ctx.refx.request(_message(ctx, name, bs, timer.scalars, timer.params))
+            reply = _executor(ctx, name).request(_message(ctx, name, [bs], timer.scalars, timer.params))
             if reply.get("peer_error"):
                 unsupported[name[5:]] = (str(reply.get("message")) if reply["peer_error"] == "unsupported"
                                          else f"failed: {reply.get('message')}")
                 impls.remove(name)
-    for name in impls:       # warm-up: caches, lazy loading, clocks
-        side = "cand" if name == "candidate" else "ref"
-        for _ in range(policy["warmup_reps"]):
-            bs = sets[side].get(0)
+    cost, null = {}, {}
+    for name in impls:
+        bs = sets[name].get(0)
+        side = _side(name)
+        for _ in range(max(1, policy["warmup_reps"])):   # warm: no flush, an estimate of the call's cost
             timer.fresh(bs)
-            timer.timed(_executor(ctx, name), _message(ctx, name, bs, timer.scalars, timer.params))
+            cpu = timer.timed(_executor(ctx, name), _message(ctx, name, [bs], timer.scalars, timer.params))[2]
+            cost[name] = min(cost.get(name, cpu), cpu)
+            cpu = timer.timed(_executor(ctx, name), _message(ctx, "candidate", [bs], timer.scalars, timer.params,
+                                                            null=True))[2]
+            null[side] = min(null.get(side, cpu), cpu)
+    return {n: max(1e-3, c - null[_side(n)]) for n, c in cost.items()}
+
+
+def _loop(ctx, timer, entry, impls, sets, sizes, policy, scenario, seed_base, pin, unsupported):
+    task, rng = ctx.task, timer.rng
+    pool, batch = sizes
+    rcs = {}
     samples = {n: {"ms": [], "wall_ms": [], "cpu_ms": []} for n in impls}
-    null, null_wall = {"cand": [], "ref": []}, {"cand": [], "ref": []}
-    gaps = {"cand": [], "ref": []}
+    null, null_wall, gaps = ({"cand": [], "ref": [], "peer": []} for _ in range(3))
     secret = random.Random(secrets.randbits(64))   # which calls get value-checked: known only here
     out_bytes = ctx.oracle.output_bytes(timer.params) * max(1, len(task.outputs()))
     keep = max(RECHECK_MIN, min(RECHECK_MAX, RECHECK_BYTES // max(1, out_bytes)))
@@ -116,27 +157,35 @@ def _loop(ctx, timer, entry, impls, sets, n_sets, policy, scenario):
     t_start = time.monotonic()
     while True:
         rounds += 1
-        order = impls[:]
+        # Inputs (fresh seeds) and poison for every request of the round, then one flush: each call
+        # starts with its data out of the cache, whatever runs before it. Request overheads ("null",
+        # all of a batch but the calls) take shuffled places among the calls.
+        chosen = {name: [sets[name].get(j) for j in rng.sample(range(pool), batch)] for name in impls}
+        seeds = [timer.fresh(*(chosen[name][i] for name in impls)) for i in range(batch)]
+        drawn = {name: list(zip(chosen[name], seeds)) for name in impls}
+        owners = {}      # each executor's null request borrows the slots of one implementation it runs
+        for name in impls:
+            owners.setdefault(_side(name), name)
+        order = impls + [f"null:{side}" for side in owners]
         rng.shuffle(order)
-        for side in ("cand", "ref"):    # the request overhead, measured like a call
-            ex = ctx.cand if side == "cand" else ctx.refx
-            bs = sets[side].get(0)
-            timer.fresh(bs)
-            ctx.device.flush()
-            _, wall, cpu, gap = timer.timed(ex, _message(ctx, "candidate", bs, timer.scalars, timer.params, null=True))
-            null[side].append(cpu)
-            null_wall[side].append(wall)
-            if gap is not None:
-                gaps[side].append(gap)
+        pin.round(rng)
+        ctx.device.flush()
         for name in order:
-            side = "cand" if name == "candidate" else "ref"
+            if name.startswith("null:"):
+                side = name[5:]
+                msg = _message(ctx, "candidate", [bs for bs, _ in drawn[owners[side]]], timer.scalars, timer.params,
+                               null=True)
+                _, wall, cpu, gap = timer.timed(_executor(ctx, owners[side]), msg)
+                null[side].append(cpu)
+                null_wall[side].append(wall)
+                if gap is not None:
+                    gaps[side].append(gap)
+                continue
+            side = _side(name)
             ex = _executor(ctx, name)
-            k = rng.randrange(n_sets)
-            bs = sets[side].get(k)
-            seed = timer.fresh(bs)
-            ctx.device.flush()
             ex.running = name
-            reply, wall, cpu, gap = timer.timed(ex, _message(ctx, name, bs, timer.scalars, timer.params))
+            reply, wall, cpu, gap = timer.timed(ex, _message(ctx, name, [bs for bs, _ in drawn[name]],
+                                                             timer.scalars, timer.params))
             ex.running = None
             if reply.get("peer_error"):
                 unsupported[name[5:]] = f"failed during timing: {reply.get('message')}"
@@ -144,76 +193,72 @@ def _loop(ctx, timer, entry, impls, sets, n_sets, policy, scenario):
                 del samples[name]
                 continue
             rc = reply.get("rc")
-            if not isinstance(rc, list) or len(rc) != 1 or not isinstance(rc[0], int):
-                raise ChildFailure("forged", f"a reply with a malformed return code ({str(rc)[:80]})", name)
-            if rc[0]:
-                rcs.setdefault(name, rc[0])
+            if not isinstance(rc, list) or len(rc) != batch or not all(isinstance(x, int) for x in rc):
+                raise ChildFailure("forged", f"a reply with a malformed return code list ({str(rc)[:80]})", name)
+            if any(rc):
+                rcs.setdefault(name, next(x for x in rc if x))
             s = samples[name]
             s["wall_ms"].append(wall)
             s["cpu_ms"].append(cpu)
             if gap is not None:
                 gaps[side].append(gap)
-            if name == "candidate":
+        # The candidate's outputs and process are looked at once the round is over: parent work between
+        # two requests would evict the caches of whichever request comes next, only after the candidate.
+        if "candidate" in samples:
+            for bs, seed in drawn["candidate"]:
                 outs = outputs_of(task, bs)
                 left = [n for n, t in outs.items() if bool(unwritten(t).any())]
                 if left:
                     unwritten_calls.append({"rep": cand_reps, "outputs": left})
                 # Reservoir sampling: every call so far is equally likely to be among those kept.
-                if len(reservoir) < keep:
-                    reservoir.append((cand_reps, seed, {n: t.clone() for n, t in outs.items()}))
-                else:
-                    j = secret.randrange(cand_reps + 1)
-                    if j < keep:
-                        reservoir[j] = (cand_reps, seed, {n: t.clone() for n, t in outs.items()})
-                if len(ex.threads()) > 1:
-                    return fail(entry, "rejected", f"during timing: {len(ex.threads()) - 1} thread(s) started by "
-                                                   f"the candidate are still running after it returned")
-                other = ex.other_threads_cpu_ns() / 1e6
-                if ctx.single_threaded and other > OTHER_THREADS_CPU_MS:
-                    return fail(entry, "rejected", "during timing: " + other_threads_finding(other))
-                st = ex.status_fields()
-                if st["SigCgt"] != ctx.cand_status["SigCgt"] or st["timers"]:
-                    return fail(entry, "rejected", f"during timing: the candidate installed signal handler(s) or "
-                                                   f"POSIX timer(s) (caught-signal mask {st['SigCgt']:#x}, the "
-                                                   f"executor alone has {ctx.cand_status['SigCgt']:#x}; "
-                                                   f"{st['timers']} timer(s)): work deferred past the clock")
+                j = len(reservoir) if len(reservoir) < keep else secret.randrange(cand_reps + 1)
+                if j < keep:
+                    kept = (cand_reps, seed, {n: t.clone() for n, t in outs.items()})
+                    reservoir[j:j + 1] = [kept]
                 cand_reps += 1
+            found = _after_candidate(ctx, ctx.cand)
+            if found:
+                return fail(entry, "rejected", "during timing: " + found)
         # The smallest request overhead seen: a lower bound, so a call's figure is never made smaller
         # than what the call itself took (and the same rule for every implementation).
         over = {side: min(v) for side, v in null.items() if v}
         for name, s in samples.items():
-            s["ms"] = [max(0.0, c - over["cand" if name == "candidate" else "ref"]) for c in s["cpu_ms"]]
+            o = over[_side(name)]
+            s["ms"] = [max(0.0, c - o) / batch for c in s["cpu_ms"]]
         if ctx.deadline is not None and time.monotonic() > ctx.deadline:
             raise ChildFailure("timeout", "the evaluation's time limit was reached during this scenario")
-        if _done(samples, policy, time.monotonic() - t_start):
+        if done(samples, policy, time.monotonic() - t_start):
             break
-    return _judge(ctx, entry, samples, rcs, unsupported, unwritten_calls, reservoir, gaps, (null, null_wall), n_sets,
-                  time.monotonic() - t_start, scenario)
+    return _judge(ctx, entry, samples, rcs, unsupported, unwritten_calls, reservoir, gaps, (null, null_wall),
+                  sizes,
+                  time.monotonic() - t_start, scenario, seed_base)
 
 
-def _done(samples, policy, elapsed):
-    counts = [len(s["ms"]) for s in samples.values()]
-    if not counts:
-        return True
-    if elapsed >= policy["max_seconds"] and min(counts) >= 3:
-        return True
-    if min(counts) >= policy["max_reps"]:
-        return True
-    if min(counts) < policy["min_reps"]:
-        return False
-    return all(rse_of_median(s["ms"]) <= policy["target_rse"] for s in samples.values())
+def _after_candidate(ctx, ex):
+    """What the parent sees of the candidate's executor right after a timed request, or None."""
+    if len(ex.threads()) > 1:
+        return f"{len(ex.threads()) - 1} thread(s) started by the candidate are still running after it returned"
+    other = ex.other_threads_cpu_ns() / 1e6
+    if ctx.single_threaded and other > OTHER_THREADS_CPU_MS:
+        return other_threads_finding(other)
+    st = ex.status_fields()
+    if st["SigCgt"] != ctx.cand_status["SigCgt"] or st["timers"]:
+        return (f"the candidate installed signal handler(s) or POSIX timer(s) (caught-signal mask {st['SigCgt']:#x}, "
+                f"the executor alone has {ctx.cand_status['SigCgt']:#x}; {st['timers']} timer(s)): work deferred "
+                f"past the clock")
+    return None
 
 
-def _judge(ctx, entry, samples, rcs, unsupported, unwritten_calls, reservoir, gaps, nulls, n_sets, seconds,
-           scenario):
+def _judge(ctx, entry, samples, rcs, unsupported, unwritten_calls, reservoir, gaps, nulls, sizes, seconds,
+           scenario, seed_base):
     task = ctx.task
     null, null_wall = nulls
+    n_sets, batch = sizes
     cand = samples.get("candidate", {}).get("ms", [])
-    entry["timing"] = {"reps": len(cand), "seconds": round(seconds, 3), "sets": n_sets,
+    entry["timing"] = {"reps": len(cand), "seconds": round(seconds, 3), "sets": n_sets, "batch": batch,
                        "rse": rse_of_median(cand) if cand else None,
-                       "overhead_ms": {"candidate": min(null["cand"]), "reference": min(null["ref"])},
-                       "overhead_wall_ms": {"candidate": median(null_wall["cand"]),
-                                            "reference": median(null_wall["ref"])}}
+                       "overhead_ms": {k: min(null[s]) for k, s in ROLES if null[s]},
+                       "overhead_wall_ms": {k: median(null_wall[s]) for k, s in ROLES if null_wall[s]}}
     if unsupported:
         entry["peer_unsupported"] = unsupported
     if "candidate" in rcs:
@@ -230,7 +275,7 @@ def _judge(ctx, entry, samples, rcs, unsupported, unwritten_calls, reservoir, ga
     # Work the clock did not see: CPU the candidate's executor used while it should have been idle.
     if gaps["cand"] and gaps["ref"]:
         excess = median(gaps["cand"]) - median(gaps["ref"])
-        limit = max(GAP_MARGIN_MS, 0.1 * (median(cand) if cand else 0))
+        limit = max(GAP_MARGIN_MS, 0.1 * batch * (median(cand) if cand else 0))
         entry["timing"]["idle_cpu_ms"] = {"candidate": median(gaps["cand"]), "reference": median(gaps["ref"])}
         if excess > limit:
             return fail(entry, "rejected", f"during timing: the candidate's process used {excess * 1e3:.0f} us more "
@@ -242,7 +287,7 @@ def _judge(ctx, entry, samples, rcs, unsupported, unwritten_calls, reservoir, ga
         cpu_ms, wall_ms = median(samples["candidate"]["cpu_ms"]), median(samples["candidate"]["wall_ms"])
         if cpu_ms > 1.2 * wall_ms + GAP_MARGIN_MS:
             return fail(entry, "rejected", f"during timing: the candidate's process used {cpu_ms:.3f} ms of CPU per "
-                                           f"call in {wall_ms:.3f} ms of wall time: it ran on more than one core, "
+                                           f"request in {wall_ms:.3f} ms of wall time: it ran on more than one core, "
                                            f"and the task is single-threaded")
     for rep, seed, outs in sorted(reservoir, key=lambda x: x[0]):
         _, ref, tols = ctx.oracle.expected(scenario.params, seed)
@@ -257,10 +302,15 @@ def _judge(ctx, entry, samples, rcs, unsupported, unwritten_calls, reservoir, ga
     entry["time_ms"] = medians.get("candidate")
     entry["baseline_ms"] = medians.get("baseline")
     entry["peer_ms"] = {n[5:]: v for n, v in medians.items() if n.startswith("peer:")}
-    entry["wall_ms"] = median(samples["candidate"]["wall_ms"]) if cand else None
-    cand = samples["candidate"]["ms"] if "candidate" in medians else []
-    paired = {name: median([o / c for c, o in zip(cand, s["ms"]) if c > 0])
-              for name, s in samples.items() if name in medians and name != "candidate" and cand}
-    if "baseline" in paired:
-        entry["speedup_vs_baseline"] = paired["baseline"]
-    entry["speedup_vs_peer"] = {n[5:]: v for n, v in paired.items() if n.startswith("peer:")}
+    entry["wall_ms"] = median(samples["candidate"]["wall_ms"]) / batch if cand else None
+    ratios = paired_ratios({n: s for n, s in samples.items() if n in medians}) if "candidate" in medians else {}
+    ci_rng = random.Random(f"{seed_base}:ci")
+    entry["timing"]["ratios"] = {n: [float(f"{r:.5g}") for r in v] for n, v in ratios.items()}
+    if ratios.get("baseline"):
+        entry["speedup_vs_baseline"] = median(ratios["baseline"])
+        entry["speedup_vs_baseline_ci"] = ratio_ci(ratios["baseline"], ci_rng)
+        entry["verdict_vs_baseline"] = verdict(entry["speedup_vs_baseline_ci"])
+    peers = {n[5:]: v for n, v in ratios.items() if n.startswith("peer:") and v}
+    entry["speedup_vs_peer"] = {p: median(v) for p, v in peers.items()}
+    entry["speedup_vs_peer_ci"] = {p: ratio_ci(v, ci_rng) for p, v in peers.items()}
+    entry["verdict_vs_peer"] = {p: verdict(ci) for p, ci in entry["speedup_vs_peer_ci"].items()}

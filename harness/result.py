@@ -3,7 +3,9 @@
 import math
 
 from . import HARNESS_VERSION
-from .stats import geomean, median
+import random
+
+from .stats import geomean, geomean_ci, median, verdict
 
 SCHEMA = "kernelseek.eval/1"
 # Most severe first: the first status present among the scenarios (or set by a stage) wins.
@@ -45,7 +47,8 @@ def new_result(task, device_kind, candidate_info, options):
 def empty_summary(n):
     return {"scenarios": n, "correct": 0, "speedup_vs_baseline_geomean": None,
             "speedup_vs_peer_geomean": {}, "best_peer": None, "pct_of_peak_median": None,
-            "seconds": None, "timed": 0, "goal": None}
+            "seconds": None, "timed": 0, "goal": None, "speedup_vs_baseline_ci": None,
+            "speedup_vs_peer_ci": {}, "verdict_vs_baseline": None, "verdict_vs_peer": {}}
 
 
 def scenario_figures(entry, task, scenario):
@@ -95,6 +98,7 @@ def summarise(result, task, seconds):
         # The fastest peer is the one the candidate is slowest against.
         summary["best_peer"] = min(summary["speedup_vs_peer_geomean"],
                                    key=lambda p: summary["speedup_vs_peer_geomean"][p])
+    _intervals(summary, timed, result.get("seeds", {}).get("base"))
     pcts = [s["pct_of_peak"] for s in timed if s.get("pct_of_peak") is not None]
     summary["pct_of_peak_median"] = median(pcts)
     summary["seconds"] = round(seconds, 3)
@@ -114,6 +118,23 @@ def summarise(result, task, seconds):
                                       f"{failing[0]['id']}: {failing[0].get('reason')}")
     all_correct = bool(scenarios) and summary["correct"] == len(scenarios)
     result["correct"] = all_correct and result["status"] == "ok"
+
+
+def _intervals(summary, timed, base_seed):
+    """The summary's 95 % intervals and verdicts from the scenarios' paired per-round ratios (the
+    executor's timing records them; none when a timed scenario lacks them). Seeded from the base seed,
+    so the same result always gets the same interval."""
+    def ratios(s, key):
+        return (s.get("timing") or {}).get("ratios", {}).get(key)
+    lists = [ratios(s, "baseline") for s in timed if s.get("speedup_vs_baseline") is not None]
+    if lists and all(lists):
+        ci = geomean_ci(lists, random.Random(f"{base_seed}:ci:baseline"))
+        summary["speedup_vs_baseline_ci"], summary["verdict_vs_baseline"] = ci, verdict(ci)
+    for p in summary["speedup_vs_peer_geomean"]:
+        lists = [ratios(s, f"peer:{p}") for s in timed if p in s.get("speedup_vs_peer", {})]
+        if lists and all(lists):
+            ci = geomean_ci(lists, random.Random(f"{base_seed}:ci:peer:{p}"))
+            summary["speedup_vs_peer_ci"][p], summary["verdict_vs_peer"][p] = ci, verdict(ci)
 
 
 def _goal(result, task, summary, implausible):

@@ -41,3 +41,54 @@ def percentile(xs, q):
     pos = (len(s) - 1) * q
     lo, hi = int(math.floor(pos)), int(math.ceil(pos))
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+# Bootstrap replicates for the speedup intervals: enough that the 2.5/97.5 percentiles move by well
+# under the interval's own width between seeds, few enough that 200 scenarios cost well under a second.
+BOOTSTRAP_REPLICATES = 1000
+CI_LEVEL = 0.95
+
+
+def _replicate_medians(ratios, rng, b):
+    n = len(ratios)
+    return [median(rng.choices(ratios, k=n)) for _ in range(b)]
+
+
+def _interval(values):
+    alpha = (1.0 - CI_LEVEL) / 2
+    return [percentile(values, alpha), percentile(values, 1.0 - alpha)]
+
+
+def ratio_ci(ratios, rng, b=BOOTSTRAP_REPLICATES):
+    """95 % percentile-bootstrap interval [lo, hi] of the median of one scenario's paired per-round
+    ratios (resampling rounds: a round is the unit the pairing makes comparable); None under 3."""
+    ratios = [r for r in ratios if r is not None and r > 0 and math.isfinite(r)]
+    if len(ratios) < 3:
+        return None
+    return _interval(_replicate_medians(ratios, rng, b))
+
+
+def geomean_ci(per_scenario, rng, b=BOOTSTRAP_REPLICATES):
+    """95 % interval of the geomean over scenarios of each scenario's median ratio: every replicate
+    resamples the rounds within every scenario (the scenarios are the fixed set being summarised, not
+    a sample), takes each median, then the geomean. None when a scenario has under 3 rounds."""
+    lists = [[r for r in rs if r is not None and r > 0 and math.isfinite(r)] for rs in per_scenario]
+    if not lists or any(len(rs) < 3 for rs in lists):
+        return None
+    logs = [0.0] * b
+    for rs in lists:
+        for i, m in enumerate(_replicate_medians(rs, rng, b)):
+            logs[i] += math.log(m)
+    return _interval([math.exp(v / len(lists)) for v in logs])
+
+
+def verdict(ci):
+    """faster | slower | same: a difference only when the interval excludes 1.0; None without one."""
+    if ci is None:
+        return None
+    lo, hi = ci
+    if lo > 1.0:
+        return "faster"
+    if hi < 1.0:
+        return "slower"
+    return "same"

@@ -8,6 +8,12 @@ export const EVAL_STATUSES = ['ok', 'compile_error', 'runtime_error', 'timeout',
 export type EvalStatus = (typeof EVAL_STATUSES)[number];
 
 const nullableNumber = z.number().nullable();
+/** A 95 % interval [lo, hi] of a speedup, from the paired per-round ratios; null when too few rounds. */
+const interval = z.tuple([z.number(), z.number()]).nullable();
+/** faster | slower only when the interval excludes 1.0; same otherwise; null without an interval. */
+export const VERDICTS = ['faster', 'slower', 'same'] as const;
+export type Verdict = (typeof VERDICTS)[number];
+const verdict = z.enum(VERDICTS).nullable();
 
 export const ScenarioResultSchema = z
   .object({
@@ -21,6 +27,10 @@ export const ScenarioResultSchema = z
     peer_ms: z.record(z.string(), nullableNumber).optional(),
     tflops: nullableNumber.optional(),
     pct_of_peak: nullableNumber.optional(),
+    speedup_vs_baseline_ci: interval.optional(),
+    speedup_vs_peer_ci: z.record(z.string(), interval).optional(),
+    verdict_vs_baseline: verdict.optional(),
+    verdict_vs_peer: z.record(z.string(), verdict).optional(),
     reason: z.string().nullable().optional(),
   })
   .loose();
@@ -43,6 +53,11 @@ export const EvalResultSchema = z
         best_peer: z.string().nullable(),
         pct_of_peak_median: nullableNumber,
         seconds: z.number(),
+        // Absent in results of harnesses before the intervals (and on the CUDA path until it pairs rounds).
+        speedup_vs_baseline_ci: interval.optional(),
+        speedup_vs_peer_ci: z.record(z.string(), interval).optional(),
+        verdict_vs_baseline: verdict.optional(),
+        verdict_vs_peer: z.record(z.string(), verdict).optional(),
       })
       .loose(),
     scenarios: z.array(ScenarioResultSchema),

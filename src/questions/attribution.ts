@@ -1,13 +1,18 @@
 import type { Store } from '../db/index.js';
 import { isTerminal, type RunStatus } from '../db/index.js';
 import { createBankAttributionRepository, type AttributionUpdate, type EvaluationScore } from '../db/repositories/bank-attribution.js';
+import { BASELINE_SPEEDUP, beatsIncumbent, gainFiguresOf } from '../harness/significance.js';
 import { isCorrect } from './evidence.js';
 
 /** Evaluations after a question over which its effect is measured, unless the caller says otherwise. */
 export const DEFAULT_ATTRIBUTION_K = 5;
 
 export interface Attribution {
-  /** Best correct speedup over the baseline at or before the question (the baseline counts as 1.0). */
+  /**
+   * Best correct speedup over the baseline at or before the question (the baseline counts as 1.0). A
+   * candidate becomes the best only when it beats the best before it by the harness's interval (the
+   * run's own rule, src/harness/significance.ts): a resubmission that noise lifts is no gain.
+   */
   bestBefore: number;
   /** Best correct speedup after the question's next `evalsAfter` evaluations. */
   bestAfter: number;
@@ -24,16 +29,17 @@ export interface Attribution {
  */
 export function attributeQuestion(
   question: { evalSeqAtAsk: number },
-  history: readonly Pick<EvaluationScore, 'seq' | 'status' | 'correct' | 'speedupVsBaseline'>[],
+  history: readonly Pick<EvaluationScore, 'seq' | 'status' | 'correct' | 'speedupVsBaseline' | 'result'>[],
   options: { k: number; runEnded: boolean },
 ): Attribution {
   const rows = history.filter((e) => e.seq != null).sort((a, b) => a.seq! - b.seq!);
-  let bestBefore = 1;
+  const better = (e: (typeof rows)[number], best: number) => isCorrect(e) && beatsIncumbent(gainFiguresOf(e), best);
+  let bestBefore = BASELINE_SPEEDUP;
   let beforePending = false;
   for (const e of rows) {
     if (e.seq! > question.evalSeqAtAsk) break;
     if (e.status === 'pending') beforePending = true;
-    else if (isCorrect(e)) bestBefore = Math.max(bestBefore, e.speedupVsBaseline!);
+    else if (better(e, bestBefore)) bestBefore = e.speedupVsBaseline!;
   }
   let bestAfter = bestBefore;
   let evalsAfter = 0;
@@ -41,7 +47,7 @@ export function attributeQuestion(
     if (e.seq! <= question.evalSeqAtAsk) continue;
     if (e.status === 'pending' || evalsAfter >= options.k) break;
     evalsAfter += 1;
-    if (isCorrect(e)) bestAfter = Math.max(bestAfter, e.speedupVsBaseline!);
+    if (better(e, bestAfter)) bestAfter = e.speedupVsBaseline!;
   }
   const final = !beforePending && (evalsAfter >= options.k || (options.runEnded && evalsAfter > 0));
   return { bestBefore, bestAfter, gain: final ? bestAfter / bestBefore : null, evalsAfter };

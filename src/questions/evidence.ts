@@ -1,5 +1,6 @@
 import type { Evaluation } from '../db/index.js';
 import { EvalResultSchema, type EvalResult } from '../harness/result.js';
+import { beatsIncumbent, gainFiguresOf } from '../harness/significance.js';
 
 /**
  * Measured evidence: named values computed from a run's evaluation history. Bank text refers to them
@@ -133,7 +134,7 @@ export function computeEvidence(history: readonly EvaluationRecord[], options: {
   let bestIndex = -1;
   let lastGain: number | undefined;
   finished.forEach((e, i) => {
-    if (isCorrect(e) && e.speedupVsBaseline! > best) {
+    if (isCorrect(e) && beatsIncumbent(gainFiguresOf(e), best)) {
       lastGain = e.speedupVsBaseline! / best;
       best = e.speedupVsBaseline!;
       bestEval = e;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, createTempDir, type TestDatabase } from '../support/db.js';
 import { endTurn, overloaded, rateLimited, reply, text, toolResultTexts, toolUse, userTexts } from '../support/anthropic/script.js';
 import type { RecordedRequest } from '../support/anthropic/server.js';
-import { BROKEN, CORRECT, SLOW, WRONG } from './fixtures/kernels.js';
+import { BROKEN, FAST, SLOW, WRONG } from './fixtures/kernels.js';
 import { expectConsistentConversation, startEngine, waitFor, type EngineHarness } from './helpers.js';
 
 // Acceptance (issue 5): through the real SDK against the fake Messages API, on the cpu task with the
@@ -46,7 +46,7 @@ describe('a scripted run on cpu_softmax with the real harness', () => {
           reply(text('First, the current kernel.'), toolUse('str_replace_based_edit_tool', { command: 'view', path: 'kernel.cpp' })),
           (req) => {
             expect(toolResultTexts(req)[0]).toContain('extern "C" int softmax_rows');
-            return reply(text('A two-pass version.'), write(CORRECT), evaluate());
+            return reply(text('A vectorised version.'), write(FAST), evaluate());
           },
           // target_reached after evaluation #1; nobody answers: the bank asks after the timeout.
           rateLimited(1),
@@ -54,7 +54,7 @@ describe('a scripted run on cpu_softmax with the real harness', () => {
             const [written, evaluated] = toolResultTexts(req);
             expect(written).toMatch(/Overwrote .*kernel\.cpp/);
             expect(evaluated).toMatch(/^Evaluation #1 \(quick scenarios\): ok; correct on 3\/3 scenarios\./);
-            expect(evaluated).toContain('This is the new best correct candidate of the run.');
+            expect(evaluated).toContain('This is the new best correct candidate of the run (on 3 of 11 scenarios).');
             expectBankQuestion(req, 'target_reached');
             return reply(write(BROKEN), evaluate());
           },
@@ -119,8 +119,10 @@ describe('a scripted run on cpu_softmax with the real harness', () => {
       [6, 'ok', true],
     ]);
     const best = evaluations.find((e) => e.id === done!.bestEvaluationId)!;
-    expect([1, 6]).toContain(best.seq);
-    expect(best.source).toBe(CORRECT);
+    // #6 resubmits #1's kernel: whatever noise makes of its figure, it is not better than #1.
+    expect(best.seq).toBe(1);
+    expect(evaluations[5]!.source).toBe(FAST);
+    expect(best.source).toBe(FAST);
     expect(done!.bestSpeedup).toBe(best.speedupVsBaseline);
     expect(evaluations[3]!.speedupVsBaseline!).toBeLessThan(best.speedupVsBaseline!);
 
@@ -137,7 +139,7 @@ describe('a scripted run on cpu_softmax with the real harness', () => {
 
     await waitFor('the final summary', async () => h.events.some((e) => e.event === 'runFinished'), Boolean);
     const finishedEvent = h.events.find((e) => e.event === 'runFinished')!.data as unknown as { summary: { best: { file: string; evaluationSeq: number } } };
-    expect(await readFile(finishedEvent.summary.best.file, 'utf8')).toBe(CORRECT);
+    expect(await readFile(finishedEvent.summary.best.file, 'utf8')).toBe(FAST);
     const decisions = h.events.filter((e) => e.event === 'decisionPoint').map((e) => (e.data as unknown as { decision: { trigger: string } }).decision.trigger);
     expect(decisions).toEqual(['target_reached', 'failing', 'plateau', 'claimed_limit', 'stopped']);
     expect(h.events.filter((e) => e.event === 'newBest').length).toBeGreaterThanOrEqual(1);

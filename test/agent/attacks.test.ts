@@ -8,7 +8,7 @@ import { marker, sleep, sleepers, spawnKernelseek, treeDigest } from '../support
 import { createPostgresDatabase, createTempDir } from '../support/db.js';
 import { reply, toolResultTexts, toolUse } from '../support/anthropic/script.js';
 import { startFakeAnthropic, type FakeAnthropic, type RecordedRequest } from '../support/anthropic/server.js';
-import { CORRECT } from './fixtures/kernels.js';
+import { FAST } from './fixtures/kernels.js';
 
 // Issue 12's attacks, performed by a scripted model through a real `kernelseek run` process (the
 // CLI binary, its own environment full of credentials, PostgreSQL, the in-process dispatcher and
@@ -111,7 +111,7 @@ describe('a scripted model attacking through bash and gpu_bash under `kernelseek
               command: `mkdir -p .git/hooks; printf '#!/bin/sh\\ntouch ${hookMarker}\\n' > .git/hooks/post-commit; chmod +x .git/hooks/post-commit; printf '[core]\\n\\tfsmonitor = touch ${hookMarker}\\n' >> .git/config; printf '* filter=pwn\\n' > .gitattributes; true`,
             }),
             toolUse('str_replace_based_edit_tool', { command: 'str_replace', path: 'ref-link.py', old_str: 'import', new_str: 'zeros = 0  # import' }),
-            toolUse('str_replace_based_edit_tool', { command: 'create', path: '/workspace/kernel.cpp', file_text: CORRECT }),
+            toolUse('str_replace_based_edit_tool', { command: 'create', path: '/workspace/kernel.cpp', file_text: FAST }),
             toolUse('evaluate', {}),
           );
         },

@@ -8,7 +8,7 @@ import { REPO_ROOT, type Env } from '../../src/config/index.js';
 import { createTempDir } from '../support/db.js';
 import { endTurn, reply, toolUse, userTexts } from '../support/anthropic/script.js';
 import { startFakeAnthropic, type FakeAnthropic } from '../support/anthropic/server.js';
-import { CORRECT } from './fixtures/kernels.js';
+import { FAST } from './fixtures/kernels.js';
 
 // `kernelseek run` and `kernelseek trace` in-process, on the embedded database (a fresh data dir:
 // what a fresh clone has), the in-process dispatcher and the real harness, against a server that
@@ -66,7 +66,7 @@ describe('kernelseek run', () => {
   it('completes an autonomous run on the cpu task and `kernelseek trace` exports it with secrets redacted', { timeout: 300_000 }, async () => {
     server = await startFakeAnthropic({
       script: [
-        reply(toolUse('str_replace_based_edit_tool', { command: 'create', path: 'kernel.cpp', file_text: CORRECT }), toolUse('evaluate', {})),
+        reply(toolUse('str_replace_based_edit_tool', { command: 'create', path: 'kernel.cpp', file_text: FAST }), toolUse('evaluate', {})),
         (req) => {
           expect(userTexts(req).some((t) => t.startsWith('Question (from the question bank)'))).toBe(true);
           return reply(toolUse('bash', { command: 'echo $ANTHROPIC_API_KEY; echo key=sk-ant-cli-test-secret-42' }));
@@ -84,7 +84,7 @@ describe('kernelseek run', () => {
     expect(result.stdout).toMatch(/question from the bank \(/);
     expect(result.stdout).toMatch(new RegExp(`Run ${runId} finished: the model-step budget is used up`));
     const bestFile = /written to (\S+)/.exec(result.stdout)![1]!;
-    expect(await readFile(bestFile, 'utf8')).toBe(CORRECT);
+    expect(await readFile(bestFile, 'utf8')).toBe(FAST);
 
     const traceFile = path.join(tmp.dir, 'trace.jsonl');
     const trace = await kernelseek(['trace', runId, '--out', traceFile], env(dataDir));
@@ -107,7 +107,7 @@ describe('kernelseek run', () => {
     await server?.close();
     server = await startFakeAnthropic({
       script: [
-        reply(toolUse('str_replace_based_edit_tool', { command: 'create', path: 'kernel.cpp', file_text: CORRECT }), toolUse('evaluate', {})),
+        reply(toolUse('str_replace_based_edit_tool', { command: 'create', path: 'kernel.cpp', file_text: FAST }), toolUse('evaluate', {})),
         (req) => {
           expect(userTexts(req)).toContain('Question from tester: Which scenario is slowest, and why?');
           return endTurn('Thinking.');

@@ -1,8 +1,11 @@
 import type { Evaluation } from '../../db/index.js';
+import { BASELINE_SPEEDUP, beatsIncumbent, gainFiguresOf } from '../../harness/significance.js';
 import { findLimitClaim } from './claims.js';
 import type { DecisionTrigger } from './triggers.js';
 
-export type EvaluationFacts = Pick<Evaluation, 'seq' | 'status' | 'correct' | 'speedupVsBaseline' | 'speedupVsBestPeer' | 'scenarios'>;
+/** `result` (the harness's JSON) carries the interval the gain rule reads; rows without one compare point figures. */
+export type EvaluationFacts = Pick<Evaluation, 'seq' | 'status' | 'correct' | 'speedupVsBaseline' | 'speedupVsBestPeer' | 'scenarios'> &
+  Partial<Pick<Evaluation, 'result'>>;
 
 export interface DecisionInput {
   /** The run's finished evaluations, in order. */
@@ -30,12 +33,16 @@ export interface Decision {
 const counts = (e: EvaluationFacts, runScenarios: string) => e.status === 'ok' && e.correct === true && (e.scenarios === 'all' || e.scenarios === runScenarios);
 const x = (v: number | null | undefined) => (v == null ? '-' : `${v.toFixed(3)}x`);
 
-/** Streaks and bests over the evaluation history (pure; also shown as decision evidence). */
+/**
+ * Streaks and bests over the evaluation history (pure; also shown as decision evidence). A candidate
+ * becomes the best only when it beats the incumbent (the baseline before any) by the harness's
+ * interval, not by a point figure that noise can lift (src/harness/significance.ts).
+ */
 export function evaluationFacts(input: Pick<DecisionInput, 'evaluations' | 'runScenarios' | 'goalVs' | 'lastDecisionEvalSeq'>) {
   let best: EvaluationFacts | null = null;
   let lastGainSeq = 0;
   for (const e of input.evaluations) {
-    if (counts(e, input.runScenarios) && e.speedupVsBaseline != null && (best === null || e.speedupVsBaseline > (best.speedupVsBaseline ?? -Infinity))) {
+    if (counts(e, input.runScenarios) && beatsIncumbent(gainFiguresOf(e), best?.speedupVsBaseline ?? BASELINE_SPEEDUP)) {
       best = e;
       lastGainSeq = e.seq ?? 0;
     }
@@ -97,7 +104,7 @@ export function detectDecision(input: DecisionInput): Decision | null {
   if (facts.evalsSinceGain >= input.plateauEvals) {
     return {
       trigger: 'plateau',
-      reason: `${facts.evalsSinceGain} evaluations without a new best (best: ${facts.best ? `#${facts.best.seq} at ${x(facts.best.speedupVsBaseline)} vs baseline` : 'none correct yet'}).`,
+      reason: `${facts.evalsSinceGain} evaluations without a new best (best: ${facts.best ? `#${facts.best.seq} at ${x(facts.best.speedupVsBaseline)} vs baseline` : 'none better than the baseline yet'}).`,
       evidence,
     };
   }

@@ -1,6 +1,7 @@
 import type { Evaluation } from '../../db/index.js';
 import type { EvalResult, ScenarioResult } from '../../harness/result.js';
 import type { Task } from '../../harness/task-schema.js';
+import { describeVerdict, gainFiguresOf } from '../../harness/significance.js';
 import type { EvaluationReport } from '../reporter.js';
 
 const fmtX = (v: number | null | undefined) => (v == null ? '-' : `${v.toFixed(v >= 10 ? 1 : 3)}x`);
@@ -67,6 +68,8 @@ export function formatEvaluationForModel(input: {
   commit: string | null;
   budget: { used: number; total: number };
   counts: boolean;
+  /** The run's scenario set when it is a subset (quick): its best is the best on these scenarios only. */
+  scenarioSet?: { evaluated: number; total: number } | null;
 }): string {
   const { evaluation: e, task } = input;
   const r = resultOf(e);
@@ -82,13 +85,17 @@ export function formatEvaluationForModel(input: {
       .map(([name, v]) => `${fmtX(v)} vs ${name}${name === r.summary.best_peer ? ' (strongest peer)' : ''}`)
       .join('; ');
     lines.push(`Speedup (geomean): ${fmtX(r.summary.speedup_vs_baseline_geomean)} vs baseline${peers ? `; ${peers}` : ''}.`);
+    const verdict = describeVerdict(gainFiguresOf(e));
+    if (verdict) lines.push(`Against the baseline: ${verdict}; a new best must be faster than the best so far by its whole interval.`);
     if (r.summary.pct_of_peak_median != null) lines.push(`Median share of the device's peak: ${r.summary.pct_of_peak_median.toFixed(1)}%.`);
     const goal = goalSpeedup(task, e);
     lines.push(
       `Goal: ${task.goal.speedup}x vs ${task.goal.vs === 'best_peer' ? 'the strongest peer' : 'the baseline'} — ${goal != null && e.correct && goal >= task.goal.speedup ? 'met' : 'not met'}.`,
     );
-    if (input.newBest) lines.push('This is the new best correct candidate of the run.');
-    else if (input.best) lines.push(`Best correct candidate so far: evaluation #${input.best.seq} (${fmtX(input.best.speedup)} vs baseline).`);
+    const subset = input.scenarioSet ? ` (on ${input.scenarioSet.evaluated} of ${input.scenarioSet.total} scenarios)` : '';
+    if (input.newBest) lines.push(`This is the new best correct candidate of the run${subset}.`);
+    else if (input.best) lines.push(`Best correct candidate so far: evaluation #${input.best.seq} (${fmtX(input.best.speedup)} vs baseline${subset}).`);
+    else if (e.correct) lines.push('No candidate of the run has beaten the baseline yet.');
     if (!input.counts) lines.push(`(This evaluation covered only the ${e.scenarios} scenarios; a candidate counts for the run on its full scenario set.)`);
     const c = r.compile;
     const compileBits = [`${c.seconds != null ? `${c.seconds.toFixed(1)} s` : '-'}`];

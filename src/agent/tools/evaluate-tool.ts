@@ -4,6 +4,8 @@ import path from 'node:path';
 import type { Evaluation, EvaluationOutcome as StoredOutcome } from '../../db/index.js';
 import { speedupVsBestPeer } from '../../harness/result.js';
 import type { EvaluationOutcome } from '../../queue/dispatcher.js';
+import { BASELINE_SPEEDUP, beatsIncumbent, gainFiguresOf } from '../../harness/significance.js';
+import { expandScenarios } from '../../harness/tasks.js';
 import { formatEvaluationForModel, isCorrectCandidate, reportOf } from '../evaluation/summary.js';
 import { describeRun } from '../run-view.js';
 import { checkWorkspaceSize, commitWorkspace, tagCommit } from '../workspace/workspace.js';
@@ -95,7 +97,8 @@ export async function runEvaluateTool(input: Record<string, unknown>, ctx: ToolC
   const commit = await commitWorkspace(workspace, `${headline}${correct ? '' : ' (not counted)'}\n\nevaluation id ${evaluation.id}, job ${jobId}`, pathEnv, maxBytes);
   await tagCommit(workspace, `eval-${seq}`, commit, pathEnv);
   let newBest = false;
-  if (correct && evaluation.speedupVsBaseline != null) {
+  // Better than the incumbent by the harness's interval, not by noise (src/harness/significance.ts).
+  if (correct && evaluation.speedupVsBaseline != null && beatsIncumbent(gainFiguresOf(evaluation), previous?.bestSpeedup ?? BASELINE_SPEEDUP)) {
     newBest = await store.runs.offerBest(run.id, evaluation.id, evaluation.speedupVsBaseline, evaluation.speedupVsBestPeer);
     if (newBest) await tagCommit(workspace, 'best', commit, pathEnv);
   }
@@ -114,6 +117,8 @@ export async function runEvaluateTool(input: Record<string, unknown>, ctx: ToolC
       commit,
       budget: { used: after.evalsUsed, total: after.budgetEvals },
       counts,
+      // A quick run's best is the best on its subset: said wherever the best appears.
+      scenarioSet: runScenarios === 'quick' ? { evaluated: task.task.scenarios.quick.length, total: expandScenarios(task.task).length } : null,
     }),
     isError: false,
     evaluation: { id: evaluation.id, seq, newBest },

@@ -5,8 +5,11 @@ import { bankEntries, evaluations, questions, runs } from '../schema.js';
 
 /** The fields of a question that attribution reads. */
 export type AskedQuestion = Pick<typeof questions.$inferSelect, 'id' | 'runId' | 'evalSeqAtAsk' | 'bestBefore' | 'bestAfter' | 'gain' | 'evalsAfter'>;
-/** The fields of an evaluation that attribution reads (no source, no result blob). */
-export type EvaluationScore = Pick<typeof evaluations.$inferSelect, 'runId' | 'seq' | 'status' | 'correct' | 'speedupVsBaseline'>;
+/**
+ * The fields of an evaluation that attribution reads (no source; of the result blob only the summary's
+ * interval and verdict vs the baseline, which the gain rule reads: src/harness/significance.ts).
+ */
+export type EvaluationScore = Pick<typeof evaluations.$inferSelect, 'runId' | 'seq' | 'status' | 'correct' | 'speedupVsBaseline'> & { result?: unknown };
 /** The figures attribution stores on one question. */
 export type AttributionUpdate = { id: number } & Pick<typeof questions.$inferSelect, 'bestBefore' | 'bestAfter' | 'gain' | 'evalsAfter'>;
 /** One asked question, as per-bank-id statistics need it. */
@@ -51,6 +54,7 @@ export function createBankAttributionRepository(db: Database) {
           status: evaluations.status,
           correct: evaluations.correct,
           speedupVsBaseline: evaluations.speedupVsBaseline,
+          result: sql<unknown>`jsonb_build_object('summary', jsonb_build_object('speedup_vs_baseline_ci', ${evaluations.result}->'summary'->'speedup_vs_baseline_ci', 'verdict_vs_baseline', ${evaluations.result}->'summary'->'verdict_vs_baseline'))`,
         })
         .from(evaluations)
         .where(and(inArray(evaluations.runId, runIds), isNotNull(evaluations.seq)))

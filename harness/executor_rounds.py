@@ -1,0 +1,62 @@
+"""The timing loop's rounds: where they run (one core each, drawn at random) and when they stop."""
+
+import os
+
+from .stats import rse_of_median
+
+# Past the task's max_seconds a scenario still gets min_reps rounds, up to this many times max_seconds.
+HARD_CAP_FACTOR = 4
+
+
+class Pinning:
+    """Every round, the parent and both executors on one core, drawn at random: on a shared machine
+    the cores are loaded differently (other processes evict a core's caches and share its time), and
+    an executor left on the busier core reads slower for identical code, round after round."""
+
+    def __init__(self, pids):
+        self.pids = pids
+        try:
+            self.before = {pid: os.sched_getaffinity(pid) for pid in pids}
+        except OSError:
+            self.before = {}
+        self.cores = sorted(self.before.get(0, ()))
+
+    def round(self, rng):
+        if len(self.cores) < 2:
+            return
+        core = {rng.choice(self.cores)}
+        for pid in self.pids:
+            try:
+                os.sched_setaffinity(pid, core)
+            except OSError:
+                pass
+
+    def restore(self):
+        for pid, cores in self.before.items():
+            try:
+                os.sched_setaffinity(pid, cores)
+            except OSError:
+                pass
+
+
+def paired_ratios(samples):
+    """{implementation: per-round ratio of its time to the candidate's} (> 1: the candidate is faster)."""
+    cand = samples.get("candidate", {}).get("ms", [])
+    return {name: [o / c for c, o in zip(cand, s["ms"]) if c > 0 and o > 0]
+            for name, s in samples.items() if name != "candidate"}
+
+
+def done(samples, policy, elapsed):
+    counts = [len(s["ms"]) for s in samples.values()]
+    if not counts:
+        return True
+    n = min(counts)
+    if n >= policy["max_reps"] or (elapsed >= HARD_CAP_FACTOR * policy["max_seconds"] and n >= 3):
+        return True
+    if n < policy["min_reps"]:
+        return False
+    if elapsed >= policy["max_seconds"]:
+        return True
+    # Tight enough: the paired ratios are what a speedup is made of (the times alone when unpaired).
+    spreads = list(paired_ratios(samples).values()) or [s["ms"] for s in samples.values()]
+    return all(rse_of_median(v) <= policy["target_rse"] for v in spreads)

@@ -1,0 +1,58 @@
+"""Many calls' worth of a scenario's tensors in one shared memfd, for batched timed requests.
+
+A timed request makes many calls, each on its own inputs and outputs (fresh values, own pointers:
+caching by pointer or content gains nothing), so that the request's own cost is spread over them.
+One memfd per implementation holds every call's tensors, each page-aligned, and is mapped once; a
+Slot looks like a BufferSet (tensors, ref, spec) to the code that fills, calls and checks.
+"""
+
+from .executor_eval import _next_id
+from .executor_proc import ChildFailure
+from .shm import ALIGN, BufferSet
+
+
+def slot_bytes(set_bytes, task):
+    """Upper bound of one slot's bytes once every tensor is rounded up to a page."""
+    return set_bytes + ALIGN * sum(1 for a in task.args if a.kind == "tensor")
+
+
+class Slot:
+    def __init__(self, bs, j, names):
+        self.bs, self.j = bs, j
+        self.id = bs.id
+        self.tensors = {n: bs.tensors[f"{n}#{j}"] for n in names}
+
+    def ref(self, name):
+        return self.bs.ref(f"{name}#{self.j}")
+
+    def spec(self, name):
+        return self.bs.spec(f"{name}#{self.j}")
+
+
+class Slots:
+    def __init__(self, ex, task, input_shapes, output_shapes, count):
+        self.ex, specs, names = ex, [], []
+        tensors = [a for a in task.args if a.kind == "tensor"]
+        for j in range(count):
+            for arg in tensors:
+                shape = input_shapes[arg.name] if arg.role == "input" else output_shapes[arg.name]
+                specs.append((f"{arg.name}#{j}", arg.dtype, shape))
+        names = [a.name for a in tensors]
+        self.bs = BufferSet(_next_id(), specs)
+        try:
+            ex.request({"cmd": "map", "id": self.bs.id, "size": self.bs.size}, fds=[self.bs.fd])
+        except BaseException:
+            self.bs.close()
+            raise
+        self.slots = [Slot(self.bs, j, names) for j in range(count)]
+
+    def get(self, k):
+        return self.slots[k]
+
+    def close(self):
+        try:
+            self.ex.request({"cmd": "unmap", "id": self.bs.id})
+        except ChildFailure:
+            pass
+        self.slots = []
+        self.bs.close()

@@ -1,0 +1,124 @@
+"""Noise never becomes a gain: the intervals and verdicts of a speedup, and identical code reading the same.
+
+The attack on a plain comparison is a candidate that is the baseline with a comment changed: any
+noise above 1.0 was a "gain". The defence: a 95 % interval from the paired per-round ratios, and a
+verdict that says faster or slower only when the interval excludes 1.0.
+"""
+
+import copy
+import math
+import random
+
+import pytest
+
+from harness.evaluate import Options, evaluate
+from harness.result import summarise
+from harness.stats import geomean, geomean_ci, median, ratio_ci, verdict
+from harness.task import load_task
+
+from .conftest import CPU_TASK
+
+
+def _noisy(centre, spread, n, seed):
+    rng = random.Random(seed)
+    return [centre * math.exp(rng.gauss(0.0, spread)) for _ in range(n)]
+
+
+def test_a_lucky_median_within_the_noise_is_not_faster():
+    # The point figure says 1.03x; the rounds say nothing: the interval straddles 1.0.
+    ratios = [0.93, 1.05, 0.97, 1.08, 1.03, 0.95, 1.04, 1.10, 0.99, 1.03, 1.06]
+    assert median(ratios) > 1.0
+    ci = ratio_ci(ratios, random.Random(1))
+    assert ci[0] < 1.0 < ci[1] and verdict(ci) == "same"
+
+
+def test_a_real_difference_is_faster_or_slower():
+    fast, slow = _noisy(1.3, 0.05, 12, 2), _noisy(0.7, 0.05, 12, 3)
+    assert verdict(ratio_ci(fast, random.Random(4))) == "faster"
+    assert verdict(ratio_ci(slow, random.Random(4))) == "slower"
+    ci = geomean_ci([fast, _noisy(1.2, 0.05, 12, 5)], random.Random(6))
+    assert 1.0 < ci[0] < geomean([median(fast), 1.2]) < ci[1]
+
+
+def test_one_outlier_round_does_not_make_a_gain():
+    # One round where the baseline's call was preempted (ratio 3.0) among rounds that read ~1.0.
+    ratios = _noisy(1.0, 0.03, 11, 7) + [3.0]
+    assert verdict(ratio_ci(ratios, random.Random(8))) == "same"
+
+
+def test_intervals_are_deterministic_given_the_seed_and_need_three_rounds():
+    ratios = _noisy(1.1, 0.1, 15, 9)
+    assert ratio_ci(ratios, random.Random("s:ci")) == ratio_ci(ratios, random.Random("s:ci"))
+    assert ratio_ci([1.2, 1.3], random.Random(0)) is None and verdict(None) is None
+    assert geomean_ci([ratios, [1.0, 1.1]], random.Random(0)) is None   # one scenario too short to say
+
+
+SLOWER = """
+#include <cmath>
+#include <cstdint>
+// The baseline's softmax, computed three times: a real slowdown the verdict must see.
+extern "C" int softmax_rows(const float* x, float* y, int64_t rows, int64_t cols) {
+  if (rows < 0 || cols <= 0) return 1;
+  for (int pass = 0; pass < 3; ++pass) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* xr = x + r * cols;
+      volatile float* yr = y + r * cols;
+      float m = xr[0];
+      for (int64_t c = 1; c < cols; ++c) m = std::fmax(m, xr[c]);
+      double sum = 0.0;
+      for (int64_t c = 0; c < cols; ++c) { float e = std::exp(xr[c] - m); yr[c] = e; sum += e; }
+      const float inv = static_cast<float>(1.0 / sum);
+      for (int64_t c = 0; c < cols; ++c) yr[c] = yr[c] * inv;
+    }
+  }
+  return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def baseline_as_candidate(cache_dir):
+    # Every scenario: identical code must read the same on the small kernels (tens of microseconds,
+    # where the request's own cost once dominated) as on the large.
+    return evaluate(Options(task_dir=str(CPU_TASK), candidate=str(CPU_TASK / "baseline.cpp"), cache_dir=cache_dir))
+
+
+def test_the_baseline_as_candidate_reads_the_same(baseline_as_candidate):
+    result = baseline_as_candidate
+    s = result["summary"]
+    assert result["status"] == "ok" and s["timed"] == s["scenarios"] == 11, result["messages"]
+    lo, hi = s["speedup_vs_baseline_ci"]
+    assert lo <= 1.0 <= hi and s["verdict_vs_baseline"] == "same", (s["speedup_vs_baseline_geomean"], lo, hi)
+    assert lo <= s["speedup_vs_baseline_geomean"] <= hi
+    # The peer is genuinely different (torch's softmax on one core is several times faster here).
+    assert s["verdict_vs_peer"]["torch"] in ("faster", "slower")
+    for sc in result["scenarios"]:
+        assert sc["verdict_vs_baseline"] in ("faster", "slower", "same")
+        ci = sc["speedup_vs_baseline_ci"]
+        assert ci[0] <= sc["speedup_vs_baseline"] <= ci[1]
+        assert sc["timing"]["reps"] >= 10 and len(sc["timing"]["ratios"]["baseline"]) == sc["timing"]["reps"]
+
+
+def test_the_summary_interval_is_deterministic(baseline_as_candidate):
+    again = copy.deepcopy(baseline_as_candidate)
+    summarise(again, load_task(CPU_TASK), again["summary"]["seconds"])
+    assert again["summary"]["speedup_vs_baseline_ci"] == baseline_as_candidate["summary"]["speedup_vs_baseline_ci"]
+    assert again["summary"]["speedup_vs_peer_ci"] == baseline_as_candidate["summary"]["speedup_vs_peer_ci"]
+
+
+def test_small_kernels_are_timed_many_calls_a_request(baseline_as_candidate):
+    # The request costs about 0.1-0.3 ms of the executor's CPU; a 5 us kernel needs many calls per
+    # request for that to be a small part of what is subtracted.
+    small = next(sc for sc in baseline_as_candidate["scenarios"] if sc["id"] == "r7-c33")
+    assert small["timing"]["batch"] >= 10
+    assert len(small["rechecked_calls"]) > 4    # the re-check draws among every call of every batch
+
+
+def test_a_slower_candidate_is_slower(cache_dir, tmp_path):
+    path = tmp_path / "slow.cpp"
+    path.write_text(SLOWER)
+    result = evaluate(Options(task_dir=str(CPU_TASK), candidate=str(path), scenarios="r256-c1024,r512-c512,r1-c4096",
+                              cache_dir=cache_dir, with_peers=False))
+    s = result["summary"]
+    assert result["status"] == "ok", result["messages"]
+    assert s["verdict_vs_baseline"] == "slower" and s["speedup_vs_baseline_ci"][1] < 1.0, s
