@@ -20,7 +20,7 @@ export const COMMANDS: readonly { name: string; args: string; summary: string; l
   { name: 'bank', args: '', summary: 'List the question bank with how often each question was asked and the gain that followed', load: async () => (await import('./commands/bank.js')).registerBank },
   { name: 'serve', args: '', summary: 'Run the Slack app, the agent workers and the digest scheduler (split them across machines with --role)', load: async () => (await import('./commands/serve.js')).registerServe },
   { name: 'digest', args: '', summary: 'Show the digest of recent activity (runs, best speedups, cost, questions), or post it to Slack now', load: async () => (await import('./commands/digest.js')).registerDigest },
-  { name: 'run', args: '<task>', summary: 'Run the agent on a task in this terminal (embedded database, in-process harness); questions are typed on standard input', load: async () => (await import('./commands/run.js')).registerRun },
+  { name: 'run', args: '[task]', summary: 'Run the agent on a task in this terminal (embedded database, in-process harness); questions are typed on standard input', load: async () => (await import('./commands/run.js')).registerRun },
   { name: 'runs', args: '', summary: 'List recent runs: task, status (interrupted: its process died), best, evaluations, cost, owner, where it runs', load: async () => (await import('./commands/runs.js')).registerRuns },
   { name: 'trace', args: '<run>', summary: "Export a run's whole trace (run, messages, model steps, tool calls, evaluations, questions) as JSON lines, secrets redacted", load: async () => (await import('./commands/trace.js')).registerTrace },
 ];
