@@ -105,9 +105,8 @@ def evaluate(opts):
     workdir = Path(tempfile.mkdtemp(prefix="kernelseek-eval-"))
     ctx = None
     try:
-        ctx = _prepare(task, module, device_kind, opts, result, source, workdir, progress)
+        ctx = _prepare(task, module, device_kind, opts, result, source, workdir, progress, t0 + opts.timeout)
         if ctx is not None:
-            ctx.deadline = t0 + opts.timeout
             _run_scenarios(ctx, scenarios, result, base_seed, t0, workdir, progress)
     finally:
         if ctx is not None and ctx.child is not None:
@@ -124,7 +123,7 @@ def _stop(result, status, message):
     result["messages"].append(message)
 
 
-def _prepare(task, module, device_kind, opts, result, source, workdir, progress):
+def _prepare(task, module, device_kind, opts, result, source, workdir, progress, deadline):
     """Static checks, compile, binary checks, device and child start. None when a stage failed."""
     reasons = static_checks.check_source(source, task)
     if reasons:
@@ -169,6 +168,8 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress)
             raise EnvironmentProblem(f"this GPU is {info['arch']}; task {task.name} is for "
                                      f"{', '.join(task.architectures)}")
     ctx = Context(task, Oracle(task, module, device.torch_device), device_kind, opts, result["messages"])
+    # Set before any executor starts: they take it at start and hold it inside every call.
+    ctx.deadline = deadline
     ctx.libs, ctx.device = libs, device
     try:
         ctx.child = _start_child(ctx, workdir)

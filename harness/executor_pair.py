@@ -61,7 +61,6 @@ def start_pair(ctx, workdir):
     reference = (f"{rpaths['task']}/{task.reference_path.name}" if sandboxed else str(task.reference_path))
     cand = ExecutorProcess(workdir, "candidate", opts.call_timeout, confine=opts.confine, sandboxed=sandboxed,
                            binds=cbinds)
-    cand.deadline = ctx.deadline
     refx = peerx = None
     try:
         cand.ready()   # up and waiting, nothing loaded yet: a clean executor's state
@@ -77,14 +76,12 @@ def start_pair(ctx, workdir):
         # code must read the same in both. The peers (PyTorch) get a third executor of their own.
         refx = ExecutorProcess(workdir, "reference", opts.call_timeout, confine=opts.confine, sandboxed=sandboxed,
                                binds=[b for b in rbinds if b[1].startswith(f"{INSIDE}/baseline")])
-        refx.deadline = ctx.deadline
         refx.ready()
         refx.start({"library": rpaths["baseline"], "entry": task.entry, "argtypes": argtypes(task),
                     "threads_allowed": not single}, timeout=opts.call_timeout + 120)
         if ctx.with_peers and task.peers:
             peerx = ExecutorProcess(workdir, "peers", opts.call_timeout, confine=opts.confine, sandboxed=sandboxed,
                                     binds=[b for b in rbinds if b[1].startswith(f"{INSIDE}/task")])
-            peerx.deadline = ctx.deadline
             peerx.ready()
             peerx.start({"entry": task.entry, "argtypes": argtypes(task), "peers": dict(task.peers),
                          "reference": reference, "threads": task.cpu_threads}, timeout=opts.call_timeout + 120)
@@ -93,6 +90,10 @@ def start_pair(ctx, workdir):
             if ex is not None:
                 ex.close()
         raise
+    # Calls from here on end at the evaluation's time limit too (start-up is bounded by its own).
+    for ex in (cand, refx, peerx):
+        if ex is not None:
+            ex.deadline = ctx.deadline
     ctx.cand_status = clean
     ctx.confined = bool(info.get("seccomp"))
     pair = ExecutorPair(cand, refx, peerx)

@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import sandbox, seccomp
+from . import procinfo, sandbox, seccomp
 from .executor import recv_frame, send_frame
 from .runner import ChildFailure, _child_setup
 
@@ -249,23 +249,12 @@ class ExecutorProcess:
                                            "call that code under evaluation may not make (creating or changing "
                                            "files, sockets, new processes, exec, ptrace, executable memory, "
                                            "signal handlers, timers)", who)
-        if code is not None and code < 0:
-            try:
-                what = f"killed by {signal.Signals(-code).name}"
-            except ValueError:
-                what = f"killed by signal {-code}"
-        else:
-            what = f"exited with code {code}"
+        what = procinfo.exit_text(code)
         return ChildFailure("crash", f"the process {what}" + (f" while running {who}" if who else "")
                             + (f"; its output ends with:\n{tail}" if tail else ""), who)
 
     def log_tail(self, limit=2000):
-        try:
-            self.log.flush()
-            data = self.log_path.read_bytes()
-        except OSError:
-            return ""
-        return data[-limit:].decode(errors="replace").strip()
+        return procinfo.log_tail(self.log, self.log_path, limit)
 
     def kill(self):
         for pid in self.descendants() + ([self.pid] if self.pid != self.proc.pid else []):

@@ -1,6 +1,8 @@
 """What a process is running: its threads and the shared libraries mapped into it (Linux /proc)."""
 
 import os
+import signal
+from pathlib import Path
 
 
 def thread_ids():
@@ -35,3 +37,23 @@ def mapped_libraries():
     except OSError:
         pass
     return libs
+
+
+def exit_text(code):
+    """How a child process ended, in words: "killed by SIGSEGV", "exited with code 3"."""
+    if code is not None and code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+def log_tail(log, log_path, limit=2000):
+    """The end of a child's log file (flushed first), as text."""
+    try:
+        log.flush()
+        data = Path(log_path).read_bytes()
+    except OSError:
+        return ""
+    return data[-limit:].decode(errors="replace").strip()

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from . import procinfo
 from .protocol import Channel, ChannelClosed, ChannelTimeout
 
 STARTUP_SECONDS = 120  # importing torch and initialising CUDA in a fresh process
@@ -100,24 +101,13 @@ class ChildProcess:
         except subprocess.TimeoutExpired:
             self.kill()
             code = self.proc.returncode
-        if code is not None and code < 0:
-            try:
-                what = f"killed by {signal.Signals(-code).name}"
-            except ValueError:
-                what = f"killed by signal {-code}"
-        else:
-            what = f"exited with code {code}"
+        what = procinfo.exit_text(code)
         tail = self.log_tail()
         return ChildFailure("crash", f"the process {what}" + (f" while running {who}" if who else "")
                             + (f"; its output ends with:\n{tail}" if tail else ""), who)
 
     def log_tail(self, limit=2000):
-        try:
-            self.log.flush()
-            data = self.log_path.read_bytes()
-        except OSError:
-            return ""
-        return data[-limit:].decode(errors="replace").strip()
+        return procinfo.log_tail(self.log, self.log_path, limit)
 
     def kill(self):
         """Kill the child and anything it started (it leads its own process group)."""
