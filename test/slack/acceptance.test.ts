@@ -1,7 +1,4 @@
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../../src/config/index.js';
 import type { RecordedCall, StoredMessage } from '../support/slack/fake-slack.js';
 import { endTurn, reply, text, toolUse, userTexts } from '../support/anthropic/script.js';
 import type { Run } from '../../src/db/index.js';
