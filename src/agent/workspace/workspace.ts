@@ -48,14 +48,14 @@ export function workspacePaths(dataDir: string, runId: string) {
   return { dir: path.join(dataDir, 'workspaces', runId), homeDir: path.join(dataDir, 'homes', runId), gitDir: path.join(dataDir, 'git', runId) };
 }
 
-async function git(ws: { dir: string; homeDir: string; gitDir: string }, args: string[], pathEnv: string): Promise<string> {
+async function git(ws: { dir: string; homeDir: string; gitDir: string }, args: string[], pathEnv: string, okCodes: number[] = [0]): Promise<string> {
   const result = await execa('git', [`--git-dir=${ws.gitDir}`, `--work-tree=${ws.dir}`, ...SAFE_GIT, ...args], {
     cwd: ws.dir,
     env: { PATH: pathEnv, HOME: ws.homeDir, ...GIT_IDENTITY },
     extendEnv: false,
     reject: false,
   });
-  if (result.exitCode !== 0) {
+  if (!okCodes.includes(result.exitCode ?? -1)) {
     throw new HarnessError(`git ${args[0]} failed in ${ws.dir}: ${String(result.stderr || result.stdout).trim()}`, { code: 'workspace_git_failed' });
   }
   return String(result.stdout).trim();
@@ -95,7 +95,9 @@ export async function ensureWorkspace(options: WorkspaceOptions, seed: () => Pro
     await git({ dir, homeDir, gitDir }, ['init', '--quiet', '--initial-branch=main'], options.pathEnv);
     // init records the host path of the work tree; inside the sandbox it is /workspace, and the
     // engine always names it (--work-tree), so the git directory does not.
-    await git({ dir, homeDir, gitDir }, ['config', '--unset', 'core.worktree'], options.pathEnv);
+    // Exit 5: the key is not set, which happens when two openings of one new run race (the reconciler
+    // and a turn): the first init recorded it and already removed it.
+    await git({ dir, homeDir, gitDir }, ['config', '--unset', 'core.worktree'], options.pathEnv, [0, 5]);
     // The samples are inert, but an empty hooks folder says plainly that none run.
     await rm(path.join(gitDir, 'hooks'), { recursive: true, force: true });
     await writeFile(path.join(dir, options.kernelFile), source);
