@@ -62,6 +62,9 @@ __cudaPushCallConfiguration __cudaPopCallConfiguration
 # __cudaLaunchKernel (older toolkits call cudaLaunchKernel); -rdc=true adds __cudaRegisterLinkedBinary_*.
 CUDA_GENERATED = re.compile(r"^__cuda(Register|Unregister|PushCallConfiguration|PopCallConfiguration|GetKernel|"
                             r"LaunchKernel|InitModule)\w*$")
+# Streams: cudaStreamCreate only. Its streams wait for the legacy stream, where the harness's pad
+# and timing events are, and the legacy stream waits for them; a non-blocking stream
+# (cudaStreamCreateWithFlags / WithPriority) would run outside the timed window (issue 13, class 8).
 _CUDA_RUNTIME = """
 LaunchKernel LaunchKernelExC LaunchCooperativeKernel
 GetLastError PeekAtLastError GetErrorString GetErrorName
@@ -71,7 +74,7 @@ FuncSetAttribute FuncGetAttributes FuncSetCacheConfig FuncSetSharedMemConfig
 Malloc Free MallocAsync FreeAsync MallocHost FreeHost MallocPitch Memset MemsetAsync Memset2DAsync Memcpy
 MemcpyAsync Memcpy2DAsync MemcpyToSymbol MemcpyToSymbolAsync MemcpyFromSymbol MemcpyFromSymbolAsync
 GetSymbolAddress GetSymbolSize
-StreamCreate StreamCreateWithFlags StreamCreateWithPriority StreamDestroy StreamSynchronize StreamWaitEvent
+StreamCreate StreamDestroy StreamSynchronize StreamWaitEvent
 StreamQuery StreamGetPriority StreamGetFlags EventCreate EventCreateWithFlags EventRecord EventRecordWithFlags
 EventSynchronize EventQuery EventDestroy EventElapsedTime DeviceSynchronize
 """.split()

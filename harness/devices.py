@@ -107,6 +107,26 @@ class CudaDevice:
         self._start = torch.cuda.Event(enable_timing=True)
         self._end = torch.cuda.Event(enable_timing=True)
         self._probe = None
+        self._busy = None
+        self._driver = None
+
+    def driver(self):
+        """The CUDA driver API on torch's context (harness/cuda_driver.py), for the executors' arenas."""
+        if self._driver is None:
+            from .cuda_driver import Driver
+            torch.zeros(1, device=self.torch_device).add_(1)   # torch's context exists and is current
+            self._driver = Driver(self.torch_device.index or 0)
+        return self._driver
+
+    def busy_ms(self):
+        """How long a tiny kernel of this process takes to run and be waited for, right now: longer
+        when another process's work still occupies the GPU (contexts of two processes take turns)."""
+        if self._busy is None:
+            self._busy = torch.zeros(1, device=self.torch_device)
+        t0 = time.perf_counter_ns()
+        self._busy.add_(1)
+        torch.cuda.synchronize(self.torch_device)
+        return (time.perf_counter_ns() - t0) / 1e6
 
     @property
     def arch(self):

@@ -6,6 +6,7 @@ and stops; everything after that is reported as not run.
 """
 
 import hashlib
+import os
 import random
 import secrets
 import shutil
@@ -22,7 +23,7 @@ from .oracle import Oracle
 from .progress import Progress
 from .result import new_result, scenario_figures, summarise
 from .runner import ChildFailure, ChildProcess
-from . import executor_eval, executor_timing, scenario_eval
+from . import executor_cuda_timing, executor_eval, executor_timing, scenario_eval
 from .executor_pair import sandbox_state, start_pair
 from .scenario_eval import derive_seed
 from .scenarios import select_scenarios
@@ -66,11 +67,14 @@ class Context:
         self.deadline = None
         self.has_baseline = opts.with_baseline
         self.with_peers = opts.with_peers and bool(task.peers)
-        # On a CPU the candidate runs in an executor (executor.py): the parent owns buffers, clock and
-        # verdict. CUDA still runs through the older child process (child.py), see docs/harness.md.
-        self.uses_executor = device_kind == "cpu"
+        # The candidate runs in an executor (executor.py): the parent owns buffers, clock and verdict.
+        # KERNELSEEK_HARNESS_CUDA_CHILD=1 runs a CUDA task through the older in-process child
+        # (child.py) instead, for comparison while the CUDA executor is new (docs/harness.md).
+        self.uses_executor = device_kind == "cpu" or os.environ.get("KERNELSEEK_HARNESS_CUDA_CHILD") != "1"
         self.stages = executor_eval if self.uses_executor else scenario_eval
-        self.timing = executor_timing if self.uses_executor else scenario_eval
+        self.timing = ((executor_timing if device_kind == "cpu" else executor_cuda_timing) if self.uses_executor
+                       else scenario_eval)
+        self.thread_allowance = 1
         self.sandboxed = False
         self.single_threaded = "pthread" in task.denylist
 
@@ -105,7 +109,8 @@ def evaluate(opts):
     workdir = Path(tempfile.mkdtemp(prefix="kernelseek-eval-"))
     ctx = None
     try:
-        ctx = _prepare(task, module, device_kind, opts, result, source, workdir, progress, t0 + opts.timeout)
+        ctx = _prepare(task, module, device_kind, opts, result, source, workdir, progress, t0 + opts.timeout,
+                       scenarios)
         if ctx is not None:
             _run_scenarios(ctx, scenarios, result, base_seed, t0, workdir, progress)
     finally:
@@ -123,7 +128,7 @@ def _stop(result, status, message):
     result["messages"].append(message)
 
 
-def _prepare(task, module, device_kind, opts, result, source, workdir, progress, deadline):
+def _prepare(task, module, device_kind, opts, result, source, workdir, progress, deadline, scenarios):
     """Static checks, compile, binary checks, device and child start. None when a stage failed."""
     reasons = static_checks.check_source(source, task)
     if reasons:
@@ -171,6 +176,8 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
     # Set before any executor starts: they take it at start and hold it inside every call.
     ctx.deadline = deadline
     ctx.libs, ctx.device = libs, device
+    if device_kind == "cuda" and ctx.uses_executor:
+        ctx.arena_bytes = executor_cuda_timing.arena_bytes(ctx, scenarios)
     try:
         ctx.child = _start_child(ctx, workdir)
     except ChildFailure as exc:

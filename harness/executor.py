@@ -64,6 +64,18 @@ class LoadFailed(Exception):
     """The library does not load (e.g. an undefined symbol): a link-level failure."""
 
 
+class CallFailed(Exception):
+    """A call failed on the device (a fault, an illegal address): reported as the call's failure."""
+
+
+class _CudaInterface:
+    """A device range as __cuda_array_interface__, so that torch (the peers' executor) can view it."""
+
+    def __init__(self, ptr, size):
+        self.__cuda_array_interface__ = {"shape": (size,), "typestr": "|u1", "data": (ptr, False),
+                                         "version": 2, "strides": None}
+
+
 class Executor:
     def __init__(self, sock):
         self.sock = sock
@@ -71,6 +83,7 @@ class Executor:
         self.buffers = {}     # id -> (mmap, base address)
         self.peers = {}
         self.torch = None
+        self.gpu = None       # CUDA tasks: the driver, the shared arena, the candidate's stream (cmd_cuda)
 
     def cmd_init(self, msg, _fds):
         if msg.get("peers"):
@@ -105,6 +118,36 @@ class Executor:
             confined = True
         return {"pid": os.getpid(), "seccomp": confined}
 
+    def cmd_cuda(self, msg, fds):
+        """CUDA tasks, before anything is loaded: the device's primary context (the one the candidate's
+        CUDA runtime and torch also use), the arena the parent shares (one descriptor, imported and
+        mapped here as buffer 0), a blocking stream for the calls, timing events and the pad kernel;
+        the pad runs once so that its module is loaded before the seccomp filter."""
+        if len(fds) != 1:
+            raise ValueError(f"cuda needs exactly one descriptor (the arena), got {len(fds)}")
+        if msg.get("torch"):
+            import torch    # the peers' executor: torch first, so that it owns the context setup
+            self.torch = torch
+            torch.zeros(1, device="cuda").add_(1)
+            torch.cuda.synchronize()
+        from . import cuda_driver
+        from .executor_cuda_state import DeviceState
+        drv = cuda_driver.Driver(int(msg.get("ordinal", 0)))
+        handle = drv.import_shared(fds[0])
+        os.close(fds[0])
+        size = int(msg["size"])
+        base = drv.map(handle, size)
+        self.buffers[0] = (None, base)
+        pad = drv.pad_kernel(msg["pad_ptx"].encode())
+        self.gpu = {"drv": drv, "stream": drv.stream(), "start": drv.event(), "end": drv.event(),
+                    "after": drv.event(), "pad": pad,
+                    "state": DeviceState(), "base": base, "size": size}
+        pad.launch(0.001)
+        drv.synchronize()
+        if self.torch is not None:
+            self.gpu["u8"] = self.torch.as_tensor(_CudaInterface(base, size), device="cuda")
+        return {"pad": {"grid": pad.grid, "threads": pad.threads}}
+
     def cmd_map(self, msg, fds):
         if len(fds) != 1:
             raise ValueError(f"map needs exactly one descriptor, got {len(fds)}")
@@ -123,6 +166,8 @@ class Executor:
         for a in args:
             if isinstance(a, dict):
                 argv.append(self.buffers[int(a["buf"])][1] + int(a["off"]))
+            elif a is None and self.gpu is not None:
+                argv.append(self.gpu["stream"])      # the task's stream argument
             else:
                 argv.append(a)
         return argv
@@ -136,16 +181,61 @@ class Executor:
             return self._call_peer(msg)
         batch = msg["batch"] if "batch" in msg else [msg["args"]] * int(msg.get("n", 1))
         argvs = [self._argv(args) for args in batch]
+        if self.gpu is not None:
+            fn = self.fn
+            return self._timed_gpu([(lambda: 0) if msg.get("null") else (lambda argv=argv: int(fn(*argv)))
+                                    for argv in argvs], float(msg.get("pad_ms", 0.0)))
         if msg.get("null"):
             return {"rc": [0] * len(argvs)}
         fn = self.fn
         return {"rc": [int(fn(*argv)) for argv in argvs]}
 
+    def _timed_gpu(self, calls, pad_ms):
+        """Each call between two events on the legacy stream, which waits for every blocking stream's
+        work (the candidate's stream is one): with a pad first, the start event fires once the pad is
+        over and the call's launches are queued; the device is synchronised before the next call and
+        before answering, a third event after that gives the tail (work that ran on past the end
+        event, on a stream that does not wait for the legacy one), and the device-wide state a call
+        may leave (persisting L2) is checked and reset. The times are this process's report: the
+        parent bounds them by its own wall clock."""
+        g = self.gpu
+        drv, legacy, rcs, times, tails, found = g["drv"], 0x1, [], [], [], []
+        for call in calls:
+            try:
+                drv.synchronize()
+                if pad_ms > 0:
+                    g["pad"].launch(pad_ms)
+                drv.record(g["start"], legacy)
+            except RuntimeError as exc:
+                raise CallFailed(f"the device failed before the call: {exc}") from None
+            rcs.append(call())
+            try:
+                drv.record(g["end"], legacy)
+                drv.synchronize()
+                # After the whole device is idle: end -> after is the host's wake-up and one record,
+                # the same for every executor, unless work ran on past the end event.
+                drv.record(g["after"], legacy)
+                drv.event_sync(g["after"])
+                times.append(drv.elapsed_ms(g["start"], g["end"]))
+                tails.append(drv.elapsed_ms(g["end"], g["after"]))
+                found += g["state"].check_and_reset(g["stream"])
+            except RuntimeError as exc:   # a fault in the call: the context is unusable from here on
+                raise CallFailed(f"the call failed on the GPU: {exc}") from None
+        return {"rc": rcs, "ms": times, "tail_ms": tails, "device": found}
+
     def _tensors(self, specs):
         torch, tensors = self.torch, {}
         for name, spec in specs.items():
-            m, _ = self.buffers[int(spec["buf"])]
             dtype = getattr(torch, spec["dtype"])
+            if self.gpu is not None:
+                count = 1
+                for d in spec["shape"]:
+                    count *= int(d)
+                off = int(spec["off"])
+                nbytes = count * torch.empty((), dtype=dtype).element_size()
+                tensors[name] = self.gpu["u8"][off:off + nbytes].view(dtype).view(spec["shape"])
+                continue
+            m, _ = self.buffers[int(spec["buf"])]
             count = 1
             for d in spec["shape"]:
                 count *= int(d)
@@ -158,8 +248,14 @@ class Executor:
         calls = [self._tensors(specs) for specs in batch]
         fn = self.peers[msg["peer"]]
         try:
+            if self.gpu is not None:   # torch launches on its default stream: the legacy one
+                params = dict(msg["params"])
+                return self._timed_gpu([(lambda t=t: _peer_call(fn, t, params)) for t in calls],
+                                       float(msg.get("pad_ms", 0.0)))
             for tensors in calls:
                 fn(tensors, dict(msg["params"]))
+        except CallFailed:
+            raise
         except Exception as exc:  # a peer that cannot run a scenario is left out, with the reason
             kind = "unsupported" if self.unsupported and isinstance(exc, self.unsupported) else "failed"
             text = (str(exc) or "unsupported") if kind == "unsupported" else f"{type(exc).__name__}: {exc}"
@@ -167,10 +263,16 @@ class Executor:
         return {"rc": [0] * len(calls)}
 
 
+def _peer_call(fn, tensors, params):
+    fn(tensors, params)
+    return 0
+
+
 def main(argv):
     sock = socket.socket(fileno=int(argv[1]))
     ex = Executor(sock)
-    handlers = {"init": ex.cmd_init, "map": ex.cmd_map, "unmap": ex.cmd_unmap, "call": ex.cmd_call}
+    handlers = {"init": ex.cmd_init, "cuda": ex.cmd_cuda, "map": ex.cmd_map, "unmap": ex.cmd_unmap,
+                "call": ex.cmd_call}
     while True:
         fds = []
         try:
@@ -183,9 +285,9 @@ def main(argv):
             reply = handlers[msg["cmd"]](msg, fds)
             reply.update(type="done", seq=msg.get("seq"))
         except Exception as exc:
-            kind = "load" if isinstance(exc, LoadFailed) else "harness"
+            kind = "load" if isinstance(exc, LoadFailed) else "call" if isinstance(exc, CallFailed) else "harness"
             reply = {"type": "error", "seq": msg.get("seq"), "kind": kind,
-                     "message": str(exc) if isinstance(exc, LoadFailed) else f"{type(exc).__name__}: {exc}",
+                     "message": str(exc) if kind != "harness" else f"{type(exc).__name__}: {exc}",
                      "traceback": traceback.format_exc()[-4000:]}
         send_frame(sock, reply)
 

@@ -14,7 +14,8 @@ from .denylist import ALWAYS, families, match_library
 from .executor_proc import ChildFailure
 from .fingerprint import fingerprints
 from .scenario_eval import fail
-from .shm import POISON_BITS, BufferSet, poison
+from .executor_memory import close_set, new_set
+from .shm import POISON_BITS, poison
 
 LATER_SECONDS = 0.002       # how long after "done" the outputs and the CPU clock are looked at again
 # CPU the executor may use after its "done" without doing work: finishing the send and going back to
@@ -40,27 +41,13 @@ class Sets:
 
     def get(self, k):
         while len(self.sets) <= k:
-            bs = BufferSet(_next_id(), self.specs)
-            self.ex.request({"cmd": "map", "id": bs.id, "size": bs.size}, fds=[bs.fd])
-            self.sets.append(bs)
+            self.sets.append(new_set(self.ex, self.specs))
         return self.sets[k]
 
     def close(self):
         for bs in self.sets:
-            try:
-                self.ex.request({"cmd": "unmap", "id": bs.id})
-            except ChildFailure:
-                pass
-            bs.close()
+            close_set(self.ex, bs)
         self.sets = []
-
-
-_ids = [0]
-
-
-def _next_id():
-    _ids[0] += 1
-    return _ids[0]
 
 
 def call_args(task, bs, scalars):
@@ -95,10 +82,10 @@ class Watch:
 
     def findings(self, baseline_status):
         ex, out = self.ex, []
-        threads = ex.threads()
-        if len(threads) > 1:
-            out.append(f"{len(threads) - 1} thread(s) started by the candidate are still running after it "
-                       f"returned (the executor runs on one thread)")
+        threads, allowed = ex.threads(), self.ctx.thread_allowance
+        if len(threads) > allowed:
+            out.append(f"{len(threads) - allowed} thread(s) started by the candidate are still running after it "
+                       f"returned (the executor runs on {allowed})")
         kids = ex.descendants()
         if kids:
             out.append(f"the candidate started {len(kids)} process(es) still running after it returned "
@@ -115,8 +102,9 @@ class Watch:
         if st["SigCgt"] != baseline_status["SigCgt"]:
             out.append(f"the candidate installed signal handler(s) (caught-signal mask {st['SigCgt']:#x}, "
                        f"the executor alone has {baseline_status['SigCgt']:#x}): work deferred to a signal")
-        if st["timers"]:
-            out.append(f"the candidate holds {st['timers']} POSIX timer(s): work deferred to a timer")
+        if st["timers"] > baseline_status["timers"]:
+            out.append(f"the candidate holds {st['timers'] - baseline_status['timers']} POSIX timer(s): work "
+                       f"deferred to a timer")
         return out
 
 
@@ -131,6 +119,7 @@ def observed_call(ctx, bs, scalars):
     watch = Watch(ctx, ex)
     ex.running = "candidate"
     inputs_fp = fingerprints({a.name: bs.tensors[a.name] for a in task.inputs()})
+    ctx.device.sync()     # CUDA: the parent's writes (inputs, poison) are done before the executor reads
     reply = ex.request({"cmd": "call", "args": call_args(task, bs, scalars)})
     cpu_done = ex.cpu_ns()
     fp_returned = fingerprints(outputs_of(task, bs))
@@ -138,8 +127,10 @@ def observed_call(ctx, bs, scalars):
     fp_later = fingerprints(outputs_of(task, bs))
     after_ms = (ex.cpu_ns() - cpu_done) / 1e6
     ex.running = None
-    findings = watch.findings(ctx.cand_status)
-    if after_ms > AFTER_DONE_CPU_MS:
+    findings = watch.findings(ctx.cand_status) + device_findings(reply)
+    # CUDA: the driver's own threads may wake after a call; work after return shows on the GPU instead
+    # (outputs changing later, the GPU still busy: executor_cuda_timing.py).
+    if after_ms > AFTER_DONE_CPU_MS and ctx.device_kind == "cpu":
         findings.append(f"the executor used {after_ms:.2f} ms of CPU in the {LATER_SECONDS * 1e3:.0f} ms after the "
                         f"call returned: work continued after return (on a thread or a signal)")
     changed = [k for k, v in fingerprints({a.name: bs.tensors[a.name] for a in task.inputs()}).items()
@@ -147,6 +138,36 @@ def observed_call(ctx, bs, scalars):
     deferred = [k for k in fp_returned if fp_returned[k] != fp_later[k]]
     rc = _rc(reply, 1)[0]
     return rc, findings, deferred, changed
+
+
+def device_findings(reply):
+    """Device-wide state a CUDA call left set (class 9), as the executor found and reset it."""
+    found = reply.get("device") or []
+    if not isinstance(found, list):
+        raise ChildFailure("forged", f"a reply with a malformed device report ({str(found)[:80]})")
+    return [str(f) for f in found]
+
+
+def calibrate_threads(ctx, inputs, shapes_out, scalars):
+    """CUDA, once per pair of executors: one call of the baseline in its executor before the
+    candidate's first, counting the threads it leaves (a static CUDA runtime starts its own on a
+    first call), so that the candidate is allowed as many and blamed only for more."""
+    if ctx.device_kind != "cuda" or getattr(ctx.refx, "calibrated", True) or not ctx.has_baseline:
+        return
+    refx = ctx.refx
+    refx.calibrated = True
+    sets = Sets(refx, ctx.task, {k: tuple(v.shape) for k, v in inputs.items()}, shapes_out)
+    try:
+        bs = sets.get(0)
+        fill(ctx.task, bs, inputs)
+        ctx.device.sync()
+        before = len(refx.threads())
+        refx.running = "baseline (a first call)"
+        refx.request({"cmd": "call", "args": call_args(ctx.task, bs, scalars)})
+        refx.running = None
+        ctx.thread_allowance += max(0, len(refx.threads()) - before)
+    finally:
+        sets.close()
 
 
 def _rc(reply, n):
@@ -169,6 +190,7 @@ def run_correctness(ctx, scenario, entry, seeds):
                             oracle.output_shapes(scenario.params))
             # The second seed is written into the very buffers the first used (hack 1).
             bs, worst, runs = sets.get(0), None, []
+            calibrate_threads(ctx, inputs, oracle.output_shapes(scenario.params), scalars)
             for r in range(2):
                 where = f"seed {seed}, run {r + 1}"
                 fill(task, bs, inputs)

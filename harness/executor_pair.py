@@ -22,7 +22,27 @@ class ExecutorPair:
     def close(self):
         for ex in (self.cand, self.refx, self.peerx):
             if ex is not None:
-                ex.close()
+                _close(ex)
+
+
+def _close(ex):
+    """The executor first (its mapping of the arena goes with it), then the parent's arena."""
+    ex.close()
+    arena = getattr(ex, "arena", None)
+    if arena is not None:
+        ex.arena = None
+        arena.close()
+
+
+def _gpu_setup(ctx, ex, size, with_torch=False):
+    """CUDA tasks, before anything is loaded into `ex`: its shared arena, the driver, a stream, the pad."""
+    if ctx.device_kind != "cuda":
+        return
+    from .cuda_driver import PAD_PTX
+    from .executor_memory import CudaArena
+    ex.arena = CudaArena(ctx.device.driver(), size, ctx.device.torch_device)
+    ex.request({"cmd": "cuda", "size": ex.arena.size, "pad_ptx": PAD_PTX.read_text(), "torch": with_torch},
+               fds=[ex.arena.fd], timeout=ctx.opts.call_timeout + 120)
 
 
 def argtypes(task):
@@ -64,31 +84,43 @@ def start_pair(ctx, workdir):
     refx = peerx = None
     try:
         cand.ready()   # up and waiting, nothing loaded yet: a clean executor's state
-        clean, libs_before = cand.status_fields(), cand.libraries()
+        sizes = getattr(ctx, "arena_bytes", {})
+        _gpu_setup(ctx, cand, sizes.get("cand", 0))
+        clean, libs_before, threads_before = cand.status_fields(), cand.libraries(), len(cand.threads())
         cand.running = "candidate (loading the library)"
         single = "pthread" in task.denylist     # a single-threaded task: no thread may be started
         info = cand.start({"library": cpaths["candidate"], "entry": task.entry, "argtypes": argtypes(task),
                            "threads_allowed": not single},
                           timeout=opts.call_timeout + 120)
         cand.running = None
-        findings = _load_findings(ctx, cand, clean, libs_before)
+        findings = _load_findings(ctx, cand, clean, libs_before, threads_before)
+        # Threads an executor may have once the candidate runs: its own (one; on CUDA the driver's too)
+        # plus what the toolchain's runtime starts on a first call, measured on the baseline's executor.
+        ctx.thread_allowance = threads_before
         # The baseline's executor is the candidate's twin (same init, same filter, no torch): identical
         # code must read the same in both. The peers (PyTorch) get a third executor of their own.
         refx = ExecutorProcess(workdir, "reference", opts.call_timeout, confine=opts.confine, sandboxed=sandboxed,
                                binds=[b for b in rbinds if b[1].startswith(f"{INSIDE}/baseline")])
         refx.ready()
+        refx.calibrated = False
+        _gpu_setup(ctx, refx, sizes.get("ref", 0))
         refx.start({"library": rpaths["baseline"], "entry": task.entry, "argtypes": argtypes(task),
                     "threads_allowed": not single}, timeout=opts.call_timeout + 120)
         if ctx.with_peers and task.peers:
-            peerx = ExecutorProcess(workdir, "peers", opts.call_timeout, confine=opts.confine, sandboxed=sandboxed,
+            # The peers are the task's own PyTorch code and never see the candidate. On CUDA they run
+            # unfiltered: cuDNN and the other libraries behind torch load their engines (code) on a
+            # first call, which the filter forbids; the sandbox still holds them.
+            peerx = ExecutorProcess(workdir, "peers", opts.call_timeout,
+                                    confine=opts.confine and ctx.device_kind == "cpu", sandboxed=sandboxed,
                                     binds=[b for b in rbinds if b[1].startswith(f"{INSIDE}/task")])
             peerx.ready()
+            _gpu_setup(ctx, peerx, sizes.get("peer", 0), with_torch=True)
             peerx.start({"entry": task.entry, "argtypes": argtypes(task), "peers": dict(task.peers),
                          "reference": reference, "threads": task.cpu_threads}, timeout=opts.call_timeout + 120)
     except ChildFailure:
         for ex in (cand, refx, peerx):
             if ex is not None:
-                ex.close()
+                _close(ex)
         raise
     # Calls from here on end at the evaluation's time limit too (start-up is bounded by its own).
     for ex in (cand, refx, peerx):
@@ -101,11 +133,12 @@ def start_pair(ctx, workdir):
     return pair, findings
 
 
-def _load_findings(ctx, cand, clean, libs_before):
+def _load_findings(ctx, cand, clean, libs_before, threads_before):
     out = []
     threads = cand.threads()
-    if len(threads) > 1:
-        out.append(f"loading the library started {len(threads) - 1} thread(s) (the executor runs on one)")
+    if len(threads) > threads_before:
+        out.append(f"loading the library started {len(threads) - threads_before} thread(s) (the executor runs "
+                   f"on {threads_before})")
     kids = cand.descendants()
     if kids:
         out.append(f"loading the library started {len(kids)} process(es) (pids {', '.join(map(str, kids))}); "
@@ -117,8 +150,8 @@ def _load_findings(ctx, cand, clean, libs_before):
     if st["SigCgt"] != clean["SigCgt"]:
         out.append(f"loading the library installed signal handler(s) (caught-signal mask {st['SigCgt']:#x}, "
                    f"the executor alone has {clean['SigCgt']:#x})")
-    if st["timers"]:
-        out.append(f"loading the library created {st['timers']} POSIX timer(s)")
+    if st["timers"] > clean["timers"]:
+        out.append(f"loading the library created {st['timers'] - clean['timers']} POSIX timer(s)")
     fams = families(ctx.task.denylist) + ALWAYS
     for path in sorted(cand.libraries() - libs_before):
         fam = match_library(path, fams)

@@ -48,7 +48,7 @@ def set_subreaper():
 
 
 # The only harness files an executor needs (copied into the sandbox: the checkout stays outside).
-PACKAGE_FILES = ("__init__.py", "executor.py", "seccomp.py", "api.py")
+PACKAGE_FILES = ("__init__.py", "executor.py", "seccomp.py", "api.py", "cuda_driver.py", "executor_cuda_state.py")
 INSIDE = "/kernelseek"
 
 
@@ -76,6 +76,8 @@ class ExecutorProcess:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONDONTWRITEBYTECODE": "1",
                "OMP_NUM_THREADS": "1"}
+        if os.environ.get("CUDA_VISIBLE_DEVICES") is not None:    # the GPU the evaluation was given
+            env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
         argv = [sys.executable, "-m", "harness.executor", str(theirs.fileno())]
         setup = functools.partial(_child_setup, os.getpid())
         set_subreaper()
@@ -139,8 +141,9 @@ class ExecutorProcess:
                                          f"request {self.seq} ({str(reply)[:120]}): something in that process "
                                          f"wrote to the harness's socket", self.running)
         if reply["type"] == "error":
-            kind = "load" if reply.get("kind") == "load" else "harness"
-            raise ChildFailure(kind, str(reply.get("message")) + ("" if kind == "load" else
+            # "load": the library does not load; "call": the call failed on the device (CUDA fault).
+            kind = reply.get("kind") if reply.get("kind") in ("load", "call") else "harness"
+            raise ChildFailure(kind, str(reply.get("message")) + ("" if kind != "harness" else
                                                                   "\n" + str(reply.get("traceback", ""))),
                                self.running)
         return reply

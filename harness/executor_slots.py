@@ -6,9 +6,8 @@ One memfd per implementation holds every call's tensors, each page-aligned, and 
 Slot looks like a BufferSet (tensors, ref, spec) to the code that fills, calls and checks.
 """
 
-from .executor_eval import _next_id
-from .executor_proc import ChildFailure
-from .shm import ALIGN, BufferSet
+from .executor_memory import close_set, new_set
+from .shm import ALIGN
 
 
 def slot_bytes(set_bytes, task):
@@ -38,21 +37,12 @@ class Slots:
                 shape = input_shapes[arg.name] if arg.role == "input" else output_shapes[arg.name]
                 specs.append((f"{arg.name}#{j}", arg.dtype, shape))
         names = [a.name for a in tensors]
-        self.bs = BufferSet(_next_id(), specs)
-        try:
-            ex.request({"cmd": "map", "id": self.bs.id, "size": self.bs.size}, fds=[self.bs.fd])
-        except BaseException:
-            self.bs.close()
-            raise
+        self.bs = new_set(ex, specs)
         self.slots = [Slot(self.bs, j, names) for j in range(count)]
 
     def get(self, k):
         return self.slots[k]
 
     def close(self):
-        try:
-            self.ex.request({"cmd": "unmap", "id": self.bs.id})
-        except ChildFailure:
-            pass
         self.slots = []
-        self.bs.close()
+        close_set(self.ex, self.bs)

@@ -118,18 +118,24 @@ def _message(ctx, name, sets, scalars, params, null=False):
     return {"cmd": "call", "batch": [call_args(ctx.task, bs, scalars) for bs in sets], "null": null}
 
 
-def _warm_up(ctx, timer, impls, sets, policy, unsupported):
-    """Drops the peers that cannot run the scenario; warms caches, lazy loading and clocks; returns
-    each implementation's smallest CPU per call minus its executor's smallest null request."""
+def drop_unsupported_peers(ctx, timer, impls, sets, unsupported):
+    """One call of each peer: a peer that cannot run the scenario is left out, with its reason."""
     for name in impls[:]:
         if name.startswith("peer:"):
             bs = sets[name].get(0)
             timer.fresh(bs)
+            ctx.device.sync()
             reply = _executor(ctx, name).request(_message(ctx, name, [bs], timer.scalars, timer.params))
             if reply.get("peer_error"):
                 unsupported[name[5:]] = (str(reply.get("message")) if reply["peer_error"] == "unsupported"
                                          else f"failed: {reply.get('message')}")
                 impls.remove(name)
+
+
+def _warm_up(ctx, timer, impls, sets, policy, unsupported):
+    """Drops the peers that cannot run the scenario; warms caches, lazy loading and clocks; returns
+    each implementation's smallest CPU per call minus its executor's smallest null request."""
+    drop_unsupported_peers(ctx, timer, impls, sets, unsupported)
     cost, null = {}, {}
     for name in impls:
         bs = sets[name].get(0)
@@ -150,10 +156,8 @@ def _loop(ctx, timer, entry, impls, sets, sizes, policy, scenario, seed_base, pi
     rcs = {}
     samples = {n: {"ms": [], "wall_ms": [], "cpu_ms": []} for n in impls}
     null, null_wall, gaps = ({"cand": [], "ref": [], "peer": []} for _ in range(3))
-    secret = random.Random(secrets.randbits(64))   # which calls get value-checked: known only here
-    out_bytes = ctx.oracle.output_bytes(timer.params) * max(1, len(task.outputs()))
-    keep = max(RECHECK_MIN, min(RECHECK_MAX, RECHECK_BYTES // max(1, out_bytes)))
-    reservoir, unwritten_calls, cand_reps, rounds = [], [], 0, 0
+    rechecks = Rechecks(ctx, timer.params)
+    cand_reps, rounds = 0, 0
     t_start = time.monotonic()
     while True:
         rounds += 1
@@ -205,17 +209,7 @@ def _loop(ctx, timer, entry, impls, sets, sizes, policy, scenario, seed_base, pi
         # The candidate's outputs and process are looked at once the round is over: parent work between
         # two requests would evict the caches of whichever request comes next, only after the candidate.
         if "candidate" in samples:
-            for bs, seed in drawn["candidate"]:
-                outs = outputs_of(task, bs)
-                left = [n for n, t in outs.items() if bool(unwritten(t).any())]
-                if left:
-                    unwritten_calls.append({"rep": cand_reps, "outputs": left})
-                # Reservoir sampling: every call so far is equally likely to be among those kept.
-                j = len(reservoir) if len(reservoir) < keep else secret.randrange(cand_reps + 1)
-                if j < keep:
-                    kept = (cand_reps, seed, {n: t.clone() for n, t in outs.items()})
-                    reservoir[j:j + 1] = [kept]
-                cand_reps += 1
+            cand_reps = rechecks.record(task, drawn["candidate"], cand_reps)
             found = _after_candidate(ctx, ctx.cand)
             if found:
                 return fail(entry, "rejected", "during timing: " + found)
@@ -229,47 +223,86 @@ def _loop(ctx, timer, entry, impls, sets, sizes, policy, scenario, seed_base, pi
             raise ChildFailure("timeout", "the evaluation's time limit was reached during this scenario")
         if done(samples, policy, time.monotonic() - t_start):
             break
-    return _judge(ctx, entry, samples, rcs, unsupported, unwritten_calls, reservoir, gaps, (null, null_wall),
-                  sizes,
+    return _judge(ctx, entry, samples, rcs, unsupported, rechecks, gaps, (null, null_wall), sizes,
                   time.monotonic() - t_start, scenario, seed_base)
+
+
+class Rechecks:
+    """Which of the candidate's timed calls are value-checked after the loop: a reservoir sample drawn
+    from a secret seed in this process (every call so far equally likely to be kept, the executor
+    cannot know which), and every call looked at for leftover poison."""
+
+    def __init__(self, ctx, params):
+        self.ctx = ctx
+        out_bytes = ctx.oracle.output_bytes(params) * max(1, len(ctx.task.outputs()))
+        self.keep = max(RECHECK_MIN, min(RECHECK_MAX, RECHECK_BYTES // max(1, out_bytes)))
+        self.secret = random.Random(secrets.randbits(64))
+        self.reservoir, self.unwritten = [], []
+
+    def record(self, task, drawn, reps):
+        """Look at the candidate calls `drawn` ([(set, seed)]) that just ran; returns the new call count."""
+        for bs, seed in drawn:
+            outs = outputs_of(task, bs)
+            left = [n for n, t in outs.items() if bool(unwritten(t).any())]
+            if left:
+                self.unwritten.append({"rep": reps, "outputs": left})
+            j = len(self.reservoir) if len(self.reservoir) < self.keep else self.secret.randrange(reps + 1)
+            if j < self.keep:
+                self.reservoir[j:j + 1] = [(reps, seed, {n: t.clone() for n, t in outs.items()})]
+            reps += 1
+        return reps
 
 
 def _after_candidate(ctx, ex):
     """What the parent sees of the candidate's executor right after a timed request, or None."""
-    if len(ex.threads()) > 1:
-        return f"{len(ex.threads()) - 1} thread(s) started by the candidate are still running after it returned"
+    if len(ex.threads()) > ctx.thread_allowance:
+        return (f"{len(ex.threads()) - ctx.thread_allowance} thread(s) started by the candidate are still running "
+                f"after it returned")
     other = ex.other_threads_cpu_ns() / 1e6
     if ctx.single_threaded and other > OTHER_THREADS_CPU_MS:
         return other_threads_finding(other)
     st = ex.status_fields()
-    if st["SigCgt"] != ctx.cand_status["SigCgt"] or st["timers"]:
+    if st["SigCgt"] != ctx.cand_status["SigCgt"] or st["timers"] > ctx.cand_status["timers"]:
         return (f"the candidate installed signal handler(s) or POSIX timer(s) (caught-signal mask {st['SigCgt']:#x}, "
                 f"the executor alone has {ctx.cand_status['SigCgt']:#x}; {st['timers']} timer(s)): work deferred "
                 f"past the clock")
     return None
 
 
-def _judge(ctx, entry, samples, rcs, unsupported, unwritten_calls, reservoir, gaps, nulls, sizes, seconds,
-           scenario, seed_base):
-    task = ctx.task
-    null, null_wall = nulls
-    n_sets, batch = sizes
+def timing_entry(entry, samples, unsupported, seconds, n_sets, batch):
     cand = samples.get("candidate", {}).get("ms", [])
     entry["timing"] = {"reps": len(cand), "seconds": round(seconds, 3), "sets": n_sets, "batch": batch,
-                       "rse": rse_of_median(cand) if cand else None,
-                       "overhead_ms": {k: min(null[s]) for k, s in ROLES if null[s]},
-                       "overhead_wall_ms": {k: median(null_wall[s]) for k, s in ROLES if null_wall[s]}}
+                       "rse": rse_of_median(cand) if cand else None}
     if unsupported:
         entry["peer_unsupported"] = unsupported
+    return cand
+
+
+def definite_failures(ctx, entry, rcs, rechecks, scenario):
+    """A failed return code or outputs left unwritten: entry updated and True, else False."""
+    task = ctx.task
     if "candidate" in rcs:
-        return fail(entry, "runtime_error", f"during timing: {task.entry} returned {rcs['candidate']}")
+        fail(entry, "runtime_error", f"during timing: {task.entry} returned {rcs['candidate']}")
+        return True
     for name, rc in rcs.items():
         ctx.messages.append(f"{scenario.id}: {name} returned {rc} during timing; its time is not reported")
-    if unwritten_calls:
-        first = unwritten_calls[0]
-        return fail(entry, "incorrect", f"during timing: {len(unwritten_calls)} timed call(s) left outputs "
-                                        f"unwritten (first: call #{first['rep'] + 1}, {', '.join(first['outputs'])}); "
-                                        f"every call must compute the result (hack 11)")
+    if rechecks.unwritten:
+        first = rechecks.unwritten[0]
+        fail(entry, "incorrect", f"during timing: {len(rechecks.unwritten)} timed call(s) left outputs "
+                                 f"unwritten (first: call #{first['rep'] + 1}, {', '.join(first['outputs'])}); "
+                                 f"every call must compute the result (hack 11)")
+        return True
+    return False
+
+
+def _judge(ctx, entry, samples, rcs, unsupported, rechecks, gaps, nulls, sizes, seconds, scenario, seed_base):
+    null, null_wall = nulls
+    n_sets, batch = sizes
+    cand = timing_entry(entry, samples, unsupported, seconds, n_sets, batch)
+    entry["timing"].update(overhead_ms={k: min(null[s]) for k, s in ROLES if null[s]},
+                           overhead_wall_ms={k: median(null_wall[s]) for k, s in ROLES if null_wall[s]})
+    if definite_failures(ctx, entry, rcs, rechecks, scenario):
+        return None
     # The checks on where CPU went come after the definite ones above: a candidate that skipped its
     # work is told so (incorrect), not that its idle time looked odd.
     # Work the clock did not see: CPU the candidate's executor used while it should have been idle.
@@ -289,7 +322,14 @@ def _judge(ctx, entry, samples, rcs, unsupported, unwritten_calls, reservoir, ga
             return fail(entry, "rejected", f"during timing: the candidate's process used {cpu_ms:.3f} ms of CPU per "
                                            f"request in {wall_ms:.3f} ms of wall time: it ran on more than one core, "
                                            f"and the task is single-threaded")
-    for rep, seed, outs in sorted(reservoir, key=lambda x: x[0]):
+    return figures(ctx, entry, samples, rcs, rechecks, scenario, seed_base, batch)
+
+
+def figures(ctx, entry, samples, rcs, rechecks, scenario, seed_base, batch):
+    """The re-checked calls against the reference, then the medians, paired ratios, intervals, verdicts."""
+    task = ctx.task
+    cand = samples.get("candidate", {}).get("ms", [])
+    for rep, seed, outs in sorted(rechecks.reservoir, key=lambda x: x[0]):
         _, ref, tols = ctx.oracle.expected(scenario.params, seed)
         for arg in task.outputs():
             ok, _, reason = check_output(arg.name, outs[arg.name], ref[arg.name], tols[arg.name][0])
@@ -297,7 +337,7 @@ def _judge(ctx, entry, samples, rcs, unsupported, unwritten_calls, reservoir, ga
                 return fail(entry, "incorrect", f"timed call #{rep + 1} (re-checked after timing, chosen at random "
                                                 f"over the whole loop): {reason} (hack 11: one code path for every "
                                                 f"call)")
-    entry["rechecked_calls"] = sorted(r[0] + 1 for r in reservoir)
+    entry["rechecked_calls"] = sorted(r[0] + 1 for r in rechecks.reservoir)
     medians = {name: median(s["ms"]) for name, s in samples.items() if s["ms"] and name not in rcs}
     entry["time_ms"] = medians.get("candidate")
     entry["baseline_ms"] = medians.get("baseline")

@@ -36,21 +36,27 @@ def unwritten(t):
     return (t.view(as_int) if as_int != t.dtype else t) == bits
 
 
+def layout(specs):
+    """({name: (offset, dtype text, shape, count, bytes)}, total bytes), every tensor page-aligned."""
+    out, offset = {}, 0
+    for name, dtype, shape in specs:
+        count = 1
+        for d in shape:
+            count *= int(d)
+        nbytes = count * torch.empty((), dtype=DTYPES[dtype]).element_size()
+        out[name] = (offset, dtype, tuple(int(d) for d in shape), count, nbytes)
+        offset += -(-max(nbytes, 1) // ALIGN) * ALIGN
+    return out, max(offset, ALIGN)
+
+
 class BufferSet:
     """One set of a scenario's tensors (inputs and outputs) in one shared memfd."""
 
     def __init__(self, set_id, specs):
         """specs: [(name, dtype text, shape)] in the order of the task's tensor arguments."""
         self.id = set_id
-        self.layout, offset = {}, 0
-        for name, dtype, shape in specs:
-            count = 1
-            for d in shape:
-                count *= int(d)
-            nbytes = count * torch.empty((), dtype=DTYPES[dtype]).element_size()
-            self.layout[name] = (offset, dtype, tuple(int(d) for d in shape), count)
-            offset += -(-max(nbytes, 1) // ALIGN) * ALIGN
-        self.size = max(offset, ALIGN)
+        lay, self.size = layout(specs)
+        self.layout = {name: (off, dtype, shape, count) for name, (off, dtype, shape, count, _) in lay.items()}
         self.fd = os.memfd_create(f"kernelseek-set-{set_id}", os.MFD_CLOEXEC)
         os.ftruncate(self.fd, self.size)
         self.map = mmap.mmap(self.fd, self.size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)

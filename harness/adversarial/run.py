@@ -81,7 +81,8 @@ def check(result, expect, stage=None):
         if flag not in result.get("flags", []):
             problems.append(f"flag {flag!r} missing")
     reasons = expect.get("reason")
-    if reasons:
+    # An entry may allow `ok` beside a refusal: then an `ok` carries no reason, only the cap below.
+    if reasons and not (result["status"] == "ok" and len(statuses) > 1):
         wanted = reasons if isinstance(reasons, list) else [reasons]
         found = texts(result)
         if not any(w in t for w in wanted for t in found):
@@ -89,7 +90,7 @@ def check(result, expect, stage=None):
     # A cheat whose defence is structural (the clock, the baseline live elsewhere) may still be `ok`:
     # then it must have gained nothing, which the figure it was after shows.
     cap = expect.get("max_speedup_vs_baseline")
-    if cap is not None:
+    if cap is not None and result["status"] == "ok":
         got = result["summary"].get("speedup_vs_baseline_geomean")
         if got is None or got > cap:
             problems.append(f"speedup over the baseline {got}, expected at most {cap} (the cheat paid off)")

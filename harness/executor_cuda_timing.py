@@ -1,0 +1,225 @@
+"""Side-by-side timing of a CUDA task through executors; the parent bounds every figure it is told.
+
+One round times every implementation once, in a shuffled order, each in its own executor (the
+candidate's, its twin running the baseline, the peers'). Before each call the parent writes that
+round's inputs (one new seed for all) and poison into one of the implementation's 2-4 sets in its
+shared arena, flushes L2 from its own context and synchronises; then it reads its clock, sends
+"call" and reads the clock again on "done".
+
+What the executor does and reports (executor.py, `_timed_gpu`): the harness's pad (every SM's thread
+slots held for PAD_MS) and a start event on the legacy stream, the call, an end event on the legacy
+stream (which waits for every blocking stream's work), a synchronised device, the event time. That
+time is the candidate's process speaking, so it only counts within what the parent sees itself:
+
+- the tail: an event the executor records once the whole device is idle, after the end event; work
+  that ran on past the end event (a stream that does not wait for the legacy stream) lengthens it.
+  GPU-timed, it is steadier than the wall clock, so its margin is a few microseconds.
+- `wall - event` (the request's own cost: the pad, Python, the socket, the synchronisation) is the
+  same code for every executor; the candidate's median may exceed the baseline's by no more than a
+  margin. Work outside the events (a stream that does not synchronise with the legacy one, a forged
+  time, a patched clock) shows here, whatever its form.
+- the GPU must be idle once the executor answered: the parent runs a tiny kernel of its own right
+  after "done" and times it (`busy_ms`). Contexts of different processes do not run at once, so
+  work the candidate left running delays it; its median may exceed the one after the baseline's
+  calls by no more than a margin.
+- outputs are read by the parent from its own mapping: poison left in any call is a failure, and a
+  reservoir of calls drawn from a secret seed is value-checked after the loop.
+- device-wide state a call leaves (persisting L2, class 9) is checked and reset after every call by
+  the executor and reported; anything found rejects the candidate.
+"""
+
+import time
+
+from .executor_eval import call_args, device_findings
+from .executor_proc import ChildFailure
+from .executor_rounds import done
+from .executor_slots import Slots
+from .executor_timing import (Rechecks, Timer, definite_failures, drop_unsupported_peers, figures, timing_entry,
+                              _after_candidate, _executor)
+from .scenario_eval import SET_BUDGET_BYTES, fail
+from .shm import layout
+from .stats import median
+
+PAD_MS = 0.1
+# How much more the candidate's requests may cost outside its events, and how much longer the GPU
+# may stay busy after its answers, than the baseline's (median over the loop): host jitter of the
+# medians is a few microseconds on the H200 host; a margin relative to the kernel for long kernels.
+EXCESS_MARGIN_MS = 0.02
+BUSY_MARGIN_MS = 0.02
+# The tail (end event -> an event recorded once the host saw the device idle) is GPU-timed and so
+# much steadier than the wall clock: a few microseconds of host wake-up for every executor.
+TAIL_MARGIN_MS = 0.005
+RELATIVE_MARGIN = 0.1
+SETS_MIN, SETS_MAX = 2, 4
+
+
+def set_bytes(task, shapes_in, shapes_out):
+    specs = [(a.name, a.dtype, shapes_in[a.name] if a.role == "input" else shapes_out[a.name])
+             for a in task.args if a.kind == "tensor"]
+    return layout(specs)[1]
+
+
+def pool_size(per_set, n_impls):
+    return max(SETS_MIN, min(SETS_MAX, SET_BUDGET_BYTES["cuda"] // max(1, per_set * n_impls)))
+
+
+def arena_bytes(ctx, scenarios):
+    """How much shared GPU memory each executor needs for the largest scenario: the timing sets of
+    every implementation it runs (the correctness trials need one set, which the timing reuses)."""
+    n_peers = len(ctx.task.peers) if ctx.with_peers else 0
+    n_impls = 1 + (1 if ctx.has_baseline else 0) + n_peers
+    need = {"cand": 0, "ref": 0, "peer": 0}
+    for scenario in scenarios:
+        inputs = ctx.oracle.inputs(scenario.params, 0)
+        per_set = set_bytes(ctx.task, {k: tuple(v.shape) for k, v in inputs.items()},
+                            ctx.oracle.output_shapes(scenario.params))
+        del inputs
+        pool = pool_size(per_set, n_impls)
+        need["cand"] = max(need["cand"], pool * per_set)
+        need["ref"] = max(need["ref"], pool * per_set)
+        need["peer"] = max(need["peer"], pool * per_set * max(1, n_peers))
+    return need
+
+
+def run_timing(ctx, scenario, entry, seed_base, rng):
+    task = ctx.task
+    impls = ["candidate"] + (["baseline"] if ctx.has_baseline else []) + \
+        ([f"peer:{p}" for p, _ in task.peers] if ctx.with_peers else [])
+    timer = Timer(ctx, scenario, seed_base, rng)
+    probe = ctx.oracle.inputs(scenario.params, seed_base)
+    shapes_in = {k: tuple(v.shape) for k, v in probe.items()}
+    shapes_out = ctx.oracle.output_shapes(scenario.params)
+    del probe
+    pool = pool_size(set_bytes(task, shapes_in, shapes_out), len(impls))
+    policy, unsupported, sets = dict(task.timing), {}, {}
+    try:
+        for name in impls:
+            sets[name] = Slots(_executor(ctx, name), task, shapes_in, shapes_out, pool)
+        drop_unsupported_peers(ctx, timer, impls, sets, unsupported)
+        for _ in range(max(1, policy["warmup_reps"])):   # lazy loading, clocks, caches: not counted
+            for name in impls:
+                bs = sets[name].get(0)
+                timer.fresh(bs)
+                _call(ctx, name, bs, timer, pad=False)
+        return _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, unsupported)
+    finally:
+        for s in sets.values():
+            s.close()
+
+
+def _message(ctx, name, bs, timer, pad):
+    msg = {"cmd": "call", "pad_ms": PAD_MS if pad else 0.0}
+    if name.startswith("peer:"):
+        msg.update(peer=name[5:], params=dict(timer.params),
+                   batch=[{a.name: bs.spec(a.name) for a in ctx.task.args if a.kind == "tensor"}])
+    else:
+        msg["batch"] = [call_args(ctx.task, bs, timer.scalars)]
+    return msg
+
+
+def _call(ctx, name, bs, timer, pad=True):
+    """(reply, wall ms, busy ms) of one call: flushed, synchronised, timed from here."""
+    ex = _executor(ctx, name)
+    ctx.device.flush()
+    ctx.device.sync()
+    ex.running = name
+    t0 = time.perf_counter_ns()
+    reply = ex.request(_message(ctx, name, bs, timer, pad))
+    t1 = time.perf_counter_ns()
+    ex.running = None
+    busy = ctx.device.busy_ms()
+    return reply, (t1 - t0) / 1e6, busy
+
+
+def _event_ms(reply, name, key="ms"):
+    ms = reply.get(key)
+    if not isinstance(ms, list) or len(ms) != 1 or not isinstance(ms[0], (int, float)) or not ms[0] >= 0:
+        raise ChildFailure("forged", f"a reply with a malformed time ({key}: {str(ms)[:80]})", name)
+    return float(ms[0])
+
+
+def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, unsupported):
+    task, rng = ctx.task, timer.rng
+    rcs = {}
+    samples = {n: {"ms": [], "wall_ms": [], "excess_ms": [], "busy_ms": [], "tail_ms": []} for n in impls}
+    rechecks = Rechecks(ctx, timer.params)
+    cand_reps = 0
+    t_start = time.monotonic()
+    while True:
+        chosen = {name: sets[name].get(rng.randrange(pool)) for name in impls}
+        seed = timer.fresh(*chosen.values())
+        order = list(impls)
+        rng.shuffle(order)
+        for name in order:
+            reply, wall, busy = _call(ctx, name, chosen[name], timer)
+            if reply.get("peer_error"):
+                unsupported[name[5:]] = f"failed during timing: {reply.get('message')}"
+                impls.remove(name)
+                del samples[name]
+                continue
+            rc = reply.get("rc")
+            if not isinstance(rc, list) or len(rc) != 1 or not isinstance(rc[0], int):
+                raise ChildFailure("forged", f"a reply with a malformed return code list ({str(rc)[:80]})", name)
+            if rc[0]:
+                rcs.setdefault(name, rc[0])
+            found = device_findings(reply)
+            if found and name == "candidate":
+                return fail(entry, "rejected", "during timing: " + "; ".join(found))
+            ms = _event_ms(reply, name)
+            s = samples[name]
+            s["ms"].append(ms)
+            s["wall_ms"].append(wall)
+            s["excess_ms"].append(wall - ms)
+            s["busy_ms"].append(busy)
+            s["tail_ms"].append(_event_ms(reply, name, "tail_ms"))
+        if "candidate" in samples:
+            cand_reps = rechecks.record(task, [(chosen["candidate"], seed)], cand_reps)
+            found = _after_candidate(ctx, ctx.cand)
+            if found:
+                return fail(entry, "rejected", "during timing: " + found)
+        if ctx.deadline is not None and time.monotonic() > ctx.deadline:
+            raise ChildFailure("timeout", "the evaluation's time limit was reached during this scenario")
+        if done(samples, policy, time.monotonic() - t_start):
+            break
+    return _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, time.monotonic() - t_start,
+                  scenario, seed_base)
+
+
+def _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, seconds, scenario, seed_base):
+    cand = timing_entry(entry, samples, unsupported, seconds, pool, 1)
+    timing = entry["timing"]
+    timing["pad_ms"] = PAD_MS
+    timing["excess_ms"] = {k: median(s["excess_ms"]) for k, s in samples.items() if s["excess_ms"]}
+    timing["busy_ms"] = {k: median(s["busy_ms"]) for k, s in samples.items() if s["busy_ms"]}
+    timing["tail_ms"] = {k: median(s["tail_ms"]) for k, s in samples.items() if s["tail_ms"]}
+    if definite_failures(ctx, entry, rcs, rechecks, scenario):
+        return None
+    if cand and "baseline" in samples and samples["baseline"]["ms"]:
+        kernel = median(cand)
+        tail = timing["tail_ms"]["candidate"] - timing["tail_ms"]["baseline"]
+        limit = max(TAIL_MARGIN_MS, RELATIVE_MARGIN / 2 * kernel)
+        if tail > limit:
+            return fail(entry, "rejected", f"during timing: the candidate's work ran on {tail * 1e3:.1f} us past the "
+                                           f"end event, compared with the baseline's calls (limit {limit * 1e3:.1f} "
+                                           f"us): work on a stream that does not wait for the legacy stream (a "
+                                           f"non-blocking stream) or deferred; launch on the stream you are given")
+        extra = timing["excess_ms"]["candidate"] - timing["excess_ms"]["baseline"]
+        limit = max(EXCESS_MARGIN_MS, RELATIVE_MARGIN * kernel)
+        if extra > limit:
+            return fail(entry, "rejected", f"during timing: the candidate's requests took {extra * 1e3:.0f} us longer "
+                                           f"than their GPU time (events) compared with the baseline's, over "
+                                           f"{len(cand)} calls (limit {limit * 1e3:.0f} us): work outside the timed "
+                                           f"window (a stream that does not wait for the legacy stream, host work "
+                                           f"after the end event) or a time that was not measured; launch on the "
+                                           f"stream you are given and finish before returning")
+        busy = timing["busy_ms"]["candidate"] - timing["busy_ms"]["baseline"]
+        limit = max(BUSY_MARGIN_MS, RELATIVE_MARGIN * kernel)
+        if busy > limit:
+            return fail(entry, "rejected", f"during timing: the GPU stayed busy {busy * 1e3:.0f} us longer after the "
+                                           f"candidate's executor answered than after the baseline's (limit "
+                                           f"{limit * 1e3:.0f} us): work still running after the call returned; "
+                                           f"finish before returning")
+    elif cand:
+        ctx.messages.append(f"{scenario.id}: timed without a baseline: the candidate's event times were not checked "
+                            f"against the wall clock")
+    return figures(ctx, entry, samples, rcs, rechecks, scenario, seed_base, 1)

@@ -1,0 +1,115 @@
+"""Where an executor's buffers live: memfds on a CPU task, one shared GPU arena on a CUDA task.
+
+Either way the trusted parent creates the memory, keeps its own mapping of it, writes inputs and
+poison and reads outputs through that mapping; the executor only gets a descriptor to map. A CPU
+set is a memfd of its own, mapped by a "map" request. On a CUDA task each executor gets one arena
+before anything is loaded (harness/cuda_driver.py: a VMM allocation exported as a descriptor,
+imported by the executor as its buffer 0), and a set is a range of it: importing memory needs no
+system call the executor's seccomp filter forbids, but it happens once, before the filter, anyway.
+"""
+
+import torch
+
+from .protocol import DTYPES
+from .shm import BufferSet, layout
+
+_ids = [0]
+
+
+def next_id():
+    _ids[0] += 1
+    return _ids[0]
+
+
+def new_set(ex, specs):
+    """A buffer set for executor `ex`: [(name, dtype text, shape)] laid out page-aligned."""
+    arena = getattr(ex, "arena", None)
+    if arena is not None:
+        return arena.new_set(specs)
+    bs = BufferSet(next_id(), specs)
+    try:
+        ex.request({"cmd": "map", "id": bs.id, "size": bs.size}, fds=[bs.fd])
+    except BaseException:
+        bs.close()
+        raise
+    return bs
+
+
+def close_set(ex, bs):
+    arena = getattr(ex, "arena", None)
+    if arena is not None:
+        arena.free(bs)
+        return
+    from .executor_proc import ChildFailure
+    try:
+        ex.request({"cmd": "unmap", "id": bs.id})
+    except ChildFailure:
+        pass
+    bs.close()
+
+
+class _Interface:
+    def __init__(self, ptr, size):
+        self.__cuda_array_interface__ = {"shape": (size,), "typestr": "|u1", "data": (ptr, False),
+                                         "version": 2, "strides": None}
+
+
+class CudaArena:
+    """One executor's shared device memory, created and mapped by the parent (buffer 0 in the
+    executor). Sets are carved from it in order and the whole arena is reused once none is live."""
+
+    def __init__(self, drv, size, device):
+        self.drv = drv
+        self.handle, self.fd, self.size = drv.create_shared(size)
+        self.ptr = drv.map(self.handle, self.size)
+        self.u8 = torch.as_tensor(_Interface(self.ptr, self.size), device=device)
+        self.used, self.live = 0, 0
+
+    def new_set(self, specs):
+        lay, total = layout(specs)
+        if self.used + total > self.size:
+            raise MemoryError(f"the executor's shared GPU memory ({self.size} bytes) cannot hold another "
+                              f"{total} bytes ({self.used} in use)")
+        bs = CudaSet(self, self.used, lay, total)
+        self.used += total
+        self.live += 1
+        return bs
+
+    def free(self, bs):
+        self.live -= 1
+        if self.live <= 0:
+            self.live, self.used = 0, 0
+        bs.tensors = {}
+
+    def close(self):
+        import os
+        self.u8 = None
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+        self.drv.unmap(self.ptr, self.size, self.handle)
+
+
+class CudaSet:
+    """A BufferSet's interface over a range of an arena: buffer 0 in the executor, at `base`."""
+
+    id = 0
+
+    def __init__(self, arena, base, lay, size):
+        self.base, self.size = base, size
+        self.layout = {name: (base + off, dtype, shape, count) for name, (off, dtype, shape, count, _) in lay.items()}
+        self.tensors = {}
+        for name, (off, dtype, shape, count, nbytes) in lay.items():
+            start = base + off
+            self.tensors[name] = arena.u8[start:start + nbytes].view(DTYPES[dtype]).view(shape)
+
+    def ref(self, name):
+        return {"buf": 0, "off": self.layout[name][0]}
+
+    def spec(self, name):
+        off, dtype, shape, _ = self.layout[name]
+        return {"buf": 0, "off": off, "dtype": dtype, "shape": list(shape)}
+
+    def close(self):
+        self.tensors = {}

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The CUDA executor on one H200 (device tool, `nvidia-h200`), from the repository root, with
+# .carry/host/debs (bubblewrap's .deb: `apt-get download bubblewrap` there) carried. One call:
+#   OUT=/tmp/out bash scripts/gpu/executor-check.sh
+# 1. rmsnorm's baseline as the candidate on its quick set, with peers (the executor path end to end;
+#    when it fails, once more with the seccomp filter off, to tell the filter from the rest);
+# 2. every CUDA adversarial candidate (harness/adversarial/cuda/manifest.yaml);
+# 3. flash_attn_fwd's baseline on its quick set, with both peers.
+# Results (JSON, logs, a summary) land in $OUT as each step ends.
+set -u
+: "${OUT:?set OUT}"
+export PYTHONUNBUFFERED=1 KERNELSEEK_DATA_DIR=/tmp/ks-exec/data
+PY=${KERNELSEEK_PYTHON:-python3}
+mkdir -p /tmp/kshost/bw "$KERNELSEEK_DATA_DIR"
+for d in .carry/host/debs/bubblewrap*.deb; do [ -f "$d" ] && dpkg -x "$d" /tmp/kshost/bw; done
+export PATH="/tmp/kshost/bw/usr/bin:$PATH"
+{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu,power.draw --format=csv
+  git rev-parse HEAD 2>/dev/null; bwrap --version; "$PY" -c 'import torch; print(torch.__version__)'; } > "$OUT/env.txt" 2>&1
+
+step() {   # step NAME TIMEOUT CMD...
+  local name=$1 t=$2 t0; shift 2; t0=$(date +%s)
+  timeout --kill-after=5 "$t" "$@" > "$OUT/$name.log" 2>&1
+  local rc=$?
+  echo "$name: rc=$rc wall=$(( $(date +%s) - t0 ))s" | tee -a "$OUT/walls.txt"
+  return $rc
+}
+R=kernels/rmsnorm
+F=kernels/flash_attn_fwd
+step rmsnorm-quick 75 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu --scenarios quick \
+  --json "$OUT/rmsnorm-quick.json" --table --timeout 70
+if ! "$PY" -c "import json,sys; sys.exit(json.load(open('$OUT/rmsnorm-quick.json'))['status'] != 'ok')" 2>/dev/null; then
+  step rmsnorm-quick-unfiltered 60 "$PY" -c "
+import json
+from harness.evaluate import Options, evaluate
+r = evaluate(Options(task_dir='$R', candidate='$R/baseline.cu', scenarios='quick', confine=False, timeout=55))
+json.dump(r, open('$OUT/rmsnorm-quick-unfiltered.json', 'w'), default=str)
+print(r['status'], r['messages'], [(s['id'], s['status'], s.get('reason')) for s in r['scenarios']])"
+fi
+step adversarial 200 "$PY" -m harness.adversarial.run harness/adversarial/cuda/manifest.yaml --json "$OUT/adversarial.json"
+"$PY" -m harness.tools.compare_results adversarial "$OUT/adversarial.json" > "$OUT/adversarial.txt" 2>&1
+step flash-quick 80 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --scenarios quick \
+  --json "$OUT/flash-quick.json" --table --timeout 75
+"$PY" - "$OUT" > "$OUT/summary.txt" 2>&1 <<'PYEOF'
+import json, sys
+from pathlib import Path
+out = Path(sys.argv[1])
+for name in ("rmsnorm-quick", "flash-quick"):
+    p = out / f"{name}.json"
+    if not p.exists():
+        print(name, "no result"); continue
+    r = json.loads(p.read_text())
+    print(f"== {name}: {r['status']}, {r['summary'].get('seconds')} s, x_base {r['summary'].get('speedup_vs_baseline_geomean')}, "
+          f"x_peer {r['summary'].get('speedup_vs_peer_geomean')}")
+    for m in r["messages"]:
+        print("  message:", m[:300])
+    for s in r["scenarios"]:
+        t = s.get("timing") or {}
+        print(f"  {s['id']}: {s['status']} t={s.get('time_ms')} base={s.get('baseline_ms')} peers={s.get('peer_ms')} "
+              f"excess={t.get('excess_ms')} busy={t.get('busy_ms')} tail={t.get('tail_ms')} reps={t.get('reps')} "
+              f"{(s.get('reason') or '')[:300]}")
+PYEOF
+cat "$OUT/walls.txt" "$OUT/summary.txt"; tail -n 40 "$OUT/adversarial.txt"
+exit 0
