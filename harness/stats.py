@@ -68,6 +68,15 @@ def ratio_ci(ratios, rng, b=BOOTSTRAP_REPLICATES):
     return _interval(_replicate_medians(ratios, rng, b))
 
 
+def median_ci(values, rng, b=BOOTSTRAP_REPLICATES):
+    """95 % percentile-bootstrap interval [lo, hi] of the median of paired differences (either sign);
+    None under 3 values."""
+    values = [v for v in values if v is not None and math.isfinite(v)]
+    if len(values) < 3:
+        return None
+    return _interval(_replicate_medians(values, rng, b))
+
+
 def geomean_ci(per_scenario, rng, b=BOOTSTRAP_REPLICATES):
     """95 % interval of the geomean over scenarios of each scenario's median ratio: every replicate
     resamples the rounds within every scenario (the scenarios are the fixed set being summarised, not

@@ -110,7 +110,8 @@ def adversarial(path):
     rows = []
     for o in outcomes:
         mark = {True: "caught", False: "NOT CAUGHT", None: "not run"}[o["ok"]]
-        rows.append(f"{mark:10} hack {o['hack']:>2}  {o['file']:34} {o['status'] or '-':13} "
+        which = f"hack {o['hack']:>2}" if o.get("hack") is not None else f"trust {o.get('trust')}"
+        rows.append(f"{mark:10} {which:8} {o['file']:34} {o['status'] or '-':13} "
                     f"{(o['why'] or o['reason'] or '')[:90]}")
     caught = sum(o["ok"] is True for o in outcomes)
     rows.append(f"{caught}/{len(outcomes)} caught as expected")

@@ -1,0 +1,56 @@
+"""The rule that bounds what a CUDA executor reports by what the parent sees (executor_cuda_timing.
+bounds), on figures of the shape measured on the H200: identical code in both executors differs only
+by noise and passes; work that escapes the events shifts every call and is refused, by the bound it
+shows in. (The measurements themselves need the GPU: scripts/gpu/executor-check.sh.)"""
+
+import random
+
+from harness.executor_cuda_timing import EXCESS_MARGIN_MS, TAIL_MARGIN_MS, bounds
+
+
+def _calls(n, rng, kernel=0.012, tail=0.009, busy=0.17, excess=0.56, shift=None):
+    shift = shift or {}
+    out = {"ms": [], "tail_ms": [], "busy_ms": [], "excess_ms": []}
+    for _ in range(n):
+        out["ms"].append(kernel * rng.uniform(0.98, 1.02))
+        out["tail_ms"].append(tail + rng.uniform(-0.001, 0.002) + shift.get("tail_ms", 0.0))
+        out["busy_ms"].append(busy + rng.uniform(-0.01, 0.01) + shift.get("busy_ms", 0.0))
+        # the wall clock: heavy-tailed, a context switch now and then (up to 0.4 ms)
+        excess_noise = rng.uniform(-0.05, 0.05) + (rng.random() < 0.2) * rng.uniform(0.1, 0.4)
+        out["excess_ms"].append(excess + excess_noise + shift.get("excess_ms", 0.0))
+    return out
+
+
+def test_identical_code_passes_every_bound_whatever_the_noise():
+    for seed in range(200):
+        rng = random.Random(seed)
+        n = rng.choice([10, 11, 20, 59])
+        samples = {"candidate": _calls(n, rng), "baseline": _calls(n, rng)}
+        timing = {}
+        assert bounds(timing, samples, seed) is None, (seed, timing["bounds"])
+        assert set(timing["bounds"]) == {"tail_ms", "busy_ms", "excess_ms"}
+
+
+def test_work_past_the_end_event_is_refused_by_the_tail():
+    rng = random.Random(1)
+    # hack03 on the H200: the kernel on a non-blocking stream, 45.6 us past the end event
+    samples = {"candidate": _calls(20, rng, shift={"tail_ms": 0.045, "excess_ms": 0.045}),
+               "baseline": _calls(20, rng)}
+    found = bounds({}, samples, 1)
+    assert found and "past the end event" in found and "non-blocking stream" in found
+
+
+def test_a_gpu_left_busy_after_the_answer_is_refused():
+    rng = random.Random(2)
+    samples = {"candidate": _calls(20, rng, shift={"busy_ms": 0.2}), "baseline": _calls(20, rng)}
+    found = bounds({}, samples, 2)
+    assert found and "stayed busy" in found
+
+
+def test_a_time_smaller_than_the_wall_clock_allows_is_refused():
+    rng = random.Random(3)
+    # a forged event time: 0.3 ms a call reported less than the call took; nothing else changes
+    samples = {"candidate": _calls(20, rng, shift={"excess_ms": 0.3}), "baseline": _calls(20, rng)}
+    found = bounds({}, samples, 3)
+    assert found and "longer than their GPU time" in found
+    assert EXCESS_MARGIN_MS >= 0.1 and TAIL_MARGIN_MS <= 0.01   # the bounds the H200 figures support
