@@ -22,7 +22,7 @@ import type { Config } from '../../config/index.js';
 import { configOf, writeLine, type CliContext } from '../context.js';
 import { renderTable, terminalWidth } from '../table.js';
 import { compileFailure, notesShown } from '../compile-report.js';
-import { createProgressTracker } from '../progress.js';
+import { createProgressTracker } from '../../harness/progress-tracker.js';
 
 interface EvalOpts {
   scenarios: string;
