@@ -35,6 +35,13 @@ describe('kernelseek start-up', () => {
     expect([...(await staticPackages(path.join(REPO_ROOT, 'src/cli/commands/serve.ts'))).packages]).toEqual(expect.arrayContaining(['@slack/bolt', 'bullmq']));
   });
 
+  it('loads BullMQ and ioredis for `eval` only with --remote (they are imported when it is given)', async () => {
+    const { packages, files } = await staticPackages(path.join(REPO_ROOT, 'src/cli/commands/eval.ts'));
+    expect([...packages].filter((p) => p === 'bullmq' || p === 'ioredis'), `loaded by ${files.join(', ')}`).toEqual([]);
+    // The harness and the in-process dispatcher are loaded: the walk does follow the command.
+    expect(files).toEqual(expect.arrayContaining(['src/queue/in-process-dispatcher.ts', 'src/harness/runner.ts']));
+  });
+
   it('finds the command a command line runs', () => {
     expect(invokedCommand(['--help'])).toBeUndefined();
     expect(invokedCommand(['eval', 'cpu_softmax', 'k.cpp', '--json'])).toBe('eval');
