@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Job } from 'bullmq';
 import type { RedisOptions } from 'ioredis';
 import { AppError, HarnessError, UserInputError } from '../core/errors.js';
@@ -59,7 +60,7 @@ async function awaitJob<T>(client: QueueClient, job: Job, queueName: string, opt
       const state = await job.getState();
       if (state === 'waiting' || state === 'delayed' || state === 'prioritized') await job.remove();
     })().catch(() => undefined);
-    await Promise.race([removal, new Promise((r) => setTimeout(r, 2000).unref())]);
+    await Promise.race([removal, delay(2000, undefined, { ref: false })]);
     throw signal?.reason ?? new Error('aborted');
   };
   if (signal?.aborted) return giveUp();
