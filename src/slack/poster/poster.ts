@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { webApi } from '@slack/bolt';
 import type { Logger } from '../../core/logger.js';
@@ -91,6 +92,9 @@ export function createSlackPoster(options: PosterOptions): SlackPoster {
   const lanes = new Map<string, Lane<Job>>();
   const pendingEdits = new Map<string, Job>();
   const stop = new AbortController();
+  // Every lane that waits for its pace listens to this one signal: a burst over many channels is
+  // more than Node's default of 10 listeners, and no leak.
+  setMaxListeners(0, stop.signal);
   const idleWaiters: (() => void)[] = [];
   let outstanding = 0;
   let closed = false;
