@@ -10,6 +10,7 @@
  *
  *   npx tsx bench/agent-cache.bench.ts [steps]     (npm run bench runs it with 200)
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -55,7 +56,7 @@ for (;;) {
     if (r.status !== 'finished') throw new Error(`the run ${r.status}: ${r.error}`);
     break;
   }
-  await new Promise((res) => setTimeout(res, 200));
+  await delay(200);
 }
 const seconds = (performance.now() - started) / 1000;
 

@@ -11,13 +11,14 @@
  *   npx tsx bench/slack-ack.bench.ts [rounds=3] [concurrency=50]
  */
 import { spawn } from 'node:child_process';
+import { setTimeout as delay } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { endTurn } from '../test/support/anthropic/script.js';
 import { startFakeAnthropic } from '../test/support/anthropic/server.js';
-import { createPostgresDatabase, createTempDir } from '../test/support/db.js';
+import { createPostgresDatabase, createTempDir } from '../test/support/databases.js';
 import { startFakeSlack } from '../test/support/slack/fake-slack.js';
 import { createSlackSender, TEST_SIGNING_SECRET } from '../test/support/slack/signed-requests.js';
 
@@ -67,7 +68,7 @@ try {
     const m = /slack: HTTP on http:\/\/0\.0\.0\.0:(\d+)/.exec(out);
     if (m) port = Number(m[1]);
     else if (Date.now() > deadline || child.exitCode !== null) throw new Error(`serve did not start:\n${out}`);
-    else await new Promise((r) => setTimeout(r, 50));
+    else await delay(50);
   }
   const sender = createSlackSender(`http://127.0.0.1:${port}/slack/events`);
   let n = 0;
@@ -101,7 +102,7 @@ try {
   }
 } finally {
   child.kill('SIGTERM');
-  const code = await Promise.race([exited, new Promise<number>((r) => setTimeout(() => r(-1), 20_000))]);
+  const code = await Promise.race([exited, delay(20_000, -1)]);
   if (code === -1) child.kill('SIGKILL');
   const redis = new Redis('redis://127.0.0.1:6379');
   const keys = await redis.keys(`${prefix}:*`);

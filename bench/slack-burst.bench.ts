@@ -11,6 +11,7 @@
  *
  *   npx tsx bench/slack-burst.bench.ts [evaluations=60] [interval-ms=100]
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import { createStore, openDatabase } from '../src/db/index.js';
 import { silentLogger } from '../src/core/logger.js';
 import { createSlackPoster, createSlackReporter, createSlackWebClient, SLACK_PACING } from '../src/slack/index.js';
@@ -55,7 +56,7 @@ async function burst(label: string, channel: string, storm: (fake: FakeSlack) =>
       events += 1;
       messages += 1;
     }
-    await new Promise((r) => setTimeout(r, intervalMs));
+    await delay(intervalMs);
   }
   const burstSeconds = (performance.now() - t0) / 1000;
   await poster.idle();

@@ -2,6 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../src/config/index.js';
+import { staticPackages } from './support/static-imports.js';
 
 async function sourceFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true, recursive: true });
@@ -20,6 +21,16 @@ describe('architecture', () => {
       if (rel(file).startsWith(`src${path.sep}config${path.sep}`)) continue;
       const text = await readFile(file, 'utf8');
       if (/process\s*(\.\s*env\b|\[\s*['"`]env['"`]\s*\])|\{\s*env\s*\}\s*=\s*process\b/.test(text)) offenders.push(rel(file));
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it('keeps vitest out of the benchmarks: `npm run bench` runs them under plain tsx', async () => {
+    const bench = path.join(REPO_ROOT, 'bench');
+    const offenders: string[] = [];
+    for (const file of (await readdir(bench)).filter((f) => f.endsWith('.ts'))) {
+      const { packages, files } = await staticPackages(path.join(bench, file));
+      if (packages.has('vitest')) offenders.push(`bench/${file} (through ${files.join(', ')})`);
     }
     expect(offenders).toEqual([]);
   });

@@ -1,5 +1,6 @@
 import type { Logger } from '../core/logger.js';
 import type { RunStatus } from '../db/index.js';
+import type { EvaluationProgress } from '../harness/evaluation.js';
 import type { DecisionTrigger } from './decisions/triggers.js';
 import type { RunView } from './run-view.js';
 
@@ -16,6 +17,11 @@ export interface RunReporter {
   stepFinished(event: { run: RunView; step: number; stopReason: string | null; costUsd: number; toolCalls: string[] }): void | Promise<void>;
   /** A tool call started (terminal progress lines; Slack may ignore it). */
   toolStarted(event: { run: RunView; name: string; summary: string }): void | Promise<void>;
+  /**
+   * A running evaluation moved on (compiled, a scenario finished, …): the harness's own progress
+   * events, as the dispatcher relays them. Frequent; a terminal redraws one line, Slack ignores it.
+   */
+  evaluationProgress(event: { run: RunView; seq: number; progress: EvaluationProgress }): void | Promise<void>;
   /** An evaluation of a candidate finished (any outcome). */
   evaluationFinished(event: { run: RunView; evaluation: EvaluationReport }): void | Promise<void>;
   /** A correct candidate beat the previous best. Deserves a thread message. */
@@ -95,6 +101,7 @@ export const noopReporter: RunReporter = {
   statusChanged: () => {},
   stepFinished: () => {},
   toolStarted: () => {},
+  evaluationProgress: () => {},
   evaluationFinished: () => {},
   newBest: () => {},
   decisionPoint: () => {},

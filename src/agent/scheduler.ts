@@ -1,3 +1,4 @@
+import pRetry from 'p-retry';
 import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 
@@ -27,7 +28,8 @@ export interface TurnProcessor {
 
 /**
  * Runs turns in this process: one turn at a time per run, delayed turns on timers. A turn that
- * throws (the dispatcher or the database unreachable) is retried with backoff, then the run fails.
+ * throws (the dispatcher or the database unreachable) is retried with exponential backoff (p-retry;
+ * a TypeError, a bug that retrying cannot fix, is not retried), then the run fails.
  */
 export function createLocalTurnScheduler(options: { logger: Logger; retries?: number; retryDelayMs?: number }) {
   let processor: TurnProcessor | undefined;
@@ -36,26 +38,30 @@ export function createLocalTurnScheduler(options: { logger: Logger; retries?: nu
   const retries = options.retries ?? 4;
   const baseDelay = options.retryDelayMs ?? 2000;
   let closed = false;
+  // Ends a backoff at once when the scheduler closes: no turn starts after close().
+  const closing = new AbortController();
 
   const run = (job: TurnJob) => {
     const previous = chains.get(job.runId) ?? Promise.resolve();
     const next = previous.then(async () => {
-      if (closed || !processor) return;
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await processor.processTurn(job);
-          return;
-        } catch (error) {
-          if (closed) return;
-          // The reason in words; the stack only at debug level (a terminal shows logs).
-          options.logger.warn({ runId: job.runId, turn: job.turn, attempt, reason: describeError(error) }, 'turn failed');
-          options.logger.debug({ err: error, runId: job.runId }, 'turn failure details');
-          if (attempt > retries) {
-            await processor.failRun(job.runId, error).catch(() => {});
-            return;
-          }
-          await new Promise((r) => setTimeout(r, baseDelay * 2 ** (attempt - 1)));
-        }
+      const p = processor;
+      if (closed || !p) return;
+      try {
+        await pRetry(() => p.processTurn(job), {
+          retries,
+          factor: 2,
+          minTimeout: baseDelay,
+          randomize: false,
+          signal: closing.signal,
+          onFailedAttempt: ({ error, attemptNumber }) => {
+            if (closed) return;
+            // The reason in words; the stack only at debug level (a terminal shows logs).
+            options.logger.warn({ runId: job.runId, turn: job.turn, attempt: attemptNumber, reason: describeError(error) }, 'turn failed');
+            options.logger.debug({ err: error, runId: job.runId }, 'turn failure details');
+          },
+        });
+      } catch (error) {
+        if (!closed) await p.failRun(job.runId, error).catch(() => {});
       }
     });
     chains.set(job.runId, next);
@@ -109,6 +115,7 @@ export function createLocalTurnScheduler(options: { logger: Logger; retries?: nu
     },
     close() {
       closed = true;
+      closing.abort(new Error('the turn scheduler was closed'));
       for (const { timer } of timers.values()) clearTimeout(timer);
       timers.clear();
     },

@@ -1,17 +1,9 @@
+import { renderTable } from '../core/text-table.js';
 import { isQuietWindow, type DigestFigures } from './figures.js';
 import { describeChange, describeEvaluationMix, describeWindow, formatSeconds, formatSpeedup, formatUsd, plural, taskLabel, truncate } from './format.js';
 
-/** Aligned columns; columns whose every cell looks numeric are right-aligned. */
-function columns(headers: string[], rows: string[][]): string[] {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const numeric = headers.map((_, i) => rows.every((r) => /^([-<$]?[\d.,]+\s?(x|s|min|h)?|-)$/.test(r[i] ?? '')));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
-      .join('  ')
-      .trimEnd();
-  return [line(headers), ...rows.map(line)];
-}
+/** Aligned columns (the CLI's table renderer: numbers right-aligned), one string a line. */
+const columns = (headers: string[], rows: string[][]): string[] => renderTable(headers, rows).split('\n');
 
 const indent = (lines: string[]) => lines.map((l) => `  ${l}`);
 const count = (n: number) => n.toLocaleString('en-US');

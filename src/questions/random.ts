@@ -1,26 +1,15 @@
+import { createHash } from 'node:crypto';
+import { uniformFloat64 } from 'pure-rand/distribution/uniformFloat64';
+import { xoroshiro128plusFromState } from 'pure-rand/generator/xoroshiro128plus';
+
 /**
- * A small seeded generator: selection must give the same question for the same run state and seed
- * (tests, replays), so Math.random is never used.
+ * A seeded generator: selection must give the same question for the same run state and seed
+ * (tests, replays), so Math.random is never used. pure-rand's xoroshiro128+ does the generating;
+ * its whole 128-bit state comes from a SHA-256 of the seed, so similar seeds (`run-1`, `run-2`)
+ * start far apart.
  */
-
-/** 32-bit FNV-1a of a string: spreads similar seeds (`run-1`, `run-2`) apart. */
-function hashSeed(seed: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < seed.length; i += 1) {
-    h ^= seed.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
-}
-
-/** A generator of floats in [0, 1) determined entirely by `seed` (mulberry32). */
 export function createRandom(seed: string | number): () => number {
-  let state = hashSeed(String(seed));
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const digest = createHash('sha256').update(String(seed)).digest();
+  const rng = xoroshiro128plusFromState([0, 4, 8, 12].map((offset) => digest.readInt32LE(offset)));
+  return () => uniformFloat64(rng);
 }

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Job } from 'bullmq';
 import type { RedisOptions } from 'ioredis';
 import { AppError, HarnessError, UserInputError } from '../core/errors.js';
@@ -12,7 +13,8 @@ import type {
   GpuBashResult,
 } from './dispatcher.js';
 import { JOB_KINDS, queueNameFor, type PayloadOf } from './catalog.js';
-import { describeIssues, MAX_ARCHIVE_BYTES, type EvaluatePayload, type GpuBashPayload } from './payloads.js';
+import { describeIssues, type EvaluatePayload, type GpuBashPayload } from './payloads.js';
+import { toEvaluatePayload, toGpuBashPayload } from './request-payloads.js';
 import { createQueueClient, type QueueClient } from './producer.js';
 import type { ResultKey } from './result-key.js';
 import { openSeal, payloadDigest, type Opened, type SealedKind } from './result-seal.js';
@@ -41,37 +43,8 @@ export const MAX_REFUSED_RESULTS = 3;
  */
 export const MAX_KEY_MISMATCHES = 2;
 
-/** What the worker receives for an evaluation request. */
-export function toEvaluatePayload(request: EvaluationRequest): EvaluatePayload {
-  return {
-    task: request.task,
-    source: request.source,
-    fileName: request.fileName,
-    scenarios: request.scenarios,
-    arch: request.arch ?? 'cpu',
-    ...(request.device ? { device: request.device } : {}),
-    ...(request.runId !== undefined ? { runId: request.runId } : {}),
-    ...(request.seq !== undefined ? { seq: request.seq } : {}),
-    ...(request.options ? { options: request.options } : {}),
-  };
-}
-
-export function toGpuBashPayload(request: GpuBashRequest): GpuBashPayload {
-  if (request.archive.length > MAX_ARCHIVE_BYTES) {
-    throw new UserInputError(
-      `The workspace snapshot is ${(request.archive.length / 2 ** 20).toFixed(1)} MiB; gpu_bash takes at most ${MAX_ARCHIVE_BYTES >> 20} MiB. Remove large files from the workspace and try again.`,
-      { code: 'archive_too_large' },
-    );
-  }
-  return {
-    runId: request.runId,
-    seq: request.seq,
-    command: request.command,
-    archive: request.archive.toString('base64'),
-    timeoutSeconds: request.timeoutSeconds,
-    arch: request.arch ?? 'cpu',
-  };
-}
+// Shared with the in-process dispatcher, which must not load BullMQ to validate a request.
+export { toEvaluatePayload, toGpuBashPayload } from './request-payloads.js';
 
 /**
  * Waits for a job's result. A duplicate enqueue lands here too and gets the first job's result. On
@@ -87,7 +60,7 @@ async function awaitJob<T>(client: QueueClient, job: Job, queueName: string, opt
       const state = await job.getState();
       if (state === 'waiting' || state === 'delayed' || state === 'prioritized') await job.remove();
     })().catch(() => undefined);
-    await Promise.race([removal, new Promise((r) => setTimeout(r, 2000).unref())]);
+    await Promise.race([removal, delay(2000, undefined, { ref: false })]);
     throw signal?.reason ?? new Error('aborted');
   };
   if (signal?.aborted) return giveUp();

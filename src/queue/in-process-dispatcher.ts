@@ -4,7 +4,7 @@ import { runHarness, harnessEnvironment } from '../harness/runner.js';
 import { resolvePython } from '../harness/runner-python.js';
 import { findTask } from '../harness/tasks.js';
 import { jobIdFor } from './catalog.js';
-import { toEvaluatePayload, toGpuBashPayload } from './bullmq-dispatcher.js';
+import { toEvaluatePayload, toGpuBashPayload } from './request-payloads.js';
 import type { EvaluationOutcome, ExecutorInfo } from '../harness/evaluation.js';
 import type { DispatchOptions, Dispatcher, EvaluationRequest, GpuBashRequest, GpuBashResult } from './dispatcher.js';
 import { runGpuBash } from './gpu-bash.js';

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { App, LogLevel, SocketModeReceiver, type Receiver } from '@slack/bolt';
@@ -71,7 +72,7 @@ export async function startSlackApp(deps: SlackDeps, options: SlackAppOptions): 
   }, 3600 * 1000);
   forget.unref();
   // A stop lets commands already acknowledged finish (bounded), so none is lost half-done.
-  const drain = () => Promise.race([pending.idle(), new Promise((r) => setTimeout(r, 10_000).unref())]);
+  const drain = () => Promise.race([pending.idle(), delay(10_000, undefined, { ref: false })]);
 
   if (socket) {
     // Socket Mode has no HTTP endpoint of its own: /healthz gets a small server on the port.

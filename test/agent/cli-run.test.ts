@@ -24,7 +24,7 @@ afterAll(async () => {
   await tmp.remove();
 });
 
-async function kernelseek(args: string[], env: Env, options: { stdin?: PassThrough; signal?: AbortSignal; onOutput?: (text: string) => void } = {}) {
+async function kernelseek(args: string[], env: Env, options: { stdin?: PassThrough; signal?: AbortSignal; onOutput?: (text: string) => void; interactive?: boolean } = {}) {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   let out = '';
@@ -39,7 +39,7 @@ async function kernelseek(args: string[], env: Env, options: { stdin?: PassThrou
     cwd: tmp.dir,
     stdout,
     stderr,
-    interactive: false,
+    interactive: options.interactive ?? false,
     signal: options.signal ?? new AbortController().signal,
     exitCode: 0,
     stdin: options.stdin ?? new PassThrough(),
@@ -80,6 +80,8 @@ describe('kernelseek run', () => {
     expect(result.code).toBe(0);
     const runId = /Run (ks-[a-z0-9]+) on cpu_softmax/.exec(result.stdout)![1]!;
     expect(result.stdout).toMatch(/eval #1: ok, 3\/3 correct/);
+    // Not a terminal: plain lines only, no line rewritten in place while the evaluation runs.
+    expect(result.stdout).not.toContain('\r');
     expect(result.stdout).toMatch(/decision point \(target_reached\)/);
     expect(result.stdout).toMatch(/question from the bank \(/);
     expect(result.stdout).toMatch(new RegExp(`Run ${runId} finished: the model-step budget is used up`));
@@ -121,6 +123,7 @@ describe('kernelseek run', () => {
     const result = await kernelseek(['run', 'cpu_softmax', '--scenarios', 'quick', '--target', '0.2', '--question-timeout', '10m'], env(path.join(tmp.dir, 'second')), {
       stdin,
       signal: controller.signal,
+      interactive: true,
       onOutput: (out) => {
         if (!asked && /Type a question and press Enter/.test(out)) {
           asked = true;
@@ -138,6 +141,10 @@ describe('kernelseek run', () => {
     expect(result.stdout).toMatch(/Run ks-[a-z0-9]+ stopped: interrupted in the terminal \(Ctrl-C\)/);
     expect(result.stdout).toMatch(/Continue it: kernelseek run --resume ks-[a-z0-9]+/);
     expect(result.stdout).toMatch(/Best correct kernel: evaluation #1/);
+    // On a terminal the evaluation showed its progress on one line, erased before its headline.
+    const draws = result.stdout.split('\r\x1b[2K').slice(1);
+    expect(draws.some((d) => /^\[\d\d:\d\d\] evaluation #1: \d+:\d\d elapsed, 3\/3 scenarios — /.test(d))).toBe(true);
+    expect(draws.some((d) => /^\[\d\d:\d\d\] eval #1: ok, 3\/3 correct/.test(d))).toBe(true);
   });
 
   it('rejects bad options with a message that says how to fix them', async () => {

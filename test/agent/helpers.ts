@@ -21,6 +21,7 @@ export function recordingReporter(events: ReporterEvent[]): RunReporter {
     statusChanged: record('statusChanged'),
     stepFinished: record('stepFinished'),
     toolStarted: record('toolStarted'),
+    evaluationProgress: record('evaluationProgress'),
     evaluationFinished: record('evaluationFinished'),
     newBest: record('newBest'),
     decisionPoint: record('decisionPoint'),

@@ -6,26 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../src/config/index.js';
 import { COMMANDS, invokedCommand } from '../../src/cli/program.js';
 import { runKernelseek } from '../support/cli.js';
-
-/** The packages a module pulls in when it is loaded: its static imports, followed through our own files. */
-async function staticPackages(entry: string): Promise<{ packages: Set<string>; files: string[] }> {
-  const packages = new Set<string>();
-  const seen = new Set<string>();
-  const queue = [entry];
-  while (queue.length) {
-    const file = queue.pop()!;
-    if (seen.has(file)) continue;
-    seen.add(file);
-    const text = await readFile(file, 'utf8');
-    // Static imports and re-exports that load code; `import type` / `export type` are erased.
-    for (const m of text.matchAll(/^\s*(?:import|export)\s+(?!type\b)(?:[^'";]*?\s+from\s+)?['"]([^'"]+)['"]/gm)) {
-      const spec = m[1]!;
-      if (spec.startsWith('.')) queue.push(path.resolve(path.dirname(file), spec.replace(/\.js$/, '.ts')));
-      else packages.add(spec);
-    }
-  }
-  return { packages, files: [...seen].map((f) => path.relative(REPO_ROOT, f)) };
-}
+import { staticPackages } from '../support/static-imports.js';
 
 describe('kernelseek start-up', () => {
   it('loads only commander and node built-ins before a command is chosen (--help, --version)', async () => {
@@ -33,6 +14,13 @@ describe('kernelseek start-up', () => {
     expect([...packages].filter((p) => !p.startsWith('node:')), `loaded by ${files.join(', ')}`).toEqual(['commander']);
     // The walk itself works: a command module does reach the heavy libraries.
     expect([...(await staticPackages(path.join(REPO_ROOT, 'src/cli/commands/serve.ts'))).packages]).toEqual(expect.arrayContaining(['@slack/bolt', 'bullmq']));
+  });
+
+  it('loads BullMQ and ioredis for `eval` only with --remote (they are imported when it is given)', async () => {
+    const { packages, files } = await staticPackages(path.join(REPO_ROOT, 'src/cli/commands/eval.ts'));
+    expect([...packages].filter((p) => p === 'bullmq' || p === 'ioredis'), `loaded by ${files.join(', ')}`).toEqual([]);
+    // The harness and the in-process dispatcher are loaded: the walk does follow the command.
+    expect(files).toEqual(expect.arrayContaining(['src/queue/in-process-dispatcher.ts', 'src/harness/runner.ts']));
   });
 
   it('finds the command a command line runs', () => {

@@ -17,6 +17,11 @@ describe('renderTable', () => {
     expect(lines[2]!.indexOf('200') + 3).toBe(lines[0]!.indexOf('scenarios') + 'scenarios'.length);
   });
 
+  it('right-aligns amounts of money and "less than" amounts as numbers (the runs listing, the digest)', () => {
+    const lines = renderTable(['run', 'cost'], [['ks-a', '$12.00'], ['ks-b', '<$0.01'], ['ks-c', '-']]).split('\n');
+    expect(lines).toEqual(['run     cost', 'ks-a  $12.00', 'ks-b  <$0.01', 'ks-c       -']);
+  });
+
   it('fits the terminal by wrapping the widest text column, keeping every word', () => {
     for (const width of [60, 80, 100]) {
       const text = renderTable(HEADERS, ROWS, { width });

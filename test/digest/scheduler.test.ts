@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { Queue } from 'bullmq';
@@ -22,7 +23,6 @@ const connection = { host: '127.0.0.1', port: 6379, maxRetriesPerRequest: null }
 const CHANNEL = 'C0DIGEST';
 /** Every second (BullMQ's cron accepts a seconds field): many firings, one day. */
 const EVERY_SECOND = '* * * * * *';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('digest scheduling on Redis and PostgreSQL', () => {
   let t: TestDatabase;
@@ -96,7 +96,7 @@ describe('digest scheduling on Redis and PostgreSQL', () => {
     for (const r of replicas) r.worker.on('completed', (_job, result: DeliveryResult) => results.push(result));
     queues.push(replicas[0]!.queue);
     try {
-      for (let waited = 0; results.length < 3 && waited < 15_000; waited += 100) await sleep(100);
+      for (let waited = 0; results.length < 3 && waited < 15_000; waited += 100) await delay(100);
       expect(await replicas[0]!.queue.getJobSchedulersCount()).toBe(1);
     } finally {
       await Promise.all(replicas.map((r) => r.close()));
@@ -137,7 +137,7 @@ describe('digest scheduling on Redis and PostgreSQL', () => {
     for (const r of replicas) r.worker.on('completed', (_job, result: DeliveryResult) => results.push(result));
     queues.push(...replicas.map((r) => r.queue));
     try {
-      for (let waited = 0; results.length < 4 && waited < 15_000; waited += 100) await sleep(100);
+      for (let waited = 0; results.length < 4 && waited < 15_000; waited += 100) await delay(100);
     } finally {
       await Promise.all(replicas.map((r) => r.close()));
       await Promise.all(handles.map((h) => h.close()));

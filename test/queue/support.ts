@@ -1,11 +1,11 @@
 import { readFile } from 'node:fs/promises';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { REPO_ROOT } from '../../src/config/index.js';
 import { resultKeyFromSecret } from '../../src/queue/result-key.js';
+import { spawnNode, type Spawned } from '../support/processes.js';
 
 /** Shared by the queue tests: real Redis, a key prefix per test file, real worker processes. */
 
@@ -68,75 +68,25 @@ export function alive(pid: number): boolean {
   }
 }
 
-export interface WorkerProcess {
-  child: ChildProcess;
-  /** Everything written so far (stdout and stderr, in arrival order). */
-  output(): string;
-  /** Resolves with the first match of `pattern` in the output, waiting up to `timeoutMs`. */
-  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+/** A worker process in a process group of its own (test/support/processes.ts), with the parent watchdog. */
+export interface WorkerProcess extends Spawned {
+  /** Signals the worker's process group (SIGTERM: a graceful stop) and waits until it has exited. */
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
 /**
- * Starts a worker process: `cli` runs `kernelseek gpu-worker`, anything else a behaviour script
- * from test/support/workers/ (as BullMQ's own tests name their fixture processes).
+ * Starts a worker process: `cli` runs `kernelseek gpu-worker` (bin/, which runs the build in dist/), anything else a
+ * behaviour script from test/support/workers/ (as BullMQ's own tests name their fixture processes).
+ * Whatever the worker starts in its group goes when it exits, and it ends when this test process dies.
  */
 export function startWorker(kind: 'cli' | string, env: Record<string, string>, args: string[] = []): WorkerProcess {
-  const command =
+  const spawned =
     kind === 'cli'
-      ? [path.join(REPO_ROOT, 'bin', 'kernelseek.js'), 'gpu-worker', ...args]
-      : ['--import', 'tsx', path.join(REPO_ROOT, 'test', 'support', 'workers', `${kind}.ts`), ...args];
-  const child = spawn(process.execPath, command, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let text = '';
-  const waiters = new Set<() => void>();
-  const onData = (d: Buffer) => {
-    text += d.toString();
-    for (const w of waiters) w();
-  };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  return {
-    child,
-    output: () => text,
-    exited,
-    waitFor(pattern, timeoutMs = 60_000) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          const m = text.match(pattern);
-          if (m) {
-            cleanup();
-            resolve(m);
-          }
-        };
-        const timer = setTimeout(() => {
-          cleanup();
-          reject(new Error(`worker output did not match ${pattern} within ${timeoutMs} ms:\n${text.slice(-3000)}`));
-        }, timeoutMs);
-        const onExit = () => {
-          check();
-          cleanup();
-          reject(new Error(`worker exited before its output matched ${pattern}:\n${text.slice(-3000)}`));
-        };
-        const cleanup = () => {
-          clearTimeout(timer);
-          waiters.delete(check);
-          child.off('exit', onExit);
-        };
-        waiters.add(check);
-        child.once('exit', onExit);
-        check();
-      });
-    },
-    async stop(signal = 'SIGTERM') {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      await exited;
-    },
-  };
+      ? spawnNode(path.join(REPO_ROOT, 'bin', 'kernelseek.js'), ['gpu-worker', ...args], { env })
+      : spawnNode(path.join(REPO_ROOT, 'test', 'support', 'workers', `${kind}.ts`), args, { env });
+  return { ...spawned, stop: (signal = 'SIGTERM') => spawned.kill(signal) };
 }
 
-/** Counts the lines of a worker's pino log with this message for this job. */
 /** A pattern for a worker's log line with this message about this job (fields in any order). */
 export function logLine(msg: string, jobId: string): RegExp {
   const m = `"msg":"${msg}"`;

@@ -55,7 +55,12 @@ describe('parseSlashCommand', () => {
 
   it('says how to fix the other commands', () => {
     expect(err('strat cpu_softmax')).toMatch(/Unknown command `strat`\. Did you mean `\/kernelseek start`\?/);
+    expect(err('lsit')).toMatch(/Did you mean `\/kernelseek list`\?/);
+    expect(err('stauts ks-aaaaaaaa')).toMatch(/Did you mean `\/kernelseek status`\?/);
     expect(err('frobnicate')).toMatch(/Commands: start, status, stop, list, tasks, bank, digest, help/);
+    // A word that is no typo of a command gets the list, not a guess.
+    expect(err('frobnicate')).not.toMatch(/Did you mean/);
+    expect(err('deploy')).not.toMatch(/Did you mean/);
     expect(err('stop')).toMatch(/Which run\?.*\/kernelseek list/);
     expect(err('stop the-run!')).toMatch(/not a run id/);
     expect(err('list everything')).toMatch(/takes no arguments; remove `everything`/);

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
@@ -36,7 +37,7 @@ export function hostProcesses(marker: string): string[] {
     .filter((l) => l.includes(marker) && !/\bps -eo\b/.test(l));
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const sleep = (ms: number): Promise<void> => delay(ms);
 
 /** A marker no other process on the host has in its command line (a sleep's duration). */
 export function marker(): string {

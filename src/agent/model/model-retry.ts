@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { AppError } from '../../core/errors.js';
 import { classifyModelError } from './model-errors.js';
 import type { Message, ModelClient, ModelRequest } from './types.js';
@@ -41,19 +42,13 @@ export interface RetryNotice {
   reason: string;
 }
 
-function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new StepAbortedError());
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new StepAbortedError());
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+/** Waits `ms`; a stop of the run ends the wait as the step's own abort, not as a timer's AbortError. */
+async function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  try {
+    await delay(ms, undefined, signal ? { signal } : {});
+  } catch {
+    throw new StepAbortedError();
+  }
 }
 
 /**
@@ -72,6 +67,11 @@ export function retryDelayMs(policy: RetryPolicy, attempt: number, retryAfterMs:
  * Calls the model, retrying 429 (not spend limits), 529, 5xx and connection failures. Throws
  * ContextOverflowError for a request that is too long, StepAbortedError when the signal fires, and a
  * NonRetryableError (with a message for people) for anything retrying cannot fix.
+ *
+ * The loop is ours, not a retry library's (p-retry, which the turn scheduler uses) nor the SDK's own
+ * (switched off in the client): the delay comes from each failure (the server's retry-after), a
+ * connection failure has a smaller budget than an overload, and every retry is recorded in the
+ * step (onRetry) — a retry library takes one backoff schedule for all failures.
  */
 export async function callModelWithRetry(
   client: ModelClient,

@@ -1,5 +1,6 @@
 import type { Writable } from 'node:stream';
 import { canReopen } from '../../db/run-status.js';
+import { createProgressTracker } from '../../harness/progress-tracker.js';
 import type { RunReporter, RunSummary } from '../reporter.js';
 import { describeEnd } from '../turn/budgets.js';
 
@@ -34,18 +35,45 @@ export function summaryLines(runId: string, summary: RunSummary): string[] {
   return lines;
 }
 
+export interface TerminalReporterOptions {
+  onDecision?: (prompt: string) => void;
+  /**
+   * `out` is a terminal: a running evaluation is shown on one line rewritten in place (elapsed,
+   * scenarios done, ETA), erased before the next plain line. Off, nothing is shown until it ends:
+   * a log file gets the evaluation's one-line headline, not a line per scenario.
+   */
+  live?: boolean;
+}
+
 /**
  * Progress for a terminal: one plain line per event that matters (tool calls, evaluations, new
  * bests, decision points, questions), so it reads the same on a TTY and in a log file.
  */
-export function createTerminalReporter(out: Writable, options: { onDecision?: (prompt: string) => void } = {}): RunReporter {
+export function createTerminalReporter(out: Writable, options: TerminalReporterOptions = {}): RunReporter {
   const started = Date.now();
-  const line = (text: string): void => void out.write(`[${clock(started)}] ${text}\n`);
+  let liveShown = false;
+  const eraseLive = (): void => {
+    if (liveShown) out.write('\r\x1b[2K');
+    liveShown = false;
+  };
+  const line = (text: string): void => {
+    eraseLive();
+    out.write(`[${clock(started)}] ${text}\n`);
+  };
+  let progress: { seq: number; tracker: ReturnType<typeof createProgressTracker> } | undefined;
   let lastFatal: string | null = null;
   return {
     statusChanged: ({ run, from, to }) => line(from === to && run.waitingForWorker ? `status: ${to}, ${run.waitingForWorker}` : `status: ${to}`),
     stepFinished: () => {},
     toolStarted: ({ summary }) => line(`  ${summary}`),
+    evaluationProgress: ({ seq, progress: p }) => {
+      if (!options.live) return;
+      if (progress?.seq !== seq) progress = { seq, tracker: createProgressTracker() };
+      const width = (out as Writable & { columns?: number }).columns ?? 100;
+      // Cut to the width: a line that wraps can no longer be erased with one carriage return.
+      out.write(`\r\x1b[2K${`[${clock(started)}] evaluation #${seq}: ${progress.tracker.line(p)}`.slice(0, width - 1)}`);
+      liveShown = true;
+    },
     evaluationFinished: ({ evaluation }) => line(evaluation.headline),
     newBest: ({ evaluation, previousSpeedup }) => line(`new best: evaluation #${evaluation.seq} at ${x(evaluation.speedupVsBaseline)} vs baseline (was ${x(previousSpeedup)})`),
     decisionPoint: ({ run, decision }) => {
@@ -63,6 +91,7 @@ export function createTerminalReporter(out: Writable, options: { onDecision?: (p
       line(`${fatal ? 'error' : 'warning'}: ${message}`);
     },
     runFinished: ({ run, summary }) => {
+      eraseLive();
       // The reason was just printed as the error line: say it once.
       for (const l of summaryLines(run.id, summary.error === lastFatal ? { ...summary, error: null } : summary)) out.write(`${l}\n`);
     },

@@ -83,9 +83,11 @@ export async function runEvaluateTool(input: Record<string, unknown>, ctx: ToolC
   });
   if (evaluation.status === 'pending') {
     // The source of a re-executed call is the one first submitted (the row's), not the file now.
+    const during = describeRun(run);
     const outcome = await ctx.dispatcher.evaluate(
       { task: task.task.name, source: evaluation.source, fileName: task.task.kernel.file, scenarios: requested, arch, runId: run.id, seq },
-      { signal: ctx.signal },
+      // Not awaited: the harness's output is read on; the reporter is guarded and never throws.
+      { signal: ctx.signal, onProgress: (progress) => void ctx.reporter.evaluationProgress({ run: during, seq, progress }) },
     );
     evaluation = await store.evaluations.complete(evaluation.id, storedOutcome(outcome));
   }

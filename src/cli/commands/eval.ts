@@ -5,24 +5,13 @@ import { parseDuration } from '../../config/index.js';
 import { UserInputError } from '../../core/errors.js';
 import { failureLines, progressLine, scenarioRows, SCENARIO_HEADERS, summaryLines } from '../../harness/result-view.js';
 import { findTask, type LoadedTask } from '../../harness/tasks.js';
-import { Redis } from 'ioredis';
-import {
-  checkRedis,
-  createBullmqDispatcher,
-  createInProcessDispatcher,
-  listWorkers,
-  loadResultKey,
-  queueNameFor,
-  redisOptionsFromUrl,
-  type Dispatcher,
-  type EvaluationOptions,
-  type EvaluationProgress,
-} from '../../queue/index.js';
+import type { Dispatcher, EvaluationOptions, EvaluationProgress } from '../../queue/dispatcher.js';
+import { createInProcessDispatcher } from '../../queue/in-process-dispatcher.js';
 import type { Config } from '../../config/index.js';
 import { configOf, writeLine, type CliContext } from '../context.js';
 import { renderTable, terminalWidth } from '../table.js';
 import { compileFailure, notesShown } from '../compile-report.js';
-import { createProgressTracker } from '../progress.js';
+import { createProgressTracker } from '../../harness/progress-tracker.js';
 
 interface EvalOpts {
   scenarios: string;
@@ -125,16 +114,24 @@ function progressPrinter(ctx: CliContext, json: boolean): { show(p: EvaluationPr
   };
 }
 
-async function warnIfNoWorker(ctx: CliContext, config: Config, queue: string): Promise<void> {
-  const redis = new Redis({ ...redisOptionsFromUrl(config.redis.url), lazyConnect: true });
+/**
+ * The dispatcher for --remote, and with it BullMQ and ioredis: imported here, on demand, so that
+ * `kernelseek eval` without --remote (and `help eval`) starts without loading them.
+ */
+async function createRemoteDispatcher(ctx: CliContext, config: Config, arch: string | undefined): Promise<Dispatcher> {
+  const [{ Redis }, queue] = await Promise.all([import('ioredis'), import('../../queue/index.js')]);
+  await queue.checkRedis(config.redis.url);
+  const name = queue.queueNameFor('evaluate', arch);
+  const redis = new Redis({ ...queue.redisOptionsFromUrl(config.redis.url), lazyConnect: true });
   try {
-    const workers = (await listWorkers(redis, config.queue.prefix)).filter((w) => w.queues.includes(queue));
+    const workers = (await queue.listWorkers(redis, config.queue.prefix)).filter((w) => w.queues.includes(name));
     if (workers.length === 0) {
-      writeLine(ctx.stderr, `No worker is attached to ${queue} right now: the job waits in the queue until one starts (Ctrl-C cancels it).`);
+      writeLine(ctx.stderr, `No worker is attached to ${name} right now: the job waits in the queue until one starts (Ctrl-C cancels it).`);
     }
   } finally {
     redis.disconnect();
   }
+  return queue.createBullmqDispatcher({ connection: queue.redisOptionsFromUrl(config.redis.url), prefix: config.queue.prefix, resultKey: await queue.loadResultKey(config) });
 }
 
 export function registerEval(program: Command, ctx: CliContext): void {
@@ -168,14 +165,7 @@ export function registerEval(program: Command, ctx: CliContext): void {
       const options = parseOptions(opts);
       const outFile = opts.out === undefined ? undefined : await checkOutFile(path.resolve(ctx.cwd, opts.out));
       const arch = pickArch(loaded, opts);
-      let dispatcher: Dispatcher;
-      if (opts.remote) {
-        await checkRedis(config.redis.url);
-        await warnIfNoWorker(ctx, config, queueNameFor('evaluate', arch));
-        dispatcher = createBullmqDispatcher({ connection: redisOptionsFromUrl(config.redis.url), prefix: config.queue.prefix, resultKey: await loadResultKey(config) });
-      } else {
-        dispatcher = createInProcessDispatcher(config, { env: ctx.env });
-      }
+      const dispatcher = opts.remote ? await createRemoteDispatcher(ctx, config, arch) : createInProcessDispatcher(config, { env: ctx.env });
       const progress = progressPrinter(ctx, Boolean(opts.json));
       let outcome;
       try {

@@ -109,7 +109,7 @@ export function registerRun(program: Command, ctx: RunCommandContext): void {
         const store = createStore(handle.db);
         let resolveFinished!: (summary: RunSummary) => void;
         const finished = new Promise<RunSummary>((r) => (resolveFinished = r));
-        const reporter = composeReporters(createTerminalReporter(ctx.stdout), { ...noopReporter, runFinished: ({ summary }) => resolveFinished(summary) });
+        const reporter = composeReporters(createTerminalReporter(ctx.stdout, { live: ctx.interactive }), { ...noopReporter, runFinished: ({ summary }) => resolveFinished(summary) });
         agent = createLocalAgent({ config, store, logger, dispatcherEnv: ctx.env, reporter });
         const { engine, scheduler } = agent;
         const leaseOptions = { owner: terminalLeaseOwner(), seconds: config.agent.runs.leaseSeconds, logger };

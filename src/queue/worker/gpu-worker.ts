@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import os from 'node:os';
 import type { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -20,11 +21,11 @@ import { createSlotLock } from './slot-lock.js';
 import { sweepStaleJobDirs } from './sweep.js';
 
 async function within<T>(promise: Promise<T>, ms: number): Promise<T | 'timeout'> {
-  let timer: NodeJS.Timeout | undefined;
+  const timer = new AbortController();
   try {
-    return await Promise.race([promise, new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), ms)))]);
+    return await Promise.race([promise, delay(ms, 'timeout' as const, { signal: timer.signal })]);
   } finally {
-    clearTimeout(timer);
+    timer.abort(); // the race has settled: the losing timer's AbortError is handled by it
   }
 }
 

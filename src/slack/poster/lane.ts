@@ -28,17 +28,3 @@ export function createLane<J>(key: string, policy: LanePolicy): Lane<J> {
 export function laneWaitMs(lane: Lane<unknown>, now: number): number {
   return Math.max(0, Math.max(lane.nextAt, lane.pausedUntil) - now);
 }
-
-/** Resolves after `ms`, or at once when `signal` fires. Never rejects. */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  if (ms <= 0 || signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}

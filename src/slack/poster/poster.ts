@@ -1,11 +1,18 @@
+import { setMaxListeners } from 'node:events';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { webApi } from '@slack/bolt';
 import type { Logger } from '../../core/logger.js';
 import { classifyCallError, type CallFailure } from './classify-error.js';
-import { createLane, laneWaitMs, sleep, type Lane, type LanePolicy } from './lane.js';
+import { createLane, laneWaitMs, type Lane, type LanePolicy } from './lane.js';
 import { capText, SLACK_TEXT_LIMITS } from './limits.js';
 import { sendOperation } from './send.js';
 import { SLACK_PACING, type EphemeralPayload, type FilePayload, type MessagePayload, type Operation, type PosterPacing, type PostResult, type ReactionPayload, type UpdatePayload } from './types.js';
 import type { KnownBlock } from '../views/block-kit.js';
+
+/** Waits `ms`, or less when `signal` fires: a stop ends the wait, it is not an error. */
+async function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if (ms > 0 && !signal.aborted) await delay(ms, undefined, { signal }).catch(() => undefined);
+}
 
 export * from './types.js';
 
@@ -85,6 +92,9 @@ export function createSlackPoster(options: PosterOptions): SlackPoster {
   const lanes = new Map<string, Lane<Job>>();
   const pendingEdits = new Map<string, Job>();
   const stop = new AbortController();
+  // Every lane that waits for its pace listens to this one signal: a burst over many channels is
+  // more than Node's default of 10 listeners, and no leak.
+  setMaxListeners(0, stop.signal);
   const idleWaiters: (() => void)[] = [];
   let outstanding = 0;
   let closed = false;
@@ -155,7 +165,7 @@ export function createSlackPoster(options: PosterOptions): SlackPoster {
     lane.running = true;
     try {
       while (lane.queue.length > 0) {
-        await sleep(laneWaitMs(lane, now()), stop.signal);
+        await pause(laneWaitMs(lane, now()), stop.signal);
         if (stop.signal.aborted) return;
         const job = lane.queue[0]!;
         // From here a newer edit of the same message queues behind this one instead of merging.
@@ -245,7 +255,7 @@ export function createSlackPoster(options: PosterOptions): SlackPoster {
       closed = true;
       if (outstanding > 0) {
         const grace = new AbortController();
-        await Promise.race([this.idle(), sleep(graceMs, grace.signal)]);
+        await Promise.race([this.idle(), pause(graceMs, grace.signal)]);
         grace.abort();
       }
       stop.abort();

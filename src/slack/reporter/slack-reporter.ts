@@ -100,6 +100,8 @@ export function createSlackReporter(deps: SlackReporterDeps): RunReporter {
     statusChanged: guarded('statusChanged', async ({ run }) => redraw(run)),
     stepFinished: guarded('stepFinished', async ({ run }) => redraw(run)),
     toolStarted: async () => {},
+    // The status card is edited at most every few seconds and a thread is no place for a ticker.
+    evaluationProgress: async () => {},
     evaluationFinished: guarded('evaluationFinished', async ({ run, evaluation }) => {
       extras.noteEvaluation(run.id, evaluation);
       await redraw(run);

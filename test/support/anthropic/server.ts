@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -195,7 +196,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
         reply = typeof step === 'function' ? await step(recorded) : step;
       }
       recorded.reply = reply;
-      if (options.latencyMs) await new Promise((r) => setTimeout(r, options.latencyMs));
+      if (options.latencyMs) await delay(options.latencyMs);
       if (isError(reply) && !reply.midStream) {
         sendJson(res, reply.error.status, errorBody(reply.error), reply.retryAfter !== undefined ? { 'retry-after': String(reply.retryAfter) } : {});
         return;

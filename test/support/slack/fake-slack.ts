@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { attachSocketMode, type FakeSocketMode } from './fake-socket-mode.js';
@@ -253,7 +254,7 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
     try {
       const url = new URL(req.url ?? '/', 'http://localhost');
       const raw = await readBody(req);
-      if (options.latencyMs) await new Promise((r) => setTimeout(r, options.latencyMs));
+      if (options.latencyMs) await delay(options.latencyMs);
       const at = Date.now() - started;
 
       if (url.pathname.startsWith('/upload/')) {
@@ -335,7 +336,7 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
       const deadline = Date.now() + timeoutMs;
       while (!predicate(fake)) {
         if (Date.now() > deadline) throw new Error(`fake Slack: timed out after ${timeoutMs} ms waiting for ${what}`);
-        await new Promise((r) => setTimeout(r, 10));
+        await delay(10);
       }
     },
     close: () =>

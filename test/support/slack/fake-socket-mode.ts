@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -108,7 +109,7 @@ export function attachSocketMode(server: Server, baseUrl: string): FakeSocketMod
       const deadline = Date.now() + timeoutMs;
       while (sockets.size === 0) {
         if (Date.now() > deadline) throw new Error('fake Socket Mode: no app connected');
-        await new Promise((r) => setTimeout(r, 20));
+        await delay(20);
       }
     },
     send(type, payload, timeoutMs = 10_000) {

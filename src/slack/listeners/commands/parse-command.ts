@@ -1,3 +1,4 @@
+import damerauLevenshtein from 'damerau-levenshtein';
 import { parseDuration } from '../../../config/index.js';
 
 /**
@@ -64,24 +65,12 @@ function normalise(text: string): string {
     .trim();
 }
 
-/** Edit distance counting a swap of two neighbours as one edit (the commonest typo: `strat`). */
-function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
-      d[i]![j] = v;
-    }
-  }
-  return d[a.length]![b.length]!;
-}
-
 /**
- * The closest of `candidates` to `word`, when it is close enough to be a typo. A candidate also
- * matches by the part after an underscore (`softmx` → `cpu_softmax`): people remember the operator,
- * not the prefix.
+ * The closest of `candidates` to `word`, when it is close enough to be a typo: within a third of
+ * its letters, at least one. The distance is Damerau–Levenshtein's, where a swap of neighbours (the
+ * commonest typo: `strat`, `stauts`) is one edit; plain Levenshtein counts it as two and would offer
+ * `start` for `stauts`. A candidate also matches by the part after an underscore (`softmx` →
+ * `cpu_softmax`): people remember the operator, not the prefix.
  */
 export function closest(word: string, candidates: readonly string[]): string | undefined {
   let best: string | undefined;
@@ -91,7 +80,8 @@ export function closest(word: string, candidates: readonly string[]): string | u
     const parts = c.toLowerCase().split('_');
     const forms = parts.map((_, i) => parts.slice(i).join('_'));
     for (const form of forms) {
-      const d = editDistance(w, form);
+      // The typed word first: the library's early exit for hopeless pairs returns its length.
+      const d = damerauLevenshtein(w, form).steps;
       if (d < bestD) [best, bestD] = [c, d];
     }
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createProgressTracker } from '../../src/cli/progress.js';
+import { createProgressTracker } from '../../src/harness/progress-tracker.js';
 
 describe('the evaluation progress line', () => {
   it('shows elapsed time, scenarios done and an ETA from the pace so far', () => {

@@ -1,4 +1,4 @@
-import type { EvaluationProgress } from '../queue/dispatcher.js';
+import type { EvaluationProgress } from './evaluation.js';
 
 function clock(seconds: number): string {
   const s = Math.max(0, Math.round(seconds));
