@@ -61,7 +61,9 @@ describe('a run steered from its thread', () => {
     await fake.waitFor(() => ephemeralTo(ALICE).length === 1, 5000, 'the status card');
     expect(JSON.stringify(ephemeralTo(ALICE)[0]!.args.blocks)).toContain(run.id);
 
-    // Asides, bot messages and edits are ignored: no question, no reaction, no reply.
+    // Asides, bot messages and edits are ignored: no question, no reaction, no reply. Counted once
+    // the replies above have settled (under load a status card's follow-up can land late).
+    await settle();
     const before = fake.calls.length;
     await say(ALICE, '// Bob, have a look at this one\n(aside) lunch first');
     await say(BOB, 'Automated notice', { bot_id: 'B0OTHER01', user: undefined });
