@@ -1,7 +1,9 @@
 import type { Config, Env } from '../config/index.js';
 import type { Logger } from '../core/logger.js';
 import type { Store } from '../db/index.js';
-import { createInProcessDispatcher, type Dispatcher } from '../queue/index.js';
+// The in-process dispatcher's own module, not the queue's index: `kernelseek run` loads no BullMQ.
+import { createInProcessDispatcher } from '../queue/in-process-dispatcher.js';
+import type { Dispatcher } from '../queue/index.js';
 import { createBankQuestionSource } from './decisions/bank-source.js';
 import { createAgentEngine, type AgentEngine, type AgentEngineDeps } from './engine.js';
 import { createLocalTurnScheduler, type LocalTurnScheduler } from './scheduler.js';

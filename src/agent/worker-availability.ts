@@ -1,11 +1,8 @@
 import { Redis, type RedisOptions } from 'ioredis';
-import { listWorkers, queueNameFor } from '../queue/index.js';
+import { listWorkers } from '../queue/heartbeat.js';
+import type { WorkerAvailability } from './worker-wait.js';
 
-/** Whether a job sent to a queue will be taken soon: workers attached to it, and how many are free. */
-export interface WorkerAvailability {
-  probe(queue: string): Promise<{ attached: number; idle: number }>;
-  close(): Promise<void>;
-}
+export { workerWait, type WorkerAvailability } from './worker-wait.js';
 
 /** From the gpu-workers' heartbeats in Redis (src/queue/heartbeat.ts). */
 export function createRedisWorkerAvailability(connection: RedisOptions, prefix: string): WorkerAvailability {
@@ -19,17 +16,4 @@ export function createRedisWorkerAvailability(connection: RedisOptions, prefix: 
       redis.disconnect();
     },
   };
-}
-
-/**
- * The sentence a run shows while its evaluation or gpu_bash job waits for a worker, or null when
- * one is free: "waiting for a gpu-worker (sm_90): none attached".
- */
-export async function workerWait(availability: WorkerAvailability, tool: string, arch: string | null): Promise<string | null> {
-  const target = arch ?? 'cpu';
-  const queue = queueNameFor(tool === 'gpu_bash' ? 'gpu-bash' : 'evaluate', target);
-  const { attached, idle } = await availability.probe(queue);
-  if (attached === 0) return `waiting for a gpu-worker (${target}): none attached`;
-  if (idle === 0) return `waiting for a gpu-worker (${target}): all ${attached} attached are busy`;
-  return null;
 }

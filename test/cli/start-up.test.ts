@@ -23,6 +23,15 @@ describe('kernelseek start-up', () => {
     expect(files).toEqual(expect.arrayContaining(['src/queue/in-process-dispatcher.ts', 'src/harness/runner.ts']));
   });
 
+  it('loads neither BullMQ nor ioredis for `run` and `runs` (the local agent evaluates in process)', async () => {
+    for (const command of ['run', 'runs']) {
+      const { packages, files } = await staticPackages(path.join(REPO_ROOT, `src/cli/commands/${command}.ts`));
+      expect([...packages].filter((p) => p === 'bullmq' || p === 'ioredis'), `${command} loaded by ${files.join(', ')}`).toEqual([]);
+    }
+    const { files } = await staticPackages(path.join(REPO_ROOT, 'src/cli/commands/run.ts'));
+    expect(files).toEqual(expect.arrayContaining(['src/agent/local.ts', 'src/queue/in-process-dispatcher.ts']));
+  });
+
   it('finds the command a command line runs', () => {
     expect(invokedCommand(['--help'])).toBeUndefined();
     expect(invokedCommand(['eval', 'cpu_softmax', 'k.cpp', '--json'])).toBe('eval');

@@ -4,7 +4,7 @@ import type { ToolResult } from '../tools/tool-types.js';
 import { describeRun } from '../run-view.js';
 import { appendMessage, pendingToolRow, toolUses } from './session.js';
 import { patchState, refreshRun, type TurnContext } from './turn-context.js';
-import { workerWait } from '../worker-availability.js';
+import { workerWait } from '../worker-wait.js';
 import { StepAbortedError } from '../model/model-retry.js';
 
 /**

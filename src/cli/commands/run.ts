@@ -13,7 +13,7 @@ import {
   type RunSummary,
   type RunView,
   type StartRunParams,
-} from '../../agent/index.js';
+} from '../../agent/terminal.js';
 import { parseDuration } from '../../config/index.js';
 import { UserInputError } from '../../core/errors.js';
 import { createStore, openDatabase } from '../../db/index.js';

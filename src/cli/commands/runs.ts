@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { describeRun, type RunView } from '../../agent/index.js';
+import { describeRun, type RunView } from '../../agent/terminal.js';
 import { UserInputError } from '../../core/errors.js';
 import { createStore, openDatabase, RUN_STATUSES, type RunStatus } from '../../db/index.js';
 import { configOf, type CliContext } from '../context.js';
