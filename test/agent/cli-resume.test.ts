@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, type Env } from '../../src/config/index.js';
@@ -63,12 +64,12 @@ describe('kernelseek run --resume', () => {
     const runId = (await first.waitFor(/Run (ks-[a-z0-9]+) on cpu_softmax/, 120_000))[1]!;
     await first.waitFor(/evaluate \(/, 120_000);
     // Inside the evaluation (the harness takes seconds to import torch and compile).
-    await new Promise((r) => setTimeout(r, 800));
+    await delay(800);
     expect(first.output()).not.toMatch(/eval #1/);
     await first.kill('SIGKILL');
 
     // Once its lease expired (2 s without a heartbeat) the run shows as interrupted; resume finishes it.
-    await new Promise((r) => setTimeout(r, 2500));
+    await delay(2500);
     const listed = kernelseek(['runs', '--json'], env(dataDir));
     expect((await listed.exited).code).toBe(0);
     const rows = JSON.parse(listed.stdout()) as { id: string; status: string }[];

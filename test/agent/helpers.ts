@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { expect } from 'vitest';
 import { createLocalAgent, type AgentEngine, type LocalAgent, type RunReporter, type RunView } from '../../src/agent/index.js';
 import type { Config, Env } from '../../src/config/index.js';
@@ -67,7 +68,7 @@ export async function waitFor<T>(what: string, probe: () => Promise<T>, check: (
   let last: T = await probe();
   while (!check(last)) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last seen: ${JSON.stringify(last, null, 1)?.slice(0, 2000)}`);
-    await new Promise((r) => setTimeout(r, 50));
+    await delay(50);
     last = await probe();
   }
   return last;

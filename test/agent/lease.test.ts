@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { holdRunLease } from '../../src/agent/lease.js';
 import { describeRun } from '../../src/agent/run-view.js';
@@ -19,7 +20,7 @@ describe('run lease', () => {
     const run = await newRun();
     const a = await holdRunLease(fx.db.store, run.id, { owner: 'terminal:a:1', seconds: 1, logger: silentLogger });
     // Past the first lease's length: only the heartbeat keeps it.
-    await new Promise((r) => setTimeout(r, 1500));
+    await delay(1500);
     await expect(holdRunLease(fx.db.store, run.id, { owner: 'terminal:b:2', seconds: 1, logger: silentLogger })).rejects.toThrow(/is hosted by terminal:a:1, which is still alive/);
     const live = (await fx.db.store.runs.get(run.id))!;
     expect(describeRun(live).interrupted).toBe(false);

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, link, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
@@ -33,7 +34,7 @@ function hostProcesses(marker: string): string[] {
     .split('\n')
     .filter((l) => l.includes(marker) && !l.includes('ps -eo'));
 }
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const sleep = (ms: number) => delay(ms);
 
 beforeAll(async () => {
   tmp = await createTempDir('ks-sandbox-');

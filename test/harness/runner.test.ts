@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -121,7 +122,7 @@ describe('runHarness when the harness itself misbehaves', () => {
     expect(outcome.message).toMatch(/hard time limit of 3 s/);
     expect(Date.now() - started).toBeLessThan(15_000);
     const grandchild = Number(await readFile(path.join(config.core.dataDir, 'grandchild.pid'), 'utf8'));
-    await new Promise((r) => setTimeout(r, 300));
+    await delay(300);
     expect(alive(pid)).toBe(false);
     expect(alive(grandchild)).toBe(false);
   });

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { spawn } from 'node:child_process';
 import { mkdir, readdir, utimes } from 'node:fs/promises';
 import path from 'node:path';
@@ -31,7 +32,7 @@ describe('GPU worker housekeeping', () => {
   it('closes (as on SIGTERM) even when Redis has gone away', async () => {
     const port = 20000 + Math.floor(Math.random() * 20000);
     const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    await new Promise((r) => setTimeout(r, 500));
+    await delay(500);
     const config = loadConfig({ REDIS_URL: `redis://127.0.0.1:${port}`, KERNELSEEK_DATA_DIR: path.join(tmp.dir, 'data') });
     const worker = await startGpuWorker({ config, env: { PATH: process.env.PATH }, logger: silentLogger, nvidiaSmi: '/nonexistent', closeTimeoutSeconds: 1 });
     redis.kill('SIGKILL');

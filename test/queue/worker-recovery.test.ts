@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { QueueEvents } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBullmqDispatcher } from '../../src/queue/bullmq-dispatcher.js';
@@ -56,7 +57,7 @@ describe('workers that die or stop in the middle of an evaluation', () => {
     expect(await crashing.exited).toEqual({ code: null, signal: 'SIGKILL' });
     const crashedAt = Date.now();
     // The watchdog in the harness's process group sees the worker's pipe close and kills the group.
-    await new Promise((r) => setTimeout(r, 1000));
+    await delay(1000);
     expect(alive(Number(pid))).toBe(false);
 
     const outcome = await pending;
@@ -72,7 +73,7 @@ describe('workers that die or stop in the middle of an evaluation', () => {
     expect(countLogLines(crashing.output(), 'evaluation finished', jobId)).toBe(0);
     // Picked up within the lock (4 s) plus the stalled check (2 s), with room for a loaded machine.
     expect(logTime(out, 'evaluation started', jobId) - crashedAt).toBeLessThan(15_000);
-    await new Promise((r) => setTimeout(r, 500));
+    await delay(500);
     expect(completed.filter((id) => id === jobId)).toHaveLength(1);
     const job = await dispatcher.client.queue('eval-cpu').getJob(jobId);
     expect(job?.stalledCounter).toBe(1);

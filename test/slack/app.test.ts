@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { endTurn } from '../support/anthropic/script.js';
 import { useServiceFixture } from '../support/fixture.js';
@@ -36,7 +37,7 @@ describe('Slack app over HTTP', () => {
     const tampered = await fx.service!.sender.raw(body.replace('hi', 'stop'), { 'content-type': 'application/json', ...signSlackRequest(TEST_SIGNING_SECRET, body) });
     expect(tampered.status).toBe(401);
 
-    await new Promise((r) => setTimeout(r, 300));
+    await delay(300);
     expect(fx.service!.fake.responses).toHaveLength(0);
     expect(fx.service!.fake.callsOf('chat.postMessage')).toHaveLength(0);
     expect(await fx.db.store.runs.list()).toHaveLength(0);

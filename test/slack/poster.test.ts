@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/core/logger.js';
 import { createSlackWebClient } from '../../src/slack/client.js';
@@ -86,7 +87,7 @@ describe('Slack poster', () => {
     const root = (await poster.postMessage({ channel: 'C1', text: 'card v0' })) as { ts: string };
     fake.rateLimit('chat.update', { times: 3, retryAfter: 1 });
     const first = poster.updateMessage({ channel: 'C1', ts: root.ts, text: 'card v1' });
-    await new Promise((r) => setTimeout(r, 300));
+    await delay(300);
     const later = [2, 3, 4].map((v) => poster.updateMessage({ channel: 'C1', ts: root.ts, text: `card v${v}` }));
     const results = await Promise.all([first, ...later]);
     expect(results.every((r) => r.ok)).toBe(true);

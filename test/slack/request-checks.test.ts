@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { endTurn } from '../support/anthropic/script.js';
 import { useServiceFixture } from '../support/fixture.js';
@@ -11,13 +12,13 @@ const fx = useServiceFixture<SlackStack>('postgres', 'ks-slack-checks-');
 const CHANNEL = 'CKERNELS1';
 const ALICE = 'UALICE001';
 const now = () => Math.floor(Date.now() / 1000);
-const settle = () => new Promise((r) => setTimeout(r, 400));
+const settle = () => delay(400);
 
 async function runsCountReaches(n: number, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while ((await fx.db.store.runs.list()).length < n) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${n} run(s)`);
-    await new Promise((r) => setTimeout(r, 50));
+    await delay(50);
   }
 }
 

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -33,7 +34,7 @@ async function peakGrowthMb(pid: number, attack: () => Promise<unknown>): Promis
   await writeFile(`/proc/${pid}/clear_refs`, '5');
   const before = await status(pid);
   await attack();
-  await new Promise((r) => setTimeout(r, 200));
+  await delay(200);
   const after = await status(pid);
   return after.peakMb - before.rssMb;
 }
@@ -81,7 +82,7 @@ afterAll(async () => {
   if (child && child.exitCode === null) {
     const exited = new Promise((r) => child.once('exit', r));
     child.kill('SIGTERM');
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+    await Promise.race([exited, delay(10_000)]);
     if (child.exitCode === null) child.kill('SIGKILL');
   }
   await fake?.close();

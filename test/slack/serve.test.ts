@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import path from 'node:path';
@@ -58,7 +59,7 @@ async function startServe(args: string[], env: Env): Promise<Serving> {
     const m = /health on http:\/\/0\.0\.0\.0:(\d+)\/healthz/.exec(out);
     if (m) port = Number(m[1]);
     else if (Date.now() > deadline) throw new Error(`serve did not start: ${out}`);
-    else await Promise.race([done.then((code) => Promise.reject(new Error(`serve exited with ${code}: ${out}`))), new Promise((r) => setTimeout(r, 50))]);
+    else await Promise.race([done.then((code) => Promise.reject(new Error(`serve exited with ${code}: ${out}`))), delay(50)]);
   }
   return {
     output: () => out,
@@ -119,7 +120,7 @@ describe('kernelseek serve', () => {
     await fake.waitFor((f) => JSON.stringify(f.message('CKERNELS1', root.ts)!.blocks).includes('Paused'), 10_000, 'the card to say Paused');
     const LATER = 'What changed since the last evaluation?';
     await sender.event(threadReply({ channel: 'CKERNELS1', threadTs: root.ts, user: 'UBOB00001', text: LATER }));
-    await new Promise((r) => setTimeout(r, 500));
+    await delay(500);
     expect(anthropic.requests.some((r) => userTexts(r).join('\n').includes(LATER))).toBe(false);
     await sender.event(threadReply({ channel: 'CKERNELS1', threadTs: root.ts, user: 'UALICE001', text: 'resume' }));
     await fake.waitFor(() => anthropic.requests.some((r) => userTexts(r).join('\n').includes(LATER)), 15_000, 'the question asked while paused to reach the model after resume');

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { endTurn, userTexts } from '../support/anthropic/script.js';
 import { useServiceFixture } from '../support/fixture.js';
@@ -46,7 +47,7 @@ describe('a run steered from its thread', () => {
     }
     const ephemeralTo = (user: string) => fake.callsOf('chat.postEphemeral').filter((c) => c.args.user === user);
     const settle = async () => {
-      await new Promise((r) => setTimeout(r, 300));
+      await delay(300);
       await fx.service!.poster.idle();
     };
 
