@@ -25,6 +25,8 @@ def _parser():
     ev.add_argument("--seed", type=int, help="base seed (random per evaluation when omitted)")
     ev.add_argument("--no-peers", action="store_true", help="do not time the task's peers")
     ev.add_argument("--no-baseline", action="store_true", help="do not time the baseline")
+    ev.add_argument("--incumbent", help="the run's current best kernel: timed side by side with the candidate, "
+                                        "in an executor of its own (speedup_vs_incumbent, verdict_vs_incumbent)")
     ev.add_argument("--progress", choices=["jsonl"], help="progress events on stderr")
     ev.add_argument("--cache-dir", help="compile cache (default $KERNELSEEK_DATA_DIR/compile-cache)")
     ev.add_argument("--call-timeout", type=float, default=30.0, help="seconds without progress before a "
@@ -90,7 +92,7 @@ def _eval(args):
     from .table import render_table
     opts = Options(task_dir=args.task_dir, candidate=args.candidate, scenarios=args.scenarios,
                    device=args.device, seeds=args.seeds, seed=args.seed, with_peers=not args.no_peers,
-                   with_baseline=not args.no_baseline, cache_dir=args.cache_dir,
+                   with_baseline=not args.no_baseline, cache_dir=args.cache_dir, incumbent=args.incumbent,
                    call_timeout=args.call_timeout, timeout=args.timeout, progress=Progress(args.progress))
     result = evaluate(opts)
     text = json.dumps(json_safe(result), indent=1, allow_nan=False)

@@ -42,6 +42,9 @@ class Options:
     seed: int = None
     with_peers: bool = True
     with_baseline: bool = True
+    # The run's current best (a source file): timed beside the candidate in an executor of its own, so
+    # that "better than the best so far" is measured, not inferred from two separate evaluations.
+    incumbent: str = None
     cache_dir: str = None
     call_timeout: float = 30.0
     timeout: float = 1800.0
@@ -66,6 +69,7 @@ class Context:
         # scenario cannot carry the evaluation past it.
         self.deadline = None
         self.has_baseline = opts.with_baseline
+        self.has_incumbent = False       # set once the incumbent built and passed the checks
         self.with_peers = opts.with_peers and bool(task.peers)
         # The candidate runs in an executor (executor.py): the parent owns buffers, clock and verdict.
         # KERNELSEEK_HARNESS_CUDA_CHILD=1 runs a CUDA task through the older in-process child
@@ -158,6 +162,15 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
     # Copies: a separate file per role, so candidate and baseline never share one loaded library
     # even when the candidate is the baseline's source (the loader shares libraries by inode).
     b.write_library(libs["candidate"])
+    if opts.incumbent:
+        inc, note = _build_incumbent(task, opts.incumbent, opts.cache_dir, opts.allowlist)
+        result["incumbent"] = {"file": str(opts.incumbent), "timed": inc is not None}
+        if inc is not None:
+            result["incumbent"]["sha256"] = hashlib.sha256(Path(opts.incumbent).read_bytes()).hexdigest()
+            libs["incumbent"] = str(workdir / "incumbent.so")
+            inc.write_library(libs["incumbent"])
+        else:
+            result["messages"].append(f"incumbent: not timed: {note}")
     if opts.with_baseline:
         libs["baseline"] = str(workdir / "baseline.so")
         base = _build_baseline(task, opts.cache_dir)
@@ -176,6 +189,7 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
     # Set before any executor starts: they take it at start and hold it inside every call.
     ctx.deadline = deadline
     ctx.libs, ctx.device = libs, device
+    ctx.has_incumbent = "incumbent" in libs
     if device_kind == "cuda" and ctx.uses_executor:
         ctx.arena_bytes = executor_cuda_timing.arena_bytes(ctx, scenarios)
     try:
@@ -191,6 +205,26 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
         ctx.child = None
         return None
     return ctx
+
+
+def _build_incumbent(task, path, cache_dir, allowlist=True):
+    """(build, None) for the incumbent, or (None, why it is left out). It is a former candidate: built
+    and checked like one (the candidates' cache namespace), and never trusted."""
+    try:
+        source = Path(path).read_bytes()
+    except OSError as exc:
+        return None, f"cannot read {path}: {exc.strerror or exc}"
+    reasons = static_checks.check_source(source, task)
+    if reasons:
+        return None, "source check: " + "; ".join(reasons)
+    b = build(task, source, cache_dir)
+    if b.refused or not b.ok:
+        return None, "it does not build: " + ("; ".join(b.refused) if b.refused else "compile failed")
+    problem = static_checks.entry_problem(b.lib, task)
+    reasons = static_checks.check_object(b.obj, task, allowlist) + static_checks.check_library(b.lib, task)
+    if problem or reasons:
+        return None, "binary check: " + "; ".join(([problem] if problem else []) + reasons)
+    return b, None
 
 
 def _build_baseline(task, cache_dir):
@@ -237,7 +271,10 @@ def _start_child(ctx, workdir):
 def _run_scenarios(ctx, scenarios, result, base_seed, t0, workdir, progress):
     n, crashes = len(scenarios), 0
     rng_master = random.Random(f"{base_seed}:timing")
-    for i, scenario in enumerate(scenarios):
+    i = -1
+    while i + 1 < n:
+        i += 1
+        scenario = scenarios[i]
         entry = result["scenarios"][i]
         elapsed = time.monotonic() - t0
         if elapsed > ctx.opts.timeout:
@@ -267,6 +304,15 @@ def _run_scenarios(ctx, scenarios, result, base_seed, t0, workdir, progress):
         except ChildFailure as exc:
             ctx.child.close()   # dead, hung or in an unknown state: a fresh one for the next scenario
             ctx.child = None
+            if exc.who == "incumbent" and ctx.has_incumbent:
+                # The run's best so far failed, not the candidate: time without it from here on, and
+                # this scenario again.
+                ctx.has_incumbent = False
+                ctx.libs.pop("incumbent", None)
+                ctx.messages.append(f"incumbent: left out from scenario {scenario.id} on: it failed during "
+                                    f"timing ({exc})")
+                i -= 1
+                continue
             if exc.kind == "timeout":
                 entry.update(status="timeout", correct=False, reason=str(exc))
             elif exc.kind in ("seccomp", "forged"):

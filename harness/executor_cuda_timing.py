@@ -35,8 +35,8 @@ from .executor_eval import call_args, device_findings
 from .executor_proc import ChildFailure
 from .executor_rounds import done
 from .executor_slots import Slots
-from .executor_timing import (Rechecks, Timer, definite_failures, drop_unsupported_peers, figures, timing_entry,
-                              _after_candidate, _executor)
+from .executor_timing import (Rechecks, Timer, definite_failures, drop_unsupported_peers, figures, implementations,
+                              timing_entry, _after_candidate, _executor)
 from .scenario_eval import SET_BUDGET_BYTES, fail
 from .shm import layout
 from .stats import median, median_ci
@@ -73,8 +73,8 @@ def arena_bytes(ctx, scenarios):
     """How much shared GPU memory each executor needs for the largest scenario: the timing sets of
     every implementation it runs (the correctness trials need one set, which the timing reuses)."""
     n_peers = len(ctx.task.peers) if ctx.with_peers else 0
-    n_impls = 1 + (1 if ctx.has_baseline else 0) + n_peers
-    need = {"cand": 0, "ref": 0, "peer": 0}
+    n_impls = 1 + (1 if ctx.has_baseline else 0) + (1 if ctx.has_incumbent else 0) + n_peers
+    need = {"cand": 0, "ref": 0, "inc": 0, "peer": 0}
     for scenario in scenarios:
         inputs = ctx.oracle.inputs(scenario.params, 0)
         per_set = set_bytes(ctx.task, {k: tuple(v.shape) for k, v in inputs.items()},
@@ -83,14 +83,14 @@ def arena_bytes(ctx, scenarios):
         pool = pool_size(per_set, n_impls)
         need["cand"] = max(need["cand"], pool * per_set)
         need["ref"] = max(need["ref"], pool * per_set)
+        need["inc"] = max(need["inc"], pool * per_set)
         need["peer"] = max(need["peer"], pool * per_set * max(1, n_peers))
     return need
 
 
 def run_timing(ctx, scenario, entry, seed_base, rng):
     task = ctx.task
-    impls = ["candidate"] + (["baseline"] if ctx.has_baseline else []) + \
-        ([f"peer:{p}" for p, _ in task.peers] if ctx.with_peers else [])
+    impls = implementations(ctx)
     timer = Timer(ctx, scenario, seed_base, rng)
     probe = ctx.oracle.inputs(scenario.params, seed_base)
     shapes_in = {k: tuple(v.shape) for k, v in probe.items()}

@@ -16,11 +16,11 @@ from .executor_proc import INSIDE, ChildFailure, ExecutorProcess
 
 
 class ExecutorPair:
-    def __init__(self, cand, refx, peerx=None):
-        self.cand, self.refx, self.peerx = cand, refx, peerx
+    def __init__(self, cand, refx, peerx=None, incx=None):
+        self.cand, self.refx, self.peerx, self.incx = cand, refx, peerx, incx
 
     def close(self):
-        for ex in (self.cand, self.refx, self.peerx):
+        for ex in (self.cand, self.refx, self.peerx, self.incx):
             if ex is not None:
                 _close(ex)
 
@@ -77,11 +77,12 @@ def start_pair(ctx, workdir):
     task, libs, opts = ctx.task, ctx.libs, ctx.opts
     sandboxed = ctx.sandboxed
     cpaths, cbinds = _paths(sandboxed, {"candidate": libs["candidate"]})
+    ipaths, ibinds = _paths(sandboxed, {"incumbent": libs.get("incumbent")})
     rpaths, rbinds = _paths(sandboxed, {"baseline": libs.get("baseline"), "task": task.dir})
     reference = (f"{rpaths['task']}/{task.reference_path.name}" if sandboxed else str(task.reference_path))
     cand = ExecutorProcess(workdir, "candidate", opts.call_timeout, confine=opts.confine, sandboxed=sandboxed,
                            binds=cbinds)
-    refx = peerx = None
+    refx = peerx = incx = None
     try:
         cand.ready()   # up and waiting, nothing loaded yet: a clean executor's state
         sizes = getattr(ctx, "arena_bytes", {})
@@ -106,6 +107,21 @@ def start_pair(ctx, workdir):
         _gpu_setup(ctx, refx, sizes.get("ref", 0))
         refx.start({"library": rpaths["baseline"], "entry": task.entry, "argtypes": argtypes(task),
                     "threads_allowed": not single}, timeout=opts.call_timeout + 120)
+        if ipaths.get("incumbent"):
+            # The run's best so far: a former candidate, so an executor of its own, the candidate's twin.
+            # One that does not start is left out of the timing; the candidate is not blamed for it.
+            incx = ExecutorProcess(workdir, "incumbent", opts.call_timeout, confine=opts.confine, sandboxed=sandboxed,
+                                   binds=ibinds)
+            try:
+                incx.ready()
+                _gpu_setup(ctx, incx, sizes.get("inc", 0))
+                incx.start({"library": ipaths["incumbent"], "entry": task.entry, "argtypes": argtypes(task),
+                            "threads_allowed": not single}, timeout=opts.call_timeout + 120)
+            except ChildFailure as exc:
+                _close(incx)
+                incx = None
+                ctx.has_incumbent = False
+                ctx.messages.append(f"incumbent: not timed: its executor did not start: {exc}")
         if ctx.with_peers and task.peers:
             # The peers are the task's own PyTorch code and never see the candidate. On CUDA they run
             # unfiltered: cuDNN and the other libraries behind torch load their engines (code) on a
@@ -118,18 +134,18 @@ def start_pair(ctx, workdir):
             peerx.start({"entry": task.entry, "argtypes": argtypes(task), "peers": dict(task.peers),
                          "reference": reference, "threads": task.cpu_threads}, timeout=opts.call_timeout + 120)
     except ChildFailure:
-        for ex in (cand, refx, peerx):
+        for ex in (cand, refx, peerx, incx):
             if ex is not None:
                 _close(ex)
         raise
     # Calls from here on end at the evaluation's time limit too (start-up is bounded by its own).
-    for ex in (cand, refx, peerx):
+    for ex in (cand, refx, peerx, incx):
         if ex is not None:
             ex.deadline = ctx.deadline
     ctx.cand_status = clean
     ctx.confined = bool(info.get("seccomp"))
-    pair = ExecutorPair(cand, refx, peerx)
-    ctx.cand, ctx.refx, ctx.peerx = cand, refx, peerx
+    pair = ExecutorPair(cand, refx, peerx, incx)
+    ctx.cand, ctx.refx, ctx.peerx, ctx.incx = cand, refx, peerx, incx
     return pair, findings
 
 

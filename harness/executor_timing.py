@@ -68,13 +68,12 @@ class Timer:
 # Python after the flush, docs/harness.md) is about a tenth of it; at most MAX_BATCH calls a request.
 TARGET_BATCH_MS = 2.0
 MAX_BATCH = 512
-ROLES = (("candidate", "cand"), ("reference", "ref"), ("peers", "peer"))   # result key, executor
+ROLES = (("candidate", "cand"), ("reference", "ref"), ("incumbent", "inc"), ("peers", "peer"))   # result key, executor
 
 
 def run_timing(ctx, scenario, entry, seed_base, rng):
     task = ctx.task
-    impls = ["candidate"] + (["baseline"] if ctx.has_baseline else []) + \
-        ([f"peer:{p}" for p, _ in task.peers] if ctx.with_peers else [])
+    impls = implementations(ctx)
     # Every implementation has its own slots: all of a round's inputs are written before its one flush.
     room = max(2, SET_BUDGET_BYTES[ctx.device_kind] //
                (slot_bytes(ctx.oracle.set_bytes(scenario.params), task) * len(impls)))
@@ -83,7 +82,8 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
     shapes_in = {k: tuple(v.shape) for k, v in probe.items()}
     shapes_out = ctx.oracle.output_shapes(scenario.params)
     policy, unsupported, sets = dict(task.timing), {}, {}
-    pin = Pinning([0] + [ex.pid for ex in (ctx.cand, ctx.refx, getattr(ctx, "peerx", None)) if ex is not None])
+    pin = Pinning([0] + [ex.pid for ex in (ctx.cand, ctx.refx, getattr(ctx, "incx", None), getattr(ctx, "peerx", None))
+                         if ex is not None])
     try:
         for name in impls:
             sets[name] = Slots(_executor(ctx, name), task, shapes_in, shapes_out, 1)
@@ -102,13 +102,22 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
             s.close()
 
 
+def implementations(ctx):
+    """What a scenario's timing loop times: the candidate, the baseline, the incumbent (the run's best
+    so far), the peers."""
+    return (["candidate"] + (["baseline"] if ctx.has_baseline else []) +
+            (["incumbent"] if ctx.has_incumbent and getattr(ctx, "incx", None) is not None else []) +
+            ([f"peer:{p}" for p, _ in ctx.task.peers] if ctx.with_peers else []))
+
+
 def _executor(ctx, name):
-    return {"cand": ctx.cand, "ref": ctx.refx, "peer": getattr(ctx, "peerx", None)}[_side(name)]
+    return {"cand": ctx.cand, "ref": ctx.refx, "inc": getattr(ctx, "incx", None),
+            "peer": getattr(ctx, "peerx", None)}[_side(name)]
 
 
 def _side(name):
-    """Which executor: the candidate's, its twin running the baseline, or the peers'."""
-    return "cand" if name == "candidate" else "ref" if name == "baseline" else "peer"
+    """Which executor: the candidate's, its twin running the baseline, the incumbent's, or the peers'."""
+    return {"candidate": "cand", "baseline": "ref", "incumbent": "inc"}.get(name, "peer")
 
 
 def _message(ctx, name, sets, scalars, params, null=False):
@@ -155,7 +164,7 @@ def _loop(ctx, timer, entry, impls, sets, sizes, policy, scenario, seed_base, pi
     pool, batch = sizes
     rcs = {}
     samples = {n: {"ms": [], "wall_ms": [], "cpu_ms": []} for n in impls}
-    null, null_wall, gaps = ({"cand": [], "ref": [], "peer": []} for _ in range(3))
+    null, null_wall, gaps = ({"cand": [], "ref": [], "inc": [], "peer": []} for _ in range(3))
     rechecks = Rechecks(ctx, timer.params)
     cand_reps, rounds = 0, 0
     t_start = time.monotonic()
@@ -350,6 +359,11 @@ def figures(ctx, entry, samples, rcs, rechecks, scenario, seed_base, batch):
         entry["speedup_vs_baseline"] = median(ratios["baseline"])
         entry["speedup_vs_baseline_ci"] = ratio_ci(ratios["baseline"], ci_rng)
         entry["verdict_vs_baseline"] = verdict(entry["speedup_vs_baseline_ci"])
+    if ratios.get("incumbent"):
+        entry["incumbent_ms"] = medians.get("incumbent")
+        entry["speedup_vs_incumbent"] = median(ratios["incumbent"])
+        entry["speedup_vs_incumbent_ci"] = ratio_ci(ratios["incumbent"], random.Random(f"{seed_base}:ci:incumbent"))
+        entry["verdict_vs_incumbent"] = verdict(entry["speedup_vs_incumbent_ci"])
     peers = {n[5:]: v for n, v in ratios.items() if n.startswith("peer:") and v}
     entry["speedup_vs_peer"] = {p: median(v) for p, v in peers.items()}
     entry["speedup_vs_peer_ci"] = {p: ratio_ci(v, ci_rng) for p, v in peers.items()}

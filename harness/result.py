@@ -130,6 +130,14 @@ def _intervals(summary, timed, base_seed):
     if lists and all(lists):
         ci = geomean_ci(lists, random.Random(f"{base_seed}:ci:baseline"))
         summary["speedup_vs_baseline_ci"], summary["verdict_vs_baseline"] = ci, verdict(ci)
+    inc = [s for s in timed if s.get("speedup_vs_incumbent") is not None]
+    if inc:
+        # Beside the run's best so far, in the same rounds: what "a new best" is decided on.
+        summary["speedup_vs_incumbent_geomean"] = geomean([s["speedup_vs_incumbent"] for s in inc])
+        summary["incumbent_scenarios"] = len(inc)
+        lists = [ratios(s, "incumbent") for s in inc]
+        ci = geomean_ci(lists, random.Random(f"{base_seed}:ci:incumbent")) if all(lists) else None
+        summary["speedup_vs_incumbent_ci"], summary["verdict_vs_incumbent"] = ci, verdict(ci)
     for p in summary["speedup_vs_peer_geomean"]:
         lists = [ratios(s, f"peer:{p}") for s in timed if p in s.get("speedup_vs_peer", {})]
         if lists and all(lists):

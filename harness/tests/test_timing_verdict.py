@@ -122,3 +122,47 @@ def test_a_slower_candidate_is_slower(cache_dir, tmp_path):
     s = result["summary"]
     assert result["status"] == "ok", result["messages"]
     assert s["verdict_vs_baseline"] == "slower" and s["speedup_vs_baseline_ci"][1] < 1.0, s
+
+
+# The run's best so far ("incumbent") is timed beside the candidate in the same rounds, in an
+# executor of its own: a new best is decided on that comparison, not on two separate evaluations.
+INC_SCENARIOS = "r256-c1024,r512-c512,r1-c4096"
+
+
+def test_an_incumbent_is_timed_beside_the_candidate(cache_dir, tmp_path):
+    slow = tmp_path / "slow.cpp"
+    slow.write_text(SLOWER)
+    result = evaluate(Options(task_dir=str(CPU_TASK), candidate=str(CPU_TASK / "baseline.cpp"), incumbent=str(slow),
+                              scenarios=INC_SCENARIOS, cache_dir=cache_dir, with_peers=False))
+    s = result["summary"]
+    assert result["status"] == "ok" and result["incumbent"]["timed"], result["messages"]
+    assert s["incumbent_scenarios"] == 3 and s["verdict_vs_incumbent"] == "faster", s
+    assert s["speedup_vs_incumbent_ci"][0] > 1.5 and s["speedup_vs_incumbent_geomean"] > 2.0, s
+    for sc in result["scenarios"]:
+        assert sc["incumbent_ms"] > sc["time_ms"] and sc["verdict_vs_incumbent"] == "faster"
+        assert len(sc["timing"]["ratios"]["incumbent"]) == sc["timing"]["reps"]
+        assert "incumbent" in sc["timing"]["overhead_ms"]     # its own executor, its own request overhead
+    # The baseline is still the baseline: the slower incumbent changed nothing there.
+    assert s["verdict_vs_baseline"] in ("same", "faster", "slower")
+
+
+def test_the_same_kernel_as_incumbent_reads_the_same(cache_dir, tmp_path):
+    copy_of_baseline = tmp_path / "best.cpp"
+    copy_of_baseline.write_text((CPU_TASK / "baseline.cpp").read_text() + "\n// the run's best: a comment apart\n")
+    result = evaluate(Options(task_dir=str(CPU_TASK), candidate=str(CPU_TASK / "baseline.cpp"),
+                              incumbent=str(copy_of_baseline), scenarios=INC_SCENARIOS, cache_dir=cache_dir,
+                              with_peers=False))
+    s = result["summary"]
+    lo, hi = s["speedup_vs_incumbent_ci"]
+    assert lo <= 1.0 <= hi and s["verdict_vs_incumbent"] == "same", s
+
+
+def test_an_incumbent_that_does_not_build_is_left_out_with_the_reason(cache_dir, tmp_path):
+    broken = tmp_path / "broken.cpp"
+    broken.write_text('extern "C" int softmax_rows(const float* x, float* y, long rows, long cols) { return }\n')
+    result = evaluate(Options(task_dir=str(CPU_TASK), candidate=str(CPU_TASK / "baseline.cpp"), incumbent=str(broken),
+                              scenarios="r1-c4096", cache_dir=cache_dir, with_peers=False))
+    assert result["status"] == "ok" and result["incumbent"] == {"file": str(broken), "timed": False}
+    assert any(m.startswith("incumbent: not timed: it does not build") for m in result["messages"]), result["messages"]
+    assert "verdict_vs_incumbent" not in result["summary"]
+    assert "speedup_vs_incumbent" not in result["scenarios"][0]
