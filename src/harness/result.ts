@@ -31,6 +31,9 @@ export const ScenarioResultSchema = z
     speedup_vs_peer_ci: z.record(z.string(), interval).optional(),
     verdict_vs_baseline: verdict.optional(),
     verdict_vs_peer: z.record(z.string(), verdict).optional(),
+    speedup_vs_incumbent: nullableNumber.optional(),
+    speedup_vs_incumbent_ci: interval.optional(),
+    verdict_vs_incumbent: verdict.optional(),
     reason: z.string().nullable().optional(),
   })
   .loose();
@@ -58,6 +61,10 @@ export const EvalResultSchema = z
         speedup_vs_peer_ci: z.record(z.string(), interval).optional(),
         verdict_vs_baseline: verdict.optional(),
         verdict_vs_peer: z.record(z.string(), verdict).optional(),
+        // Present when the run's best so far was timed beside the candidate (--incumbent).
+        speedup_vs_incumbent_geomean: nullableNumber.optional(),
+        speedup_vs_incumbent_ci: interval.optional(),
+        verdict_vs_incumbent: verdict.optional(),
       })
       .loose(),
     scenarios: z.array(ScenarioResultSchema),

@@ -20,6 +20,8 @@ export interface HarnessRunRequest {
   scenarios: string;
   device?: 'cpu' | 'cuda';
   options?: EvaluationOptions;
+  /** The run's best kernel so far: timed beside the candidate (speedup_vs_incumbent, verdict_vs_incumbent). */
+  incumbent?: string;
 }
 
 export interface RunHarnessOptions {
@@ -98,7 +100,7 @@ function innerTimeout(hardSeconds: number): number {
   return Math.max(1, hardSeconds - Math.min(60, Math.max(3, hardSeconds * 0.1)));
 }
 
-function harnessArgs(request: HarnessRunRequest, taskDir: string, candidate: string, resultFile: string, cacheDir: string, hardSeconds: number): string[] {
+function harnessArgs(request: HarnessRunRequest, taskDir: string, candidate: string, resultFile: string, cacheDir: string, hardSeconds: number, incumbent: string | null): string[] {
   const o = request.options ?? {};
   const args = ['-m', 'harness', 'eval', '--task-dir', taskDir, '--candidate', candidate, '--scenarios', request.scenarios];
   args.push('--json', resultFile, '--progress', 'jsonl', '--cache-dir', cacheDir, '--timeout', String(innerTimeout(hardSeconds)));
@@ -107,6 +109,7 @@ function harnessArgs(request: HarnessRunRequest, taskDir: string, candidate: str
   if (o.peers === false) args.push('--no-peers');
   if (o.baseline === false) args.push('--no-baseline');
   if (o.callTimeoutSeconds !== undefined) args.push('--call-timeout', String(o.callTimeoutSeconds));
+  if (incumbent) args.push('--incumbent', incumbent);
   return args;
 }
 
@@ -137,12 +140,18 @@ export async function runHarness(request: HarnessRunRequest, options: RunHarness
     const candidate = path.join(work, request.fileName);
     const resultFile = path.join(work, 'result.json');
     await writeFile(candidate, request.source);
+    let incumbent: string | null = null;
+    if (request.incumbent) {
+      await mkdir(path.join(work, 'incumbent'));
+      incumbent = path.join(work, 'incumbent', request.fileName);
+      await writeFile(incumbent, request.incumbent);
+    }
     // The harness's (and compilers') temp files go inside our folder: removed below even when the
     // harness was killed before it could clean up after itself.
     await mkdir(path.join(work, 'tmp'));
     env.TMPDIR = path.join(work, 'tmp');
     const stderrText = new CappedOutput(64 * 1024);
-    const run = await runGuarded(python, harnessArgs(request, path.join(core.tasksDir, request.task), candidate, resultFile, cacheDir, hardSeconds), {
+    const run = await runGuarded(python, harnessArgs(request, path.join(core.tasksDir, request.task), candidate, resultFile, cacheDir, hardSeconds, incumbent), {
       cwd: core.repoRoot,
       env,
       timeoutMs: hardSeconds * 1000,

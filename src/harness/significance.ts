@@ -13,6 +13,11 @@ export interface GainFigures {
   ciLow: number | null;
   ciHigh: number | null;
   verdict: Verdict | null;
+  /**
+   * Against the run's best so far, timed beside the candidate in the same rounds (the harness's
+   * --incumbent); null when the evaluation was not timed against one.
+   */
+  vsIncumbent: { speedup: number | null; ciLow: number | null; verdict: Verdict | null } | null;
 }
 
 /** The baseline's own figure: a run's incumbent before any candidate beats it. */
@@ -26,21 +31,42 @@ export const MIN_GAIN = 0.01;
 
 /** The figures of an evaluation row (or anything with its speedup and stored result). */
 export function gainFiguresOf(e: { speedupVsBaseline: number | null; result?: unknown }): GainFigures {
-  const summary = (e.result as { summary?: { speedup_vs_baseline_ci?: unknown; verdict_vs_baseline?: unknown } } | null | undefined)?.summary;
-  const ci = summary?.speedup_vs_baseline_ci;
-  const end = (i: number) => (Array.isArray(ci) && typeof ci[i] === 'number' && Number.isFinite(ci[i]) ? (ci[i] as number) : null);
-  const v = summary?.verdict_vs_baseline;
-  return { speedupVsBaseline: e.speedupVsBaseline, ciLow: end(0), ciHigh: end(1), verdict: v === 'faster' || v === 'slower' || v === 'same' ? v : null };
+  type Summary = { speedup_vs_baseline_ci?: unknown; verdict_vs_baseline?: unknown; speedup_vs_incumbent_geomean?: unknown; speedup_vs_incumbent_ci?: unknown; verdict_vs_incumbent?: unknown };
+  const summary = (e.result as { summary?: Summary } | null | undefined)?.summary;
+  const end = (ci: unknown, i: number) => (Array.isArray(ci) && typeof ci[i] === 'number' && Number.isFinite(ci[i]) ? (ci[i] as number) : null);
+  const verdictOf = (v: unknown): Verdict | null => (v === 'faster' || v === 'slower' || v === 'same' ? v : null);
+  const inc = summary?.verdict_vs_incumbent;
+  return {
+    speedupVsBaseline: e.speedupVsBaseline,
+    ciLow: end(summary?.speedup_vs_baseline_ci, 0),
+    ciHigh: end(summary?.speedup_vs_baseline_ci, 1),
+    verdict: verdictOf(summary?.verdict_vs_baseline),
+    vsIncumbent:
+      inc === undefined
+        ? null
+        : {
+            speedup: typeof summary?.speedup_vs_incumbent_geomean === 'number' ? summary.speedup_vs_incumbent_geomean : null,
+            ciLow: end(summary?.speedup_vs_incumbent_ci, 0),
+            verdict: verdictOf(inc),
+          },
+  };
 }
 
 /**
- * Whether a correct candidate's figures beat the incumbent's point figure. A result without an
- * interval (a harness before intervals, or the CUDA path, which does not pair rounds yet) falls back to
- * the point figure, as before.
+ * Whether a correct candidate's figures beat the incumbent. Timed beside it (the harness's
+ * --incumbent), the paired comparison decides; otherwise its interval against the baseline must clear
+ * the incumbent's point figure; a result without an interval (a harness before intervals) falls back
+ * to the point figure, as before.
  */
 export function beatsIncumbent(c: GainFigures, incumbent: number): boolean {
   const x = c.speedupVsBaseline;
   if (x == null || !Number.isFinite(x)) return false;
+  // Timed beside the incumbent in the same rounds: that comparison decides, by the same margin. (It
+  // must also still beat the baseline: an incumbent can only be one that did.)
+  if (c.vsIncumbent) {
+    const v = c.vsIncumbent;
+    return v.verdict === 'faster' && v.ciLow != null && v.ciLow > 1 + MIN_GAIN && (c.verdict == null || c.verdict === 'faster');
+  }
   if (c.verdict == null || c.ciLow == null) return x > incumbent;
   return c.verdict === 'faster' && c.ciLow > incumbent * (1 + MIN_GAIN);
 }

@@ -25,6 +25,8 @@ export interface EvaluationRequest {
   seq?: number;
   /** `cpu` or `cuda`; defaults to the task's device. */
   device?: 'cpu' | 'cuda';
+  /** The run's best kernel so far (its source), timed beside the candidate: a new best is decided on it. */
+  incumbent?: string;
   /** Harness knobs; unset means the harness's defaults (and the queue's time limit). */
   options?: EvaluationOptions;
 }

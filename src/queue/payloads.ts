@@ -38,6 +38,11 @@ export const EvaluatePayloadSchema = z.strictObject({
   runId: idPart('runId').optional(),
   seq: z.number().int().nonnegative().optional(),
   options: EvaluationOptionsSchema.optional(),
+  incumbent: z
+    .string()
+    .min(1, { message: 'incumbent is empty' })
+    .refine((s) => Buffer.byteLength(s) <= MAX_SOURCE_BYTES, { message: `incumbent is larger than ${MAX_SOURCE_BYTES >> 10} KiB` })
+    .optional(),
 });
 export type EvaluatePayload = z.infer<typeof EvaluatePayloadSchema>;
 

@@ -18,6 +18,7 @@ export function toEvaluatePayload(request: EvaluationRequest): EvaluatePayload {
     ...(request.runId !== undefined ? { runId: request.runId } : {}),
     ...(request.seq !== undefined ? { seq: request.seq } : {}),
     ...(request.options ? { options: request.options } : {}),
+    ...(request.incumbent ? { incumbent: request.incumbent } : {}),
   };
 }
 

@@ -31,6 +31,24 @@ describe('a new best only when it is better', () => {
     expect(facts([first, barely, clear]).evalsSinceGain).toBe(0);
   });
 
+  it('timed beside the incumbent, the paired comparison decides, whatever the point figures say', () => {
+    const beside = (point: number, ci: [number, number], verdict: 'faster' | 'slower' | 'same', inc: [number, number], vInc: 'faster' | 'slower' | 'same') => ({
+      ...measured(2, point, ci, verdict),
+      result: { summary: { speedup_vs_baseline_ci: ci, verdict_vs_baseline: verdict, speedup_vs_incumbent_geomean: (inc[0] + inc[1]) / 2, speedup_vs_incumbent_ci: inc, verdict_vs_incumbent: vInc } },
+    });
+    // The best resubmitted: by its own figure vs the baseline it clears the best's 1.30 (noise moved
+    // the machine), but beside the best it reads the same.
+    const resubmitted = beside(1.4, [1.36, 1.44], 'faster', [0.98, 1.03], 'same');
+    expect(beatsIncumbent(gainFiguresOf(resubmitted), 1.3)).toBe(false);
+    // Really faster than the best, beside it: a new best even though its point figure vs the baseline
+    // (measured in other rounds) is below the best's recorded 1.30.
+    const better = beside(1.28, [1.25, 1.31], 'faster', [1.08, 1.12], 'faster');
+    expect(beatsIncumbent(gainFiguresOf(better), 1.3)).toBe(true);
+    // Faster beside it, but by less than the 1 % margin at the bottom of the interval.
+    expect(beatsIncumbent(gainFiguresOf(beside(1.35, [1.3, 1.4], 'faster', [1.004, 1.03], 'faster')), 1.3)).toBe(false);
+    expect(gainFiguresOf(measured(1, 1.3, [1.25, 1.36], 'faster')).vsIncumbent).toBeNull();
+  });
+
   it('a "faster" whose interval clears the incumbent by less than 1 % is not a gain worth keeping', () => {
     // One identical kernel in forty reads "faster" at 95 %; its interval then barely clears 1.0.
     expect(beatsIncumbent(gainFiguresOf(measured(1, 1.03, [1.004, 1.06], 'faster')), 1)).toBe(false);

@@ -56,6 +56,10 @@ describe('queue catalog', () => {
     expect(text).toMatch(/runId: runId must be .* \(no colons\)/);
     expect(EvaluatePayloadSchema.safeParse({ ...payload(), extra: 1 }).success).toBe(false);
     expect(EvaluatePayloadSchema.safeParse({ ...payload(), source: 'x'.repeat((1 << 20) + 1) }).success).toBe(false);
+    // The run's best, timed beside the candidate: the same limits as the source.
+    expect(EvaluatePayloadSchema.safeParse({ ...payload(), incumbent: payload().source }).success).toBe(true);
+    expect(describeIssues(EvaluatePayloadSchema.safeParse({ ...payload(), incumbent: 'x'.repeat((1 << 20) + 1) }).error!)).toMatch(/incumbent: incumbent is larger than/);
+    expect(EvaluatePayloadSchema.safeParse({ ...payload(), incumbent: '' }).success).toBe(false);
     const big = GpuBashPayloadSchema.safeParse({ runId: 'r', seq: 1, command: 'ls', archive: 'A'.repeat(12 << 20), timeoutSeconds: 5, arch: 'sm_90' });
     expect(describeIssues(big.error!)).toMatch(/archive is larger than 8 MiB/);
   });

@@ -12,6 +12,18 @@ import { checkWorkspaceSize, commitWorkspace, tagCommit } from '../workspace/wor
 import { ToolInputError } from './paths.js';
 import type { ToolContext, ToolResult } from './tool-types.js';
 
+/** Whether an evaluation on `requested` can be the run's best (its own scenario set, or all of them). */
+function counts(requested: string, runScenarios: string): boolean {
+  return requested === 'all' || requested === runScenarios;
+}
+
+/** The source of the run's best evaluation so far, or undefined before there is one. */
+async function incumbentSource(store: ToolContext['store'], runId: string): Promise<string | undefined> {
+  const run = await store.runs.get(runId);
+  if (run?.bestEvaluationId == null) return undefined;
+  return (await store.evaluations.get(run.bestEvaluationId))?.source;
+}
+
 /** Maps the dispatcher's outcome onto the evaluations row. */
 export function storedOutcome(outcome: EvaluationOutcome): StoredOutcome {
   if (outcome.status === 'harness_error') {
@@ -84,16 +96,18 @@ export async function runEvaluateTool(input: Record<string, unknown>, ctx: ToolC
   if (evaluation.status === 'pending') {
     // The source of a re-executed call is the one first submitted (the row's), not the file now.
     const during = describeRun(run);
+    // The run's best so far is timed beside the candidate: a new best is decided on that comparison
+    // (src/harness/significance.ts), on the run's own scenario set.
+    const incumbent = counts(requested, runScenarios) ? await incumbentSource(store, run.id) : undefined;
     const outcome = await ctx.dispatcher.evaluate(
-      { task: task.task.name, source: evaluation.source, fileName: task.task.kernel.file, scenarios: requested, arch, runId: run.id, seq },
+      { task: task.task.name, source: evaluation.source, fileName: task.task.kernel.file, scenarios: requested, arch, runId: run.id, seq, ...(incumbent ? { incumbent } : {}) },
       // Not awaited: the harness's output is read on; the reporter is guarded and never throws.
       { signal: ctx.signal, onProgress: (progress) => void ctx.reporter.evaluationProgress({ run: during, seq, progress }) },
     );
     evaluation = await store.evaluations.complete(evaluation.id, storedOutcome(outcome));
   }
 
-  const counts = requested === 'all' || requested === runScenarios;
-  const correct = isCorrectCandidate(evaluation) && counts;
+  const correct = isCorrectCandidate(evaluation) && counts(requested, runScenarios);
   const previous = await store.runs.get(run.id);
   const headline = reportOf(evaluation, null).headline;
   const commit = await commitWorkspace(workspace, `${headline}${correct ? '' : ' (not counted)'}\n\nevaluation id ${evaluation.id}, job ${jobId}`, pathEnv, maxBytes);
@@ -118,7 +132,7 @@ export async function runEvaluateTool(input: Record<string, unknown>, ctx: ToolC
       best: bestEval ? { seq: bestEval.seq ?? 0, speedup: bestEval.speedupVsBaseline } : null,
       commit,
       budget: { used: after.evalsUsed, total: after.budgetEvals },
-      counts,
+      counts: counts(requested, runScenarios),
       // A quick run's best is the best on its subset: said wherever the best appears.
       scenarioSet: runScenarios === 'quick' ? { evaluated: task.task.scenarios.quick.length, total: expandScenarios(task.task).length } : null,
     }),

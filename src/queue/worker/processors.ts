@@ -71,7 +71,7 @@ export function createEvaluateProcessor(deps: ProcessorDeps, slot: Slot): KindPr
     const outcome = await onSlot(slot, ctx.job.id, () => {
       deps.logger.info({ jobId: ctx.job.id, task: payload.task, scenarios: payload.scenarios, gpu: slot.gpuIndex }, 'evaluation started');
       return runHarness(
-        { task: payload.task, source: payload.source, fileName: payload.fileName, scenarios: payload.scenarios, device: payload.device, options: { ...payload.options, timeoutSeconds } },
+        { task: payload.task, source: payload.source, fileName: payload.fileName, scenarios: payload.scenarios, device: payload.device, options: { ...payload.options, timeoutSeconds }, incumbent: payload.incumbent },
         {
           config: deps.config,
           env: deps.env,
