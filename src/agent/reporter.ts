@@ -74,6 +74,17 @@ export interface QuestionReport {
   trigger: DecisionTrigger | null;
 }
 
+/** The best of a run on the quick subset, evaluated on the task's every scenario at the run's end. */
+export interface FullSetConfirmation {
+  /** The harness's status on the full set (`ok`, `incorrect`, ...), or `error` when it could not run. */
+  status: string;
+  correct: boolean;
+  speedupVsBaseline: number | null;
+  scenarios: number;
+  /** Why, when it is not correct. */
+  reason?: string | null;
+}
+
 export interface RunSummary {
   status: RunStatus;
   endReason: string | null;
@@ -85,6 +96,10 @@ export interface RunSummary {
     /** Where its source was written on this host, and the workspace commit that holds it. */
     file: string;
     commit: string | null;
+    /** A run on a subset: how many of the task's scenarios its best was chosen on (null: all of them). */
+    scenarioSet?: { evaluated: number; total: number } | null;
+    /** A run on a subset: the best evaluated once more on every scenario when the run ended. */
+    confirmation?: FullSetConfirmation | null;
   };
   evaluations: number;
   steps: number;

@@ -11,6 +11,16 @@ function clock(startedAt: number): string {
   return `${String(Math.floor(s / 60)).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}`;
 }
 
+/** A quick run's best: the subset it was chosen on and what the full set said of it. */
+function confirmationLines(best: NonNullable<RunSummary['best']>): string[] {
+  if (!best.scenarioSet) return [];
+  const subset = `    chosen on ${best.scenarioSet.evaluated} of ${best.scenarioSet.total} scenarios`;
+  const c = best.confirmation;
+  if (!c) return [`${subset}; not evaluated on the full set`];
+  if (c.correct) return [`${subset}; on all ${c.scenarios}: correct, ${x(c.speedupVsBaseline)} vs baseline`];
+  return [`${subset}; on all ${c.scenarios} it is NOT correct (${c.status}${c.reason ? `: ${c.reason}` : ''})`];
+}
+
 /** The lines `kernelseek run` prints when a run ends: where the best kernel is and how to get the trace. */
 export function summaryLines(runId: string, summary: RunSummary): string[] {
   const lines = [`Run ${runId} ${summary.status}: ${describeEnd(summary.endReason)}.`];
@@ -18,6 +28,7 @@ export function summaryLines(runId: string, summary: RunSummary): string[] {
   if (summary.best) {
     lines.push(
       `  Best correct kernel: evaluation #${summary.best.evaluationSeq}, ${x(summary.best.speedupVsBaseline)} vs baseline${summary.best.speedupVsBestPeer != null ? `, ${x(summary.best.speedupVsBestPeer)} vs the strongest peer` : ''}`,
+      ...confirmationLines(summary.best),
       `    written to ${summary.best.file}`,
       `    (also the git tag ${summary.best.commit} in ${summary.workspace})`,
     );

@@ -1,6 +1,7 @@
+import { describeError } from '../../core/errors.js';
 import type { Run, RunStatus } from '../../db/index.js';
-import { findTask } from '../../harness/tasks.js';
-import type { RunSummary } from '../reporter.js';
+import { expandScenarios, findTask } from '../../harness/tasks.js';
+import type { FullSetConfirmation, RunSummary } from '../reporter.js';
 import { activeSeconds, describeRun } from '../run-view.js';
 import { exportBest, workspacePaths } from '../workspace/workspace.js';
 import { transitionRun, type EngineServices } from './services.js';
@@ -14,8 +15,11 @@ export async function summarizeRun(services: EngineServices, run: Run): Promise<
   let bestSummary: RunSummary['best'] = null;
   if (best && best.speedupVsBaseline != null) {
     let kernelFile = 'kernel.src';
+    let scenarioSet: { evaluated: number; total: number } | null = null;
     try {
-      kernelFile = (await findTask(services.config.core.tasksDir, run.task)).task.kernel.file;
+      const task = (await findTask(services.config.core.tasksDir, run.task)).task;
+      kernelFile = task.kernel.file;
+      if (best.scenarios === 'quick') scenarioSet = { evaluated: task.scenarios.quick.length, total: expandScenarios(task).length };
     } catch {
       // The task may have been removed since; the source is still worth keeping.
     }
@@ -26,6 +30,8 @@ export async function summarizeRun(services: EngineServices, run: Run): Promise<
       speedupVsBestPeer: best.speedupVsBestPeer,
       file,
       commit: `eval-${best.seq}`,
+      scenarioSet,
+      confirmation: ((run.state as { confirmation?: FullSetConfirmation }).confirmation ?? null),
     };
   }
   const delivered = questions.filter((q) => q.deliveredAt);
@@ -61,7 +67,8 @@ export async function endRun(
   const decisionAt = (final.state as { decision?: { at?: string } | null }).decision?.at;
   const waited = Number((final.state as { waitedMs?: number }).waitedMs ?? 0);
   const patch = decisionAt ? { decision: null, waitedMs: waited + Math.max(0, (final.finishedAt ?? services.now()).getTime() - Date.parse(decisionAt)) } : { decision: null };
-  const patched = (await services.store.agentRuns.patchState(run.id, patch)) ?? final;
+  let patched = (await services.store.agentRuns.patchState(run.id, patch)) ?? final;
+  if (status !== 'failed') patched = await confirmOnFullSet(services, patched);
   try {
     const summary = await summarizeRun(services, patched);
     await services.reporter.runFinished({ run: describeRun(patched, services.now()), summary });
@@ -69,4 +76,46 @@ export async function endRun(
     services.logger.error({ err: e, runId: run.id }, 'could not summarise the finished run');
   }
   return patched;
+}
+
+/**
+ * A run on the quick subset chose its best on a few scenarios: before its summary calls that kernel
+ * correct, it is evaluated once on every scenario (job `eval:<run>:0`, outside the run's budget) and
+ * the outcome kept in the run's state, so a summary shown again says the same.
+ */
+async function confirmOnFullSet(services: EngineServices, run: Run): Promise<Run> {
+  if (run.bestEvaluationId == null || (run.state as { confirmation?: unknown }).confirmation) return run;
+  const best = await services.store.evaluations.get(run.bestEvaluationId);
+  if (!best || best.scenarios !== 'quick') return run;
+  let confirmation: FullSetConfirmation;
+  try {
+    const task = (await findTask(services.config.core.tasksDir, run.task)).task;
+    const total = expandScenarios(task).length;
+    const outcome = await services.dispatcher.evaluate({
+      task: task.name,
+      source: best.source,
+      fileName: task.kernel.file,
+      scenarios: 'all',
+      arch: best.arch ?? undefined,
+      runId: run.id,
+      seq: 0,
+    });
+    if (outcome.status === 'harness_error') {
+      confirmation = { status: 'error', correct: false, speedupVsBaseline: null, scenarios: total, reason: outcome.message };
+    } else {
+      const r = outcome.result;
+      const failing = r.scenarios.find((sc) => sc.status !== 'ok');
+      confirmation = {
+        status: outcome.status,
+        correct: r.correct,
+        speedupVsBaseline: r.summary.speedup_vs_baseline_geomean,
+        scenarios: total,
+        reason: r.correct ? null : failing ? `${failing.id}: ${failing.reason ?? failing.status}` : (r.messages[0] ?? null),
+      };
+    }
+  } catch (error) {
+    confirmation = { status: 'error', correct: false, speedupVsBaseline: null, scenarios: 0, reason: describeError(error) };
+  }
+  services.logger.info({ runId: run.id, confirmation }, 'the best, evaluated on the full set');
+  return (await services.store.agentRuns.patchState(run.id, { confirmation })) ?? run;
 }

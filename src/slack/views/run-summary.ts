@@ -13,6 +13,19 @@ export function renderRunSummary(run: RunView, summary: RunSummary, bestPeer: st
     const peer = best.speedupVsBestPeer != null ? ` and *${fmtSpeedup(best.speedupVsBestPeer)}* vs ${bestPeer ?? 'the strongest peer'}` : '';
     const goal = best.speedupVsBaseline >= run.target ? ' :dart: target reached' : ` (target ${fmtSpeedup(run.target)})`;
     blocks.push(section(`:trophy: Best kernel: *${fmtSpeedup(best.speedupVsBaseline)}* vs baseline${peer}, from eval #${best.evaluationSeq}${goal}. It is attached below.`));
+    if (best.scenarioSet) {
+      const c = best.confirmation;
+      const subset = `Chosen on ${best.scenarioSet.evaluated} of ${best.scenarioSet.total} scenarios`;
+      blocks.push(
+        section(
+          !c
+            ? `${subset}; not evaluated on the full set.`
+            : c.correct
+              ? `:white_check_mark: ${subset}; on all ${c.scenarios}: correct, *${fmtSpeedup(c.speedupVsBaseline ?? 0)}* vs baseline.`
+              : `:x: ${subset}; on all ${c.scenarios} it is *not correct* (${escapeMrkdwn(c.status)}${c.reason ? `: ${escapeMrkdwn(c.reason.slice(0, 300))}` : ''}).`,
+        ),
+      );
+    }
   } else {
     blocks.push(section('No candidate was correct on every scenario, so there is no best kernel to attach.'));
   }
