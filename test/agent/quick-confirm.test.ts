@@ -32,7 +32,7 @@ describe('a quick run', () => {
     const run = await h.engine.startRun({ task: 'cpu_softmax', owner: 'alice', origin: 'api', scenarios: 'quick', target: 100, autonomous: true, budgets: { evals: 1 } });
     await waitFor('the run to finish', () => db.store.runs.get(run.id), (r) => r?.status === 'finished', 350_000);
     const finished = await waitFor('the summary', async () => h.events.find((e) => e.event === 'runFinished'), (e) => e !== undefined, 60_000);
-    const summary = (finished!.data as { summary: RunSummary }).summary;
+    const summary = (finished!.data as unknown as { summary: RunSummary }).summary;
     expect(summary.best).toMatchObject({ evaluationSeq: 1, scenarioSet: { evaluated: 3, total: 11 } });
     expect(summary.best!.confirmation).toMatchObject({ status: 'ok', correct: true, scenarios: 11 });
     expect(summary.best!.confirmation!.speedupVsBaseline).toBeGreaterThan(1);

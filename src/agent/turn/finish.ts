@@ -68,7 +68,8 @@ export async function endRun(
   const waited = Number((final.state as { waitedMs?: number }).waitedMs ?? 0);
   const patch = decisionAt ? { decision: null, waitedMs: waited + Math.max(0, (final.finishedAt ?? services.now()).getTime() - Date.parse(decisionAt)) } : { decision: null };
   let patched = (await services.store.agentRuns.patchState(run.id, patch)) ?? final;
-  if (status !== 'failed') patched = await confirmOnFullSet(services, patched);
+  // Finished runs only: a stop asks for a quick end (the summary then says the full set was not run).
+  if (status === 'finished') patched = await confirmOnFullSet(services, patched);
   try {
     const summary = await summarizeRun(services, patched);
     await services.reporter.runFinished({ run: describeRun(patched, services.now()), summary });
