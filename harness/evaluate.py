@@ -112,15 +112,25 @@ def evaluate(opts):
                             "reason": "not run"} for s in scenarios]
     workdir = Path(tempfile.mkdtemp(prefix="kernelseek-eval-"))
     ctx = None
+    # Where the time goes (seconds, as the parent saw it): loading the task, checks and compiles,
+    # starting the executors, the scenarios' stages, shutting down.
+    spent = {"task": round(time.monotonic() - t0, 3)}
     try:
         ctx = _prepare(task, module, device_kind, opts, result, source, workdir, progress, t0 + opts.timeout,
-                       scenarios)
+                       scenarios, spent)
         if ctx is not None:
+            t_run = time.monotonic()
             _run_scenarios(ctx, scenarios, result, base_seed, t0, workdir, progress)
+            spent["scenarios"] = round(time.monotonic() - t_run, 3)
     finally:
+        t_close = time.monotonic()
         if ctx is not None and ctx.child is not None:
             ctx.child.close()
         shutil.rmtree(workdir, ignore_errors=True)
+        spent["close"] = round(time.monotonic() - t_close, 3)
+        for stage in ("correctness", "timing"):
+            spent[stage] = round(sum((s.get("stage_seconds") or {}).get(stage, 0.0) for s in result["scenarios"]), 3)
+        result["time_spent"] = spent
         summarise(result, task, time.monotonic() - t0)
     progress.emit("done", status=result["status"], correct=result["correct"],
                   seconds=result["summary"]["seconds"])
@@ -132,8 +142,9 @@ def _stop(result, status, message):
     result["messages"].append(message)
 
 
-def _prepare(task, module, device_kind, opts, result, source, workdir, progress, deadline, scenarios):
+def _prepare(task, module, device_kind, opts, result, source, workdir, progress, deadline, scenarios, spent):
     """Static checks, compile, binary checks, device and child start. None when a stage failed."""
+    t_build = time.monotonic()
     reasons = static_checks.check_source(source, task)
     if reasons:
         _stop(result, "rejected", "source check: " + "; ".join(reasons))
@@ -177,6 +188,8 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
         result["messages"].extend(base.notes)
         base.write_library(libs["baseline"])
 
+    spent["build"] = round(time.monotonic() - t_build, 3)   # checks and compiles: candidate, incumbent, baseline
+    t_start = time.monotonic()
     device = make_device(device_kind)
     info = device.info()
     result["device_info"] = info
@@ -199,6 +212,7 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
                   "forged": "rejected"}.get(exc.kind, "runtime_error")
         _stop(result, status, f"loading the candidate failed: {exc}")
         return None
+    spent["start"] = round(time.monotonic() - t_start, 3)   # the device, the reference, the executors
     if ctx.init_findings:
         _stop(result, "rejected", "at load time: " + "; ".join(ctx.init_findings))
         ctx.child.close()

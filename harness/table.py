@@ -56,6 +56,11 @@ def render_table(result):
         c = result["compile"]
         lines.append(f"compile {c['seconds']} s{' (cached)' if c.get('cached') else ''}: {c['registers']} registers, "
                      f"{c['smem_bytes']} B static smem, {c['spills']} B spills")
+    spent = result.get("time_spent")
+    if spent:
+        order = ("task", "build", "start", "correctness", "timing", "close")
+        lines.append("time spent: " + ", ".join(f"{k} {spent[k]:.2f} s" for k in order if k in spent)
+                     + (f" (scenarios {spent['scenarios']:.2f} s in all)" if "scenarios" in spent else ""))
     for s in result["scenarios"]:
         if s.get("reason") and s["status"] != "skipped":
             lines.append(f"{s['id']}: {s['status']}: {s['reason']}")
