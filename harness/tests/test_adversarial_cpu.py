@@ -28,7 +28,8 @@ def test_manifest_covers_every_hack_cpp_can_express():
 def test_adversarial_candidate_is_caught(entry, tmp_path, cache_dir):
     out = run_entry(TASK_DIR, entry, Path(tmp_path), cache_dir)
     assert out["ok"], f"{entry['file']}: {out['why']}; first reason: {out['reason']}"
-    if entry["expect"]["status"] != "ok":
+    # A refusal is never also correct; an entry may allow `ok` (then it gained nothing: run.check).
+    if out["status"] != "ok":
         assert not out["result"]["correct"]
 
 

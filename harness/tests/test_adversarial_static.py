@@ -58,7 +58,8 @@ def test_static_adversarial_candidate_is_caught(entry, tmp_path):
         poison(entry, cache_dir)
     out = run_entry(TASK_DIR, entry, tmp_path, str(cache_dir))
     assert out["ok"], f"{entry['file']} (hack {entry['hack']}): {out['why']}; first reason: {out['reason']}"
-    if entry["expect"]["status"] != "ok":
+    # A refusal is never also correct; an entry may allow `ok` (then it gained nothing: run.check).
+    if out["status"] != "ok":
         assert not out["result"]["correct"]
     if entry.get("poison"):
         assert any("failed verification" in m and "discarded and built again" in m
