@@ -56,6 +56,15 @@ class CudaError(RuntimeError):
     pass
 
 
+class DeviceRange:
+    """A device address range as __cuda_array_interface__ (bytes), so that torch can view memory it
+    did not allocate: the parent's view of an arena, the peers' executor's view of its import."""
+
+    def __init__(self, ptr, size):
+        self.__cuda_array_interface__ = {"shape": (size,), "typestr": "|u1", "data": (ptr, False),
+                                         "version": 2, "strides": None}
+
+
 class Driver:
     """libcuda on the current thread's primary context of one device."""
 

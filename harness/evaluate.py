@@ -145,39 +145,34 @@ def _stop(result, status, message):
 def _prepare(task, module, device_kind, opts, result, source, workdir, progress, deadline, scenarios, spent):
     """Static checks, compile, binary checks, device and child start. None when a stage failed."""
     t_build = time.monotonic()
-    reasons = static_checks.check_source(source, task)
-    if reasons:
-        _stop(result, "rejected", "source check: " + "; ".join(reasons))
-        return None
-    b = build(task, source, opts.cache_dir)
-    result["compile"] = {"seconds": b.seconds, "registers": b.ptxas.get("registers"),
-                         "smem_bytes": b.ptxas.get("smem_bytes"), "spills": b.ptxas.get("spills"),
-                         "log": b.log, "cached": b.cached, "kernels": b.ptxas.get("kernels", [])}
-    progress.emit("compile", ok=b.ok, seconds=b.seconds, cached=b.cached)
-    result["messages"].extend(b.notes)
-    if b.refused:
-        _stop(result, "rejected", "source check: " + "; ".join(b.refused))
-        return None
-    if not b.ok:
-        _stop(result, "compile_error", "compile failed; see compile.log")
-        return None
-    problem = static_checks.entry_problem(b.lib, task)
-    if problem:
-        _stop(result, "compile_error", problem)
-        return None
-    reasons = static_checks.check_object(b.obj, task, opts.allowlist) + static_checks.check_library(b.lib, task)
-    if reasons:
-        _stop(result, "rejected", "binary check: " + "; ".join(reasons))
+
+    def built(b):   # the compile's report, whatever the checks after it say
+        result["compile"] = {"seconds": b.seconds, "registers": b.ptxas.get("registers"),
+                             "smem_bytes": b.ptxas.get("smem_bytes"), "spills": b.ptxas.get("spills"),
+                             "log": b.log, "cached": b.cached, "kernels": b.ptxas.get("kernels", [])}
+        progress.emit("compile", ok=b.ok, seconds=b.seconds, cached=b.cached)
+        result["messages"].extend(b.notes)
+
+    b, refused = _checked_build(task, source, opts.cache_dir, opts.allowlist, built)
+    if refused:
+        stage, reasons = refused
+        status = "compile_error" if stage in ("compile", "entry") else "rejected"
+        text = {"source": "source check: ", "refused": "source check: ", "binary": "binary check: "}.get(stage, "")
+        _stop(result, status, "compile failed; see compile.log" if stage == "compile" else text + "; ".join(reasons))
         return None
     libs = {"candidate": str(workdir / "candidate.so")}
     # Copies: a separate file per role, so candidate and baseline never share one loaded library
     # even when the candidate is the baseline's source (the loader shares libraries by inode).
     b.write_library(libs["candidate"])
     if opts.incumbent:
-        inc, note = _build_incumbent(task, opts.incumbent, opts.cache_dir, opts.allowlist)
+        try:
+            inc_source = Path(opts.incumbent).read_bytes()
+            inc, note = _build_incumbent(task, inc_source, opts.cache_dir, opts.allowlist)
+        except OSError as exc:
+            inc, note = None, f"cannot read {opts.incumbent}: {exc.strerror or exc}"
         result["incumbent"] = {"file": str(opts.incumbent), "timed": inc is not None}
         if inc is not None:
-            result["incumbent"]["sha256"] = hashlib.sha256(Path(opts.incumbent).read_bytes()).hexdigest()
+            result["incumbent"]["sha256"] = hashlib.sha256(inc_source).hexdigest()
             libs["incumbent"] = str(workdir / "incumbent.so")
             inc.write_library(libs["incumbent"])
         else:
@@ -221,24 +216,42 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
     return ctx
 
 
-def _build_incumbent(task, path, cache_dir, allowlist=True):
-    """(build, None) for the incumbent, or (None, why it is left out). It is a former candidate: built
-    and checked like one (the candidates' cache namespace), and never trusted."""
-    try:
-        source = Path(path).read_bytes()
-    except OSError as exc:
-        return None, f"cannot read {path}: {exc.strerror or exc}"
+def _checked_build(task, source, cache_dir, allowlist=True, built=None):
+    """(build, None) when `source` passes the source checks, compiles and passes the binary checks;
+    else (build or None, (stage, reasons)) for the first stage that refuses it: `source`, `refused`
+    (what the compiler read), `compile`, `entry` (the entry point is not exported), `binary`.
+    `built(build)` is called once the compiler ran. The candidates' cache namespace."""
     reasons = static_checks.check_source(source, task)
     if reasons:
-        return None, "source check: " + "; ".join(reasons)
+        return None, ("source", reasons)
     b = build(task, source, cache_dir)
-    if b.refused or not b.ok:
-        return None, "it does not build: " + ("; ".join(b.refused) if b.refused else "compile failed")
+    if built is not None:
+        built(b)
+    if b.refused:
+        return b, ("refused", list(b.refused))
+    if not b.ok:
+        return b, ("compile", [])
     problem = static_checks.entry_problem(b.lib, task)
+    if problem:
+        return b, ("entry", [problem])
     reasons = static_checks.check_object(b.obj, task, allowlist) + static_checks.check_library(b.lib, task)
-    if problem or reasons:
-        return None, "binary check: " + "; ".join(([problem] if problem else []) + reasons)
+    if reasons:
+        return b, ("binary", reasons)
     return b, None
+
+
+def _build_incumbent(task, source, cache_dir, allowlist=True):
+    """(build, None) for the incumbent, or (None, why it is left out). It is a former candidate: built
+    and checked like one, and never trusted."""
+    b, refused = _checked_build(task, source, cache_dir, allowlist)
+    if not refused:
+        return b, None
+    stage, reasons = refused
+    if stage == "source":
+        return None, "source check: " + "; ".join(reasons)
+    if stage in ("refused", "compile"):
+        return None, "it does not build: " + ("; ".join(reasons) or "compile failed")
+    return None, "binary check: " + "; ".join(reasons)
 
 
 def _build_baseline(task, cache_dir):

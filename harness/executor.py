@@ -68,14 +68,6 @@ class CallFailed(Exception):
     """A call failed on the device (a fault, an illegal address): reported as the call's failure."""
 
 
-class _CudaInterface:
-    """A device range as __cuda_array_interface__, so that torch (the peers' executor) can view it."""
-
-    def __init__(self, ptr, size):
-        self.__cuda_array_interface__ = {"shape": (size,), "typestr": "|u1", "data": (ptr, False),
-                                         "version": 2, "strides": None}
-
-
 class Executor:
     def __init__(self, sock):
         self.sock = sock
@@ -145,7 +137,7 @@ class Executor:
         pad.launch(0.001)
         drv.synchronize()
         if self.torch is not None:
-            self.gpu["u8"] = self.torch.as_tensor(_CudaInterface(base, size), device="cuda")
+            self.gpu["u8"] = self.torch.as_tensor(cuda_driver.DeviceRange(base, size), device="cuda")
         return {"pad": {"grid": pad.grid, "threads": pad.threads}}
 
     def cmd_map(self, msg, fds):

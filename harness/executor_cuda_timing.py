@@ -31,12 +31,12 @@ time is the candidate's process speaking, so it only counts within what the pare
 import random
 import time
 
-from .executor_eval import call_args, device_findings
+from .executor_eval import device_findings
 from .executor_proc import ChildFailure
 from .executor_rounds import done
 from .executor_slots import Slots
 from .executor_timing import (Rechecks, Timer, definite_failures, drop_unsupported_peers, figures, implementations,
-                              timing_entry, _after_candidate, _executor)
+                              timing_entry, _after_candidate, _executor, _message)
 from .scenario_eval import SET_BUDGET_BYTES, fail
 from .shm import layout
 from .stats import median, median_ci
@@ -113,16 +113,6 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
             s.close()
 
 
-def _message(ctx, name, bs, timer, pad):
-    msg = {"cmd": "call", "pad_ms": PAD_MS if pad else 0.0}
-    if name.startswith("peer:"):
-        msg.update(peer=name[5:], params=dict(timer.params),
-                   batch=[{a.name: bs.spec(a.name) for a in ctx.task.args if a.kind == "tensor"}])
-    else:
-        msg["batch"] = [call_args(ctx.task, bs, timer.scalars)]
-    return msg
-
-
 def _call(ctx, name, bs, timer, pad=True):
     """(reply, wall ms, busy ms) of one call: flushed, synchronised, timed from here."""
     ex = _executor(ctx, name)
@@ -130,7 +120,8 @@ def _call(ctx, name, bs, timer, pad=True):
     ctx.device.sync()
     ex.running = name
     t0 = time.perf_counter_ns()
-    reply = ex.request(_message(ctx, name, bs, timer, pad))
+    # The CPU loop's request (one set here), with the pad before the call's events.
+    reply = ex.request(dict(_message(ctx, name, [bs], timer.scalars, timer.params), pad_ms=PAD_MS if pad else 0.0))
     t1 = time.perf_counter_ns()
     ex.running = None
     busy = ctx.device.busy_ms()

@@ -8,9 +8,13 @@ imported by the executor as its buffer 0), and a set is a range of it: importing
 system call the executor's seccomp filter forbids, but it happens once, before the filter, anyway.
 """
 
+import os
+
 import torch
 
+from .cuda_driver import DeviceRange
 from .protocol import DTYPES
+from .runner import ChildFailure
 from .shm import BufferSet, layout
 
 _ids = [0]
@@ -40,18 +44,11 @@ def close_set(ex, bs):
     if arena is not None:
         arena.free(bs)
         return
-    from .executor_proc import ChildFailure
     try:
         ex.request({"cmd": "unmap", "id": bs.id})
     except ChildFailure:
         pass
     bs.close()
-
-
-class _Interface:
-    def __init__(self, ptr, size):
-        self.__cuda_array_interface__ = {"shape": (size,), "typestr": "|u1", "data": (ptr, False),
-                                         "version": 2, "strides": None}
 
 
 class CudaArena:
@@ -62,7 +59,7 @@ class CudaArena:
         self.drv = drv
         self.handle, self.fd, self.size = drv.create_shared(size)
         self.ptr = drv.map(self.handle, self.size)
-        self.u8 = torch.as_tensor(_Interface(self.ptr, self.size), device=device)
+        self.u8 = torch.as_tensor(DeviceRange(self.ptr, self.size), device=device)
         self.used, self.live = 0, 0
 
     def new_set(self, specs):
@@ -82,7 +79,6 @@ class CudaArena:
         bs.tensors = {}
 
     def close(self):
-        import os
         self.u8 = None
         try:
             os.close(self.fd)

@@ -89,9 +89,8 @@ def start_pair(ctx, workdir):
         _gpu_setup(ctx, cand, sizes.get("cand", 0))
         clean, libs_before, threads_before = cand.status_fields(), cand.libraries(), len(cand.threads())
         cand.running = "candidate (loading the library)"
-        single = "pthread" in task.denylist     # a single-threaded task: no thread may be started
         info = cand.start({"library": cpaths["candidate"], "entry": task.entry, "argtypes": argtypes(task),
-                           "threads_allowed": not single},
+                           "threads_allowed": not ctx.single_threaded},   # single-threaded: no thread may start
                           timeout=opts.call_timeout + 120)
         cand.running = None
         findings = _load_findings(ctx, cand, clean, libs_before, threads_before)
@@ -100,26 +99,15 @@ def start_pair(ctx, workdir):
         ctx.thread_allowance = threads_before
         # The baseline's executor is the candidate's twin (same init, same filter, no torch): identical
         # code must read the same in both. The peers (PyTorch) get a third executor of their own.
-        refx = ExecutorProcess(workdir, "reference", opts.call_timeout, confine=opts.confine, sandboxed=sandboxed,
-                               binds=[b for b in rbinds if b[1].startswith(f"{INSIDE}/baseline")])
-        refx.ready()
+        refx = _twin(ctx, workdir, "reference", rpaths["baseline"],
+                     [b for b in rbinds if b[1].startswith(f"{INSIDE}/baseline")], sizes.get("ref", 0))
         refx.calibrated = False
-        _gpu_setup(ctx, refx, sizes.get("ref", 0))
-        refx.start({"library": rpaths["baseline"], "entry": task.entry, "argtypes": argtypes(task),
-                    "threads_allowed": not single}, timeout=opts.call_timeout + 120)
         if ipaths.get("incumbent"):
             # The run's best so far: a former candidate, so an executor of its own, the candidate's twin.
             # One that does not start is left out of the timing; the candidate is not blamed for it.
-            incx = ExecutorProcess(workdir, "incumbent", opts.call_timeout, confine=opts.confine, sandboxed=sandboxed,
-                                   binds=ibinds)
             try:
-                incx.ready()
-                _gpu_setup(ctx, incx, sizes.get("inc", 0))
-                incx.start({"library": ipaths["incumbent"], "entry": task.entry, "argtypes": argtypes(task),
-                            "threads_allowed": not single}, timeout=opts.call_timeout + 120)
+                incx = _twin(ctx, workdir, "incumbent", ipaths["incumbent"], ibinds, sizes.get("inc", 0))
             except ChildFailure as exc:
-                _close(incx)
-                incx = None
                 ctx.has_incumbent = False
                 ctx.messages.append(f"incumbent: not timed: its executor did not start: {exc}")
         if ctx.with_peers and task.peers:
@@ -147,6 +135,22 @@ def start_pair(ctx, workdir):
     pair = ExecutorPair(cand, refx, peerx, incx)
     ctx.cand, ctx.refx, ctx.peerx, ctx.incx = cand, refx, peerx, incx
     return pair, findings
+
+
+def _twin(ctx, workdir, role, library, binds, arena_size):
+    """An executor like the candidate's (same init, same filter, no torch) running `library`: the
+    baseline's, the incumbent's. Closed again when it does not start (ChildFailure)."""
+    task, opts = ctx.task, ctx.opts
+    ex = ExecutorProcess(workdir, role, opts.call_timeout, confine=opts.confine, sandboxed=ctx.sandboxed, binds=binds)
+    try:
+        ex.ready()
+        _gpu_setup(ctx, ex, arena_size)
+        ex.start({"library": library, "entry": task.entry, "argtypes": argtypes(task),
+                  "threads_allowed": not ctx.single_threaded}, timeout=opts.call_timeout + 120)
+    except ChildFailure:
+        _close(ex)
+        raise
+    return ex
 
 
 def _load_findings(ctx, cand, clean, libs_before, threads_before):

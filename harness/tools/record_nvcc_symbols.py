@@ -33,7 +33,8 @@ def main():
             if done.returncode != 0:
                 continue     # a candidate the source check refuses may not compile at all
             objects[str(src.relative_to(REPO))] = sorted(set(read_elf(obj).undefined()))
-    nvcc = _version(["nvcc", "--version"])[-2].strip() if len(_version(["nvcc", "--version"])) >= 2 else "nvcc"
+    lines = _version(["nvcc", "--version"])
+    nvcc = lines[-2].strip() if len(lines) >= 2 else "nvcc"
     gxx = _version(["g++", "--version"])[0]
     data = {"recorded_with": f"{nvcc}; {gxx}",
             "how": "undefined symbols of kernel.o as harness/build.py compiles each file (nvcc -O3 -std=c++17 "

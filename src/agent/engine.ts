@@ -14,7 +14,7 @@ import { describeRun, type RunView } from './run-view.js';
 import type { TurnJob, TurnScheduler } from './scheduler.js';
 import { failRun, processTurn, type TurnOutcome } from './turn/run-turn.js';
 import type { EngineServices } from './turn/services.js';
-import type { WorkerAvailability } from './worker-availability.js';
+import type { WorkerAvailability } from './worker-wait.js';
 
 export interface AgentEngineDeps {
   config: Config;

@@ -38,4 +38,5 @@ export { startRunReconciler, RECONCILE_QUEUE, type RunReconciler } from './recon
 export { createLocalAgent, type LocalAgent } from './local.js';
 export { holdRunLease, terminalLeaseOwner, type RunLease } from './lease.js';
 export { isInterrupted } from './run-view.js';
-export { createRedisWorkerAvailability, workerWait, type WorkerAvailability } from './worker-availability.js';
+export { createRedisWorkerAvailability } from './worker-availability.js';
+export { workerWait, type WorkerAvailability } from './worker-wait.js';

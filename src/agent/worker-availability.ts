@@ -2,8 +2,6 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { listWorkers } from '../queue/heartbeat.js';
 import type { WorkerAvailability } from './worker-wait.js';
 
-export { workerWait, type WorkerAvailability } from './worker-wait.js';
-
 /** From the gpu-workers' heartbeats in Redis (src/queue/heartbeat.ts). */
 export function createRedisWorkerAvailability(connection: RedisOptions, prefix: string): WorkerAvailability {
   const redis = new Redis({ ...connection, lazyConnect: true, maxRetriesPerRequest: 1 });

@@ -17,7 +17,7 @@ export interface GainFigures {
    * Against the run's best so far, timed beside the candidate in the same rounds (the harness's
    * --incumbent); null when the evaluation was not timed against one.
    */
-  vsIncumbent: { speedup: number | null; ciLow: number | null; verdict: Verdict | null } | null;
+  vsIncumbent: { speedup: number | null; ciLow: number | null; ciHigh: number | null; verdict: Verdict | null } | null;
 }
 
 /** The baseline's own figure: a run's incumbent before any candidate beats it. */
@@ -47,6 +47,7 @@ export function gainFiguresOf(e: { speedupVsBaseline: number | null; result?: un
         : {
             speedup: typeof summary?.speedup_vs_incumbent_geomean === 'number' ? summary.speedup_vs_incumbent_geomean : null,
             ciLow: end(summary?.speedup_vs_incumbent_ci, 0),
+            ciHigh: end(summary?.speedup_vs_incumbent_ci, 1),
             verdict: verdictOf(inc),
           },
   };
@@ -71,10 +72,13 @@ export function beatsIncumbent(c: GainFigures, incumbent: number): boolean {
   return c.verdict === 'faster' && c.ciLow > incumbent * (1 + MIN_GAIN);
 }
 
-/** "faster than the baseline (95 %: 1.02x-1.07x)" and the like, for the model and the people. */
-export function describeVerdict(c: GainFigures): string | null {
+/**
+ * "faster than the baseline (95 % interval 1.020x-1.070x)" and the like, for the model and the people;
+ * `what` names the other side of the comparison (the run's best: "it").
+ */
+export function describeVerdict(c: { verdict: Verdict | null; ciLow: number | null; ciHigh: number | null }, what = 'the baseline'): string | null {
   if (c.verdict == null || c.ciLow == null || c.ciHigh == null) return null;
   const range = `95 % interval ${c.ciLow.toFixed(3)}x-${c.ciHigh.toFixed(3)}x`;
-  if (c.verdict === 'same') return `not distinguishable from the baseline (${range})`;
-  return `${c.verdict} than the baseline (${range})`;
+  if (c.verdict === 'same') return `not distinguishable from ${what} (${range})`;
+  return `${c.verdict} than ${what} (${range})`;
 }

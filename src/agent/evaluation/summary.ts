@@ -89,12 +89,8 @@ export function formatEvaluationForModel(input: {
     const verdict = describeVerdict(figures);
     if (verdict) lines.push(`Against the baseline: ${verdict}; a new best must be faster than the best so far by its whole interval.`);
     const inc = figures.vsIncumbent;
-    if (inc && inc.verdict) {
-      const ci = r.summary.speedup_vs_incumbent_ci;
-      const range = ci ? ` (95 % interval ${ci[0].toFixed(3)}x-${ci[1].toFixed(3)}x)` : '';
-      const said = inc.verdict === 'same' ? 'not distinguishable from' : `${inc.verdict} than`;
-      lines.push(`Against the run's best so far, timed beside it: ${fmtX(inc.speedup)}, ${said} it${range}.`);
-    }
+    const beside = inc ? describeVerdict(inc, 'it') : null;
+    if (inc && beside) lines.push(`Against the run's best so far, timed beside it: ${fmtX(inc.speedup)}, ${beside}.`);
     if (r.summary.pct_of_peak_median != null) lines.push(`Median share of the device's peak: ${r.summary.pct_of_peak_median.toFixed(1)}%.`);
     const goal = goalSpeedup(task, e);
     lines.push(

@@ -17,13 +17,6 @@ function counts(requested: string, runScenarios: string): boolean {
   return requested === 'all' || requested === runScenarios;
 }
 
-/** The source of the run's best evaluation so far, or undefined before there is one. */
-async function incumbentSource(store: ToolContext['store'], runId: string): Promise<string | undefined> {
-  const run = await store.runs.get(runId);
-  if (run?.bestEvaluationId == null) return undefined;
-  return (await store.evaluations.get(run.bestEvaluationId))?.source;
-}
-
 /** Maps the dispatcher's outcome onto the evaluations row. */
 export function storedOutcome(outcome: EvaluationOutcome): StoredOutcome {
   if (outcome.status === 'harness_error') {
@@ -93,12 +86,15 @@ export async function runEvaluateTool(input: Record<string, unknown>, ctx: ToolC
     scenarios: requested,
     arch: arch ?? null,
   });
+  // The run as it stands (a turn's earlier evaluation may have moved its best); nothing else changes
+  // its best while this evaluation runs.
+  const previous = await store.runs.get(run.id);
   if (evaluation.status === 'pending') {
     // The source of a re-executed call is the one first submitted (the row's), not the file now.
     const during = describeRun(run);
     // The run's best so far is timed beside the candidate: a new best is decided on that comparison
     // (src/harness/significance.ts), on the run's own scenario set.
-    const incumbent = counts(requested, runScenarios) ? await incumbentSource(store, run.id) : undefined;
+    const incumbent = counts(requested, runScenarios) && previous?.bestEvaluationId != null ? (await store.evaluations.get(previous.bestEvaluationId))?.source : undefined;
     const outcome = await ctx.dispatcher.evaluate(
       { task: task.task.name, source: evaluation.source, fileName: task.task.kernel.file, scenarios: requested, arch, runId: run.id, seq, ...(incumbent ? { incumbent } : {}) },
       // Not awaited: the harness's output is read on; the reporter is guarded and never throws.
@@ -108,7 +104,6 @@ export async function runEvaluateTool(input: Record<string, unknown>, ctx: ToolC
   }
 
   const correct = isCorrectCandidate(evaluation) && counts(requested, runScenarios);
-  const previous = await store.runs.get(run.id);
   const headline = reportOf(evaluation, null).headline;
   const commit = await commitWorkspace(workspace, `${headline}${correct ? '' : ' (not counted)'}\n\nevaluation id ${evaluation.id}, job ${jobId}`, pathEnv, maxBytes);
   await tagCommit(workspace, `eval-${seq}`, commit, pathEnv);

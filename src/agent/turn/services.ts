@@ -8,7 +8,7 @@ import type { ModelClient } from '../model/types.js';
 import type { RunReporter } from '../reporter.js';
 import { describeRun } from '../run-view.js';
 import type { TurnScheduler } from '../scheduler.js';
-import type { WorkerAvailability } from '../worker-availability.js';
+import type { WorkerAvailability } from '../worker-wait.js';
 
 /** What the engine runs on; one set per process, shared by every run it advances. */
 export interface EngineServices {
