@@ -74,8 +74,11 @@ class ExecutorProcess:
         self.confine = confine and seccomp.supported()
         self.sandboxed = sandboxed
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        # The same hash seed in every executor: identical code must read the same in the candidate's
+        # executor and its twin, and a random seed per process lays out the interpreter's dicts
+        # differently (issue 14: per-evaluation offsets of a 2 us kernel measured through Python).
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONDONTWRITEBYTECODE": "1",
-               "OMP_NUM_THREADS": "1"}
+               "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
         if os.environ.get("CUDA_VISIBLE_DEVICES") is not None:    # the GPU the evaluation was given
             env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
         argv = [sys.executable, "-m", "harness.executor", str(theirs.fileno())]
