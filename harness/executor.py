@@ -16,6 +16,7 @@ Run as: python -m harness.executor <socket fd>
 
 import ctypes
 import gc
+from array import array
 import json
 import mmap
 import os
@@ -76,6 +77,9 @@ class Executor:
         self.peers = {}
         self.torch = None
         self.gpu = None       # CUDA tasks: the driver, the shared arena, the candidate's stream (cmd_cuda)
+        self.batch = None     # CPU tasks: the native batch call (harness/native/batch.c)
+        self.tables = {}      # buffer id -> _Table of its slots' argument lists
+        self.kinds = []
 
     def cmd_init(self, msg, _fds):
         if msg.get("peers"):
@@ -97,6 +101,9 @@ class Executor:
             self.fn = getattr(lib, msg["entry"])
             self.fn.restype = ctypes.c_int
             self.fn.argtypes = [_CTYPES[k] for k in msg["argtypes"]]
+            self.kinds = list(msg["argtypes"])
+            if msg.get("batcher"):
+                self.batch = _native_batch(msg["batcher"], self.fn, msg["argtypes"])
         # No garbage collection inside a timed request: a collection walks every tracked object, and
         # the reference executor (torch imported) has many times the candidate's, so a collection
         # triggered by a request's own allocations would bill identical code differently.
@@ -150,7 +157,13 @@ class Executor:
         return {}
 
     def cmd_unmap(self, msg, _fds):
+        self.tables.pop(int(msg["id"]), None)
         self.buffers.pop(int(msg["id"]), None)   # the mmap closes when its last view goes
+        return {}
+
+    def cmd_table(self, msg, _fds):
+        """The argument lists of buffer `id`'s slots, for timed requests that name slots by index."""
+        self.tables[int(msg["id"])] = _Table([self._argv(args) for args in msg["batch"]], self.kinds)
         return {}
 
     def _argv(self, args):
@@ -167,10 +180,22 @@ class Executor:
     def cmd_call(self, msg, _fds):
         """Call the entry point `n` times on the same buffers, or once on each argument list of
         `batch` (in order: one request amortises its own cost over many calls, each on its own
-        buffers and inputs); `null` does everything but the calls, which is how the parent calibrates
-        the cost of a request."""
+        buffers and inputs), or once on each slot `idx` names of a `table` (cmd_table: the same
+        without decoding argument lists in the request); `null` does everything but the calls, which
+        is how the parent calibrates the cost of a request."""
         if msg.get("peer"):
             return self._call_peer(msg)
+        if "table" in msg:
+            table, idx = self.tables[int(msg["table"])], [int(i) for i in msg["idx"]]
+            if idx and not (0 <= min(idx) and max(idx) < len(table.argvs)):
+                raise ValueError(f"slot index out of range (the table has {len(table.argvs)})")
+            if self.batch is not None:
+                return {"rc": self.batch(table, idx, bool(msg.get("null")))}
+            argvs = [table.argvs[i] for i in idx]
+            if msg.get("null"):
+                return {"rc": [0] * len(argvs)}
+            fn = self.fn
+            return {"rc": [int(fn(*argv)) for argv in argvs]}
         batch = msg["batch"] if "batch" in msg else [msg["args"]] * int(msg.get("n", 1))
         argvs = [self._argv(args) for args in batch]
         if self.gpu is not None:
@@ -255,6 +280,46 @@ class Executor:
         return {"rc": [0] * len(calls)}
 
 
+class _Table:
+    """The argument lists of a set of slots, packed once: a timed request then names slots by index,
+    so its own cost (decoding, building argument lists) no longer grows with its calls."""
+
+    def __init__(self, argvs, kinds):
+        self.argvs = argvs
+        ints = [i for i, k in enumerate(kinds) if k in ("pointer", "int32", "int64")]
+        floats = [i for i, k in enumerate(kinds) if k == "float32"]
+        self.ni, self.nf = len(ints), len(floats)
+        self.ints = array("q", [int(argv[j] or 0) for argv in argvs for j in ints] or [0])
+        self.floats = array("f", [float(argv[j]) for argv in argvs for j in floats] or [0.0])
+
+
+def _native_batch(path, fn, kinds):
+    """A function (table, slot indices, null) -> return codes making all of a request's calls in one
+    native loop (harness/native/batch.c), or None when the entry point's arguments do not fit its
+    prototype. A null request does the same but calls nothing."""
+    n_int = sum(k in ("pointer", "int32", "int64") for k in kinds)
+    n_float = sum(k == "float32" for k in kinds)
+    if n_int + n_float != len(kinds) or n_int > 16 or n_float > 8:
+        return None
+    lib = ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+    run = lib.ks_batch
+    run.restype = ctypes.c_int
+    run.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
+                    ctypes.c_void_p, ctypes.c_void_p]
+    entry = ctypes.cast(fn, ctypes.c_void_p).value
+
+    def call(table, idx, null):
+        n = len(idx)
+        ix = array("i", idx or [0])
+        rc = array("i", bytes(4 * max(1, n)))
+        if run(entry, 0 if null else n, ix.buffer_info()[0], table.ni, table.ints.buffer_info()[0], table.nf,
+               table.floats.buffer_info()[0], rc.buffer_info()[0]):
+            raise ValueError("the native batch call refused its argument layout")
+        return rc.tolist()[:n]
+
+    return call
+
+
 def _peer_call(fn, tensors, params):
     fn(tensors, params)
     return 0
@@ -264,7 +329,8 @@ def main(argv):
     sock = socket.socket(fileno=int(argv[1]))
     ex = Executor(sock)
     handlers = {"init": ex.cmd_init, "cuda": ex.cmd_cuda, "map": ex.cmd_map, "unmap": ex.cmd_unmap,
-                "call": ex.cmd_call}
+                "call": ex.cmd_call,
+                "table": ex.cmd_table}
     while True:
         fds = []
         try:

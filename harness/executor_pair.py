@@ -10,7 +10,7 @@ POSIX timer, a forbidden library.
 
 from pathlib import Path
 
-from . import sandbox
+from . import native, sandbox
 from .denylist import ALWAYS, families, match_library
 from .executor_proc import INSIDE, ChildFailure, ExecutorProcess
 
@@ -76,12 +76,18 @@ def start_pair(ctx, workdir):
     """(ExecutorPair, findings at load time). Raises ChildFailure."""
     task, libs, opts = ctx.task, ctx.libs, ctx.opts
     sandboxed = ctx.sandboxed
+    if ctx.device_kind == "cpu" and "batcher" not in libs:
+        libs["batcher"], why = native.batcher(workdir)
+        if why:
+            ctx.messages.append(f"timing: {why}: calls made one by one from Python")
+    bpaths, ctx.batcher_binds = _paths(sandboxed, {"batcher": libs.get("batcher")})
+    ctx.batcher = bpaths["batcher"]
     cpaths, cbinds = _paths(sandboxed, {"candidate": libs["candidate"]})
     ipaths, ibinds = _paths(sandboxed, {"incumbent": libs.get("incumbent")})
     rpaths, rbinds = _paths(sandboxed, {"baseline": libs.get("baseline"), "task": task.dir})
     reference = (f"{rpaths['task']}/{task.reference_path.name}" if sandboxed else str(task.reference_path))
     cand = ExecutorProcess(workdir, "candidate", opts.call_timeout, confine=opts.confine, sandboxed=sandboxed,
-                           binds=cbinds)
+                           binds=cbinds + ctx.batcher_binds)
     refx = peerx = incx = None
     try:
         cand.ready()   # up and waiting, nothing loaded yet: a clean executor's state
@@ -90,7 +96,7 @@ def start_pair(ctx, workdir):
         clean, libs_before, threads_before = cand.status_fields(), cand.libraries(), len(cand.threads())
         cand.running = "candidate (loading the library)"
         info = cand.start({"library": cpaths["candidate"], "entry": task.entry, "argtypes": argtypes(task),
-                           "threads_allowed": not ctx.single_threaded},   # single-threaded: no thread may start
+                           "batcher": ctx.batcher, "threads_allowed": not ctx.single_threaded},   # single-threaded: no thread may start
                           timeout=opts.call_timeout + 120)
         cand.running = None
         findings = _load_findings(ctx, cand, clean, libs_before, threads_before)
@@ -141,11 +147,12 @@ def _twin(ctx, workdir, role, library, binds, arena_size):
     """An executor like the candidate's (same init, same filter, no torch) running `library`: the
     baseline's, the incumbent's. Closed again when it does not start (ChildFailure)."""
     task, opts = ctx.task, ctx.opts
-    ex = ExecutorProcess(workdir, role, opts.call_timeout, confine=opts.confine, sandboxed=ctx.sandboxed, binds=binds)
+    ex = ExecutorProcess(workdir, role, opts.call_timeout, confine=opts.confine, sandboxed=ctx.sandboxed,
+                         binds=binds + ctx.batcher_binds)
     try:
         ex.ready()
         _gpu_setup(ctx, ex, arena_size)
-        ex.start({"library": library, "entry": task.entry, "argtypes": argtypes(task),
+        ex.start({"library": library, "entry": task.entry, "argtypes": argtypes(task), "batcher": ctx.batcher,
                   "threads_allowed": not ctx.single_threaded}, timeout=opts.call_timeout + 120)
     except ChildFailure:
         _close(ex)

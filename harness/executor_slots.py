@@ -6,6 +6,7 @@ One memfd per implementation holds every call's tensors, each page-aligned, and 
 Slot looks like a BufferSet (tensors, ref, spec) to the code that fills, calls and checks.
 """
 
+from .executor_eval import call_args
 from .executor_memory import close_set, new_set
 from .shm import ALIGN
 
@@ -16,8 +17,8 @@ def slot_bytes(set_bytes, task):
 
 
 class Slot:
-    def __init__(self, bs, j, names):
-        self.bs, self.j = bs, j
+    def __init__(self, bs, j, names, table):
+        self.bs, self.j, self.table = bs, j, table
         self.id = bs.id
         self.tensors = {n: bs.tensors[f"{n}#{j}"] for n in names}
 
@@ -29,7 +30,9 @@ class Slot:
 
 
 class Slots:
-    def __init__(self, ex, task, input_shapes, output_shapes, count):
+    def __init__(self, ex, task, input_shapes, output_shapes, count, scalars=None):
+        """`scalars` (the scenario's): the executor is also sent every slot's argument list once
+        (cmd_table), and timed requests name slots by index (`Slot.table`)."""
         self.ex, specs, names = ex, [], []
         tensors = [a for a in task.args if a.kind == "tensor"]
         for j in range(count):
@@ -38,7 +41,12 @@ class Slots:
                 specs.append((f"{arg.name}#{j}", arg.dtype, shape))
         names = [a.name for a in tensors]
         self.bs = new_set(ex, specs)
-        self.slots = [Slot(self.bs, j, names) for j in range(count)]
+        table = None
+        if scalars is not None:
+            slots = [Slot(self.bs, j, names, None) for j in range(count)]
+            ex.request({"cmd": "table", "id": self.bs.id, "batch": [call_args(task, s, scalars) for s in slots]})
+            table = self.bs.id
+        self.slots = [Slot(self.bs, j, names, table) for j in range(count)]
 
     def get(self, k):
         return self.slots[k]

@@ -86,7 +86,7 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
                          if ex is not None])
     try:
         for name in impls:
-            sets[name] = Slots(_executor(ctx, name), task, shapes_in, shapes_out, 1)
+            sets[name] = Slots(_executor(ctx, name), task, shapes_in, shapes_out, 1, _table(name, timer))
         est = _warm_up(ctx, timer, impls, sets, policy, unsupported)
         for name in list(sets):
             sets.pop(name).close()
@@ -94,12 +94,18 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
         batch = max(1, min(MAX_BATCH, room, math.ceil(TARGET_BATCH_MS / min(est.values()))))
         pool = max(batch, min(4, room))      # slots per implementation; each batch draws `batch` of them
         for name in impls:
-            sets[name] = Slots(_executor(ctx, name), task, shapes_in, shapes_out, pool)
+            sets[name] = Slots(_executor(ctx, name), task, shapes_in, shapes_out, pool, _table(name, timer))
         return _loop(ctx, timer, entry, impls, sets, (pool, batch), policy, scenario, seed_base, pin, unsupported)
     finally:
         pin.restore()
         for s in sets.values():
             s.close()
+
+
+def _table(name, timer):
+    """The scalars for a Slots table: native implementations are called by slot index (peers take
+    tensors)."""
+    return None if name.startswith("peer:") else timer.scalars
 
 
 def implementations(ctx):
@@ -124,6 +130,8 @@ def _message(ctx, name, sets, scalars, params, null=False):
     if name.startswith("peer:"):
         return {"cmd": "call", "peer": name[5:], "params": dict(params),
                 "batch": [{a.name: bs.spec(a.name) for a in ctx.task.args if a.kind == "tensor"} for bs in sets]}
+    if all(getattr(bs, "table", None) is not None and bs.table == sets[0].table for bs in sets):
+        return {"cmd": "call", "table": sets[0].table, "idx": [bs.j for bs in sets], "null": null}
     return {"cmd": "call", "batch": [call_args(ctx.task, bs, scalars) for bs in sets], "null": null}
 
 
