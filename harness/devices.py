@@ -109,6 +109,12 @@ class CudaDevice:
         self._probe = None
         self._busy = None
         self._driver = None
+        from . import nvml
+        self.nvml, self.nvml_why = nvml.open_device(nvml.torch_bus_id(props))
+
+    def clocks(self):
+        """NVML's reading of the GPU now (harness/nvml.py), or None without NVML."""
+        return self.nvml.sample() if self.nvml is not None else None
 
     def driver(self):
         """The CUDA driver API on torch's context (harness/cuda_driver.py), for the executors' arenas."""
@@ -209,7 +215,9 @@ class CudaDevice:
     def info(self):
         return {"name": self.props.name, "arch": self.arch, "memory_bytes": self.props.total_memory,
                 "l2_bytes": self.l2_bytes, "sms": self.props.multi_processor_count,
-                "driver": _driver_version(), "torch": torch.__version__, "cuda": torch.version.cuda}
+                "driver": _driver_version(), "torch": torch.__version__, "cuda": torch.version.cuda,
+                "max_sm_mhz": self.nvml.max_sm_mhz if self.nvml is not None else None,
+                "nvml": self.nvml.matched if self.nvml is not None else self.nvml_why}
 
 
 class _NullContext:
