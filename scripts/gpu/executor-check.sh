@@ -6,6 +6,10 @@
 #    when it fails, once more with the seccomp filter off, to tell the filter from the rest);
 #    every CUDA adversarial candidate (harness/adversarial/cuda/manifest.yaml); flash_attn_fwd's
 #    baseline on its quick set, with both peers.
+#   OUT=/tmp/out PART=3 bash scripts/gpu/executor-check.sh     (about 500 s)
+# 3. issue 13's acceptance: flash_attn_fwd's full evaluation of the baseline with both peers (within
+#    FLASH_TIMEOUT, default 203 s), the same twice without peers (repeatability:
+#    compare_results repeat), then every CUDA adversarial candidate in the time left.
 #   OUT=/tmp/out PART=2 bash scripts/gpu/executor-check.sh     (about 280 s)
 # 2. the adversarial entries named in ONLY (default: hack13 and trust8), rmsnorm's and flash_attn_fwd's
 #    full evaluations of the baseline with peers (flash within FLASH_TIMEOUT, default 180 s).
@@ -30,7 +34,26 @@ step() {   # step NAME TIMEOUT CMD...
 R=kernels/rmsnorm
 F=kernels/flash_attn_fwd
 PART=${PART:-1}
-if [ "$PART" = 2 ]; then
+T0=$(date +%s)
+left() { echo $(( ${BUDGET:-585} - ($(date +%s) - T0) )); }
+if [ "$PART" = 3 ]; then
+  T=${FLASH_TIMEOUT:-203}
+  step flash-full $((T + 15)) "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu \
+    --json "$OUT/flash-full.json" --table --timeout "$T"
+  for run in a b; do
+    step flash-repeat-$run 170 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --no-peers \
+      --json "$OUT/flash-repeat-$run.json" --timeout 160
+  done
+  "$PY" -m harness.tools.compare_results repeat "$OUT/flash-repeat-a.json" "$OUT/flash-repeat-b.json" \
+    > "$OUT/repeat.txt" 2>&1
+  cat "$OUT/repeat.txt"
+  if [ "$(left)" -gt 60 ]; then
+    step adversarial "$(left)" "$PY" -m harness.adversarial.run harness/adversarial/cuda/manifest.yaml \
+      --json "$OUT/adversarial.json"
+    "$PY" -m harness.tools.compare_results adversarial "$OUT/adversarial.json" > "$OUT/adversarial.txt" 2>&1
+  fi
+  NAMES="flash-full flash-repeat-a flash-repeat-b"
+elif [ "$PART" = 2 ]; then
   for only in ${ONLY:-hack13 trust8}; do
     step "adversarial-$only" 60 "$PY" -m harness.adversarial.run harness/adversarial/cuda/manifest.yaml --only "$only" \
       --json "$OUT/adversarial-$only.json"

@@ -1,0 +1,192 @@
+"""harness/tools/cupti_fidelity.py without a GPU: cutting profiles into calls, the summary, the CLI."""
+
+import hashlib
+import json
+
+import pytest
+import torch
+from torch.autograd import DeviceType
+
+from harness.task import load_task
+from harness.tools import cupti_fidelity as cf
+
+from .conftest import REPO
+
+RMSNORM = REPO / "kernels" / "rmsnorm"
+FLUSH = "Memcpy DtoD (Device -> Device)"
+PAD = "at::cuda::(anonymous namespace)::spin_kernel(long)"
+
+
+def test_calls_are_cut_at_each_flush_and_the_pad_is_left_out():
+    activity = [  # unsorted, as a profile may list them
+        ("rms_kernel", "kernel", 300.0, 340.0),
+        ("side", "kernel", 310.0, 320.0),   # on another stream, inside the first one's time
+        (FLUSH, "flush", 0.0, 60.0),
+        (PAD, "kernel", 60.5, 160.0),
+        ("k1", "kernel", 161.0, 181.0),
+        ("Memset (Device)", "memset", 182.0, 183.0),
+        ("k2", "kernel", 185.0, 195.0),
+        ("Memcpy HtoD (Pageable -> Device)", "memcpy", 196.0, 198.0),
+        (FLUSH, "flush", 200.0, 260.0),
+    ]
+    first, second = cf.split_calls(activity, 2)
+    assert first == {"kernel_sum_us": 30.0, "span_us": 37.0, "kernels": 2}
+    assert second == {"kernel_sum_us": 50.0, "span_us": 40.0, "kernels": 2}
+
+
+def test_a_pad_named_kernel_inside_a_call_is_counted():
+    activity = [(FLUSH, "flush", 0, 1), ("k", "kernel", 2, 5), (PAD, "kernel", 6, 10)]
+    assert cf.split_calls(activity, 1) == [{"kernel_sum_us": 7, "span_us": 8, "kernels": 2}]
+
+
+def test_a_call_that_copies_device_memory_itself_cannot_be_split():
+    activity = [(FLUSH, "flush", 0, 1), ("k", "kernel", 2, 3), (FLUSH, "flush", 4, 5), ("k", "kernel", 6, 7),
+                (FLUSH, "flush", 10, 11), ("k", "kernel", 12, 13)]
+    with pytest.raises(cf.FidelityError, match="3 device-to-device copies where 2 flushes"):
+        cf.split_calls(activity, 2)
+
+
+def test_work_before_the_first_flush_or_an_empty_call_is_refused():
+    with pytest.raises(cf.FidelityError, match="early ran before the first flush"):
+        cf.split_calls([("early", "kernel", 0, 1), (FLUSH, "flush", 2, 3), ("k", "kernel", 4, 5)], 1)
+    with pytest.raises(cf.FidelityError, match="call 1 ran nothing"):
+        cf.split_calls([(FLUSH, "flush", 0, 1), ("k", "kernel", 2, 3), (FLUSH, "flush", 4, 5),
+                        (PAD, "kernel", 6, 7)], 2)
+
+
+def test_kinds_follow_cupti_names():
+    names = (FLUSH, "Memcpy DtoH (Device -> Pinned)", "Memset (Device)", "flash_fwd_kernel<128>", PAD)
+    assert [cf.kind_of(n) for n in names] == ["flush", "memcpy", "memset", "kernel", "kernel"]
+
+
+def test_calls_go_to_implementations_in_order_with_medians_in_ms():
+    figures = [{"kernel_sum_us": k, "span_us": k + 1, "kernels": 1} for k in (10, 30, 20, 100, 300, 200)]
+    out = cf.per_impl(figures, ["candidate", "cudnn"], 3)
+    assert (out["candidate"]["kernel_sum_ms"], out["candidate"]["span_ms"]) == (0.02, 0.021)
+    assert (out["cudnn"]["kernel_sum_ms"], out["cudnn"]["span_ms"]) == (0.2, 0.201)
+    assert [c["kernel_sum_us"] for c in out["cudnn"]["calls"]] == [100, 300, 200]
+
+
+class _Event:
+    """A kineto event as torch 2.x (ns=True) or 1.13 exposes it."""
+
+    def __init__(self, name, start_us, length_us, device=DeviceType.CUDA, ns=True, annotation=False):
+        self._name, self._device, self._annotation = name, device, annotation
+        if ns:
+            self.start_ns = lambda: int(start_us * 1000)
+            self.duration_ns = lambda: int(length_us * 1000)
+            self.is_user_annotation = lambda: annotation
+        else:
+            self.start_us = lambda: int(start_us)
+            self.duration_us = lambda: int(length_us)
+
+    def name(self):
+        return self._name
+
+    def device_type(self):
+        return self._device
+
+
+def test_kineto_events_of_either_torch_are_read_in_microseconds():
+    events = [_Event("k", 1.5, 2.25), _Event("k13", 7, 3, ns=False), _Event("aten::mm", 0, 9, DeviceType.CPU),
+              _Event("gpu range", 0, 50, annotation=True), _Event(FLUSH, 20, 5)]
+    assert cf.kineto_activity(events, DeviceType.CUDA) == [
+        ("k", "kernel", 1.5, 3.75), ("k13", "kernel", 7.0, 10.0), (FLUSH, "flush", 20.0, 25.0)]
+
+
+def test_kineto_events_of_the_installed_torch_are_read():
+    a, b = torch.randn(64, 64), torch.randn(64, 64)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        torch.mm(a, b)
+    mm = [x for x in cf.kineto_activity(prof.profiler.kineto_results.events(), DeviceType.CPU)
+          if x[0] == "aten::mm"]
+    assert len(mm) == 1 and mm[0][1] == "kernel" and mm[0][3] > mm[0][2] > 0
+    assert cf.device_activity(prof) == []   # no GPU here, or no GPU work
+
+
+def _rows(impl, ratios, key="span_ms"):
+    return [{"id": f"{impl}-{i}", "impl": impl, "harness_ms": r, key: 1.0} for i, r in enumerate(ratios)]
+
+
+def test_summary_counts_within_5_percent_and_finds_the_worst():
+    rows = _rows("candidate", [1.0, 1.05, 0.949, 1.02]) + _rows("cudnn", [1.001, 0.995, 1.004])
+    s = cf.summarize(rows, "span_ms")
+    cand, peer = s["impls"]["candidate"], s["impls"]["cudnn"]
+    assert (cand["n"], cand["within"], cand["worst_id"]) == (4, 3, "candidate-2")
+    assert cand["worst_ratio"] == 0.949 and not cand["met"]
+    assert cand["median_ratio"] == pytest.approx(1.01) and cand["median_abs_dev"] == pytest.approx(0.035)
+    assert (peer["within"], peer["met"]) == (3, True) and peer["median_abs_dev"] == pytest.approx(0.004)
+    assert (s["overall"]["n"], s["overall"]["within"], s["overall"]["worst_id"]) == (7, 6, "candidate-2")
+
+
+def test_summary_fails_a_median_over_1_percent_and_a_missing_figure():
+    s = cf.summarize(_rows("baseline", [1.02, 1.03, 1.02]), "span_ms")["impls"]["baseline"]
+    assert s["within"] == 3 and not s["met"]
+    rows = _rows("flash", [1.0, 1.0]) + [{"id": "x", "impl": "flash", "harness_ms": 1.0, "error": "boom"}]
+    s = cf.summarize(rows, "span_ms")["impls"]["flash"]
+    assert (s["n"], s["missing"], s["met"]) == (2, 1, False)
+    assert cf.summarize(rows[2:], "kernel_sum_ms")["overall"] == dict(
+        n=0, missing=1, within=0, median_ratio=None, median_abs_dev=None, worst_ratio=None, worst_id=None,
+        met=False)
+
+
+def _result(scenarios, task="rmsnorm", candidate=RMSNORM / "baseline.cu"):
+    return {"schema": "kernelseek.eval/1", "task": task, "device": "cuda", "scenarios": scenarios,
+            "candidate": {"file": str(candidate), "sha256": hashlib.sha256(candidate.read_bytes()).hexdigest()}}
+
+
+def _scenario(sid, status="ok", time_ms=0.01, baseline_ms=0.02, peer_ms=None):
+    return {"id": sid, "params": {}, "status": status, "time_ms": time_ms, "baseline_ms": baseline_ms,
+            "peer_ms": peer_ms or {}}
+
+
+def test_plan_takes_ok_scenarios_and_the_implementations_the_harness_timed():
+    task = load_task(RMSNORM)
+    result = _result([_scenario("r1-c1024", peer_ms={"torch": 0.03, "torch_rms_norm": 0.04}),
+                      _scenario("r128-c1024", status="incorrect"),
+                      _scenario("r4096-c1024", baseline_ms=None, peer_ms={"torch": 0.5})])
+    planned, left_out = cf.plan(task, result, "c1024")
+    assert [(sc.id, times) for sc, times in planned] == [
+        ("r1-c1024", {"candidate": 0.01, "baseline": 0.02, "torch": 0.03, "torch_rms_norm": 0.04}),
+        ("r4096-c1024", {"candidate": 0.01, "torch": 0.5})]
+    assert left_out == ["r128-c1024: incorrect", "1 selected scenario(s) not in the result"]
+
+
+def _cli(tmp_path, result, capsys):
+    path, out = tmp_path / "r.json", tmp_path / "out.json"
+    path.write_text(json.dumps(result))
+    code = cf.main(["--task-dir", str(RMSNORM), "--candidate", str(RMSNORM / "baseline.cu"),
+                    "--result", str(path), "--json", str(out)])
+    return code, capsys.readouterr().err, out
+
+
+def test_cli_without_a_gpu_says_so(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    code, err, out = _cli(tmp_path, _result([_scenario("r1-c1024")]), capsys)
+    assert code == 4
+    assert "CUDA is not available to PyTorch" in err and "run this on the GPU host" in err
+    assert not out.exists()
+
+
+def test_cli_refuses_a_result_of_another_task_or_candidate(tmp_path, capsys):
+    code, err, _ = _cli(tmp_path, _result([], task="flash_attn_fwd"), capsys)
+    assert code == 2 and "is for task 'flash_attn_fwd', not 'rmsnorm'" in err
+    other = _result([], candidate=REPO / "kernels" / "flash_attn_fwd" / "baseline.cu")
+    code, err, _ = _cli(tmp_path, other, capsys)
+    assert code == 2 and "measured on another candidate" in err
+
+
+def test_report_shows_each_row_and_both_summaries():
+    rows = [{"id": "r1-c1024", "impl": "candidate", "harness_ms": 0.01, "kernel_sum_ms": 0.0095,
+             "span_ms": 0.01, "ratio_span": 1.0, "ratio_kernel_sum": 0.01 / 0.0095},
+            {"id": "r1-c1024", "impl": "torch_rms_norm", "harness_ms": 0.02, "error": "unsupported: old torch"}]
+    report = {"rows": rows, "left_out": ["r128-c1024: incorrect"],
+              "summary": {"span": cf.summarize(rows, "span_ms"), "kernel_sum": cf.summarize(rows, "kernel_sum_ms")}}
+    lines = cf.render(report).splitlines()
+    assert lines[1].split() == ["r1-c1024", "candidate", "0.0100", "0.0095", "0.0100", "1.000", "1.053"]
+    assert "not measured: unsupported: old torch" in lines[2] and lines[3] == "left out: r128-c1024: incorrect"
+    span = lines[lines.index(next(l for l in lines if "against the span" in l)) + 1]
+    assert span.split()[:2] == ["candidate", "1/1"] and span.endswith("  met")
+    ksum = next(l for l in lines if l.strip().startswith("candidate") and "within" in l and "1.0526" in l)
+    assert ksum.endswith("NOT met")
+    assert any(l.strip().startswith("torch_rms_norm no figures (1 not measured)") for l in lines)

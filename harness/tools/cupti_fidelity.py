@@ -1,0 +1,381 @@
+"""Set the harness's per-scenario times against the GPU time CUPTI (torch.profiler) reports (issue 14).
+
+    python3 -m harness.tools.cupti_fidelity --task-dir kernels/flash_attn_fwd \\
+        --candidate kernels/flash_attn_fwd/baseline.cu --result r.json \\
+        [--scenarios all|quick|IDS] [--calls 5] [--seed 0] [--pad-ms 1.0] [--json out.json]
+
+`r.json` is `python3 -m harness eval --json r.json` of the same task and candidate. For each scenario
+that is ok there, the candidate, the baseline and the peers with a harness figure are called again
+in this process (no executors, no sandbox: trusted kernels only), under one profiler per scenario.
+Each call follows an L2 flush that CUPTI records as a device-to-device memcpy, not a kernel (so an
+implementation that makes such a copy itself cannot be measured), and a sleep kernel that keeps the
+stream busy while the call's launches are queued, as in the harness's padded rounds; what runs
+between two flushes, less that sleep, is one call. Per call: `kernel_sum_us`, the kernels' durations
+added up, and `span_us`, from the start of the first kernel (or memset, or other copy) to the end of
+the last. The harness times a call from a start event to an end event, gaps between kernels
+included, so its figure is set against the median span first and the median kernel sum second.
+"""
+
+import argparse
+import ctypes
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import torch
+from torch.autograd import DeviceType
+
+from ..api import Unsupported
+from ..build import build
+from ..devices import MAX_CLOCK_HZ, MIB
+from ..errors import EnvironmentProblem, HarnessError, UsageError
+from ..scenarios import select_scenarios
+from ..stats import median
+from ..task import load_reference, load_task
+
+TOLERANCE = 0.05          # issue 14: every per-scenario time within ±5 % of CUPTI's ...
+MEDIAN_TOLERANCE = 0.01   # ... and the median deviation within ±1 %
+PAD_KERNEL = "spin_kernel"   # torch.cuda._sleep's kernel, at::cuda::(anonymous)::spin_kernel
+_CTYPES = {"int32": ctypes.c_int32, "int64": ctypes.c_int64, "float32": ctypes.c_float}
+
+
+class FidelityError(HarnessError):
+    """A profile that cannot be cut into the calls that were made."""
+
+
+# -- the profile: device activity -> calls ---------------------------------------------------------
+def kind_of(name):
+    """CUPTI's name of a device activity -> "flush" (a device-to-device copy), "memcpy" (another
+    copy), "memset" or "kernel"."""
+    if name.startswith("Memcpy DtoD"):
+        return "flush"
+    if name.startswith("Memcpy"):
+        return "memcpy"
+    if name.startswith("Memset"):
+        return "memset"
+    return "kernel"
+
+
+def split_calls(activity, expected):
+    """Cut device activity [(name, kind, start_us, end_us)] into calls at each flush.
+
+    One dict per call: `kernel_sum_us`, `span_us` (over everything but a leading pad kernel) and
+    `kernels` (how many). Raises FidelityError unless there are exactly `expected` flushes, nothing
+    runs before the first and every call ran something."""
+    calls, current = [], None
+    for name, kind, start, end in sorted(activity, key=lambda a: (a[2], a[3])):
+        if kind == "flush":
+            current = []
+            calls.append(current)
+        elif current is None:
+            raise FidelityError(f"{name} ran before the first flush")
+        else:
+            current.append((name, kind, start, end))
+    if len(calls) != expected:
+        raise FidelityError(f"{len(calls)} device-to-device copies where {expected} flushes were made: an "
+                            f"implementation copies device memory itself, so its calls cannot be told apart")
+    figures = []
+    for i, call in enumerate(calls):
+        if call and PAD_KERNEL in call[0][0]:
+            call = call[1:]
+        if not call:
+            raise FidelityError(f"call {i} ran nothing on the device")
+        kernels = [a for a in call if a[1] == "kernel"]
+        figures.append({"kernel_sum_us": sum(end - start for _, _, start, end in kernels),
+                        "span_us": max(a[3] for a in call) - min(a[2] for a in call),
+                        "kernels": len(kernels)})
+    return figures
+
+
+def per_impl(figures, impls, calls):
+    """The calls of `impls`, `calls` each in that order, -> {impl: medians (ms) and the calls}."""
+    out = {}
+    for j, impl in enumerate(impls):
+        mine = figures[j * calls:(j + 1) * calls]
+        out[impl] = {"kernel_sum_ms": median([f["kernel_sum_us"] for f in mine]) / 1e3,
+                     "span_ms": median([f["span_us"] for f in mine]) / 1e3, "calls": mine}
+    return out
+
+
+def kineto_activity(events, device_type):
+    """(name, kind, start_us, end_us) of the kineto events of one device type; torch 2.x counts in
+    nanoseconds (start_ns, duration_ns), 1.13 in whole microseconds. GPU user annotations (ranges,
+    not work) are left out."""
+    out = []
+    for e in events:
+        if e.device_type() != device_type or _flag(e, "is_user_annotation") or _flag(e, "is_hidden_event"):
+            continue
+        if hasattr(e, "start_ns"):
+            start, length = e.start_ns() / 1e3, e.duration_ns() / 1e3
+        else:
+            start, length = float(e.start_us()), float(e.duration_us())
+        out.append((e.name(), kind_of(e.name()), start, start + length))
+    return out
+
+
+def _flag(event, method):
+    fn = getattr(event, method, None)
+    return bool(fn()) if fn else False
+
+
+def device_activity(prof):
+    """The GPU activity of a finished torch.profiler.profile: kineto's own events, else FunctionEvents."""
+    results = getattr(prof.profiler, "kineto_results", None)
+    if results is not None:
+        return kineto_activity(results.events(), DeviceType.CUDA)
+    return [(e.name, kind_of(e.name), e.time_range.start, e.time_range.end) for e in prof.events()
+            if e.device_type == DeviceType.CUDA and not getattr(e, "is_user_annotation", False)]
+
+
+# -- figures ---------------------------------------------------------------------------------------
+def summarize(rows, key):
+    """Harness / CUPTI (`key`: span_ms or kernel_sum_ms) per implementation and overall: how many lie
+    within ±5 %, the median ratio, the median |ratio - 1|, the worst ratio and its scenario, and
+    `met`: all within ±5 % and the median |ratio - 1| within 1 %. Rows without a figure count as
+    `missing`."""
+    groups, missing = {}, {}
+    for r in rows:
+        if r.get(key):
+            groups.setdefault(r["impl"], []).append((r["harness_ms"] / r[key], r["id"]))
+        else:
+            missing[r["impl"]] = missing.get(r["impl"], 0) + 1
+            groups.setdefault(r["impl"], [])
+    every = [x for ratios in groups.values() for x in ratios]
+    return {"impls": {impl: _stats(ratios, missing.get(impl, 0)) for impl, ratios in groups.items()},
+            "overall": _stats(every, sum(missing.values()))}
+
+
+def _stats(ratios, missing):
+    if not ratios:
+        return {"n": 0, "missing": missing, "within": 0, "median_ratio": None, "median_abs_dev": None,
+                "worst_ratio": None, "worst_id": None, "met": False}
+    within = sum(1 - TOLERANCE <= x <= 1 + TOLERANCE for x, _ in ratios)
+    dev = median([abs(x - 1) for x, _ in ratios])
+    worst, worst_id = max(ratios, key=lambda t: abs(t[0] - 1))
+    return {"n": len(ratios), "missing": missing, "within": within, "median_ratio": median([x for x, _ in ratios]),
+            "median_abs_dev": dev, "worst_ratio": worst, "worst_id": worst_id,
+            "met": not missing and within == len(ratios) and dev <= MEDIAN_TOLERANCE}
+
+
+def render(report):
+    lines = [f"{'scenario':44} {'impl':10} {'harness ms':>11} {'kernel-sum':>11} {'span ms':>10} "
+             f"{'h/span':>7} {'h/sum':>7}"]
+    for r in report["rows"]:
+        if r.get("error"):
+            lines.append(f"{r['id']:44} {r['impl']:10} {r['harness_ms']:11.4f}  not measured: {r['error']}")
+            continue
+        lines.append(f"{r['id']:44} {r['impl']:10} {r['harness_ms']:11.4f} {r['kernel_sum_ms']:11.4f} "
+                     f"{r['span_ms']:10.4f} {_ratio(r.get('ratio_span'))} {_ratio(r.get('ratio_kernel_sum'))}")
+    lines += [f"left out: {note}" for note in report["left_out"]]
+    for key, what in (("span", "the span (first kernel start to last kernel end)"),
+                      ("kernel_sum", "the kernel sum")):
+        lines.append(f"harness / CUPTI, against {what}; met = all within ±5 % and median |ratio-1| <= 1 %:")
+        summary = report["summary"][key]
+        for impl, s in list(summary["impls"].items()) + [("overall", summary["overall"])]:
+            lines.append("  " + _summary_line(impl, s))
+    return "\n".join(lines)
+
+
+def _ratio(x):
+    return f"{'n/a':>7}" if x is None else f"{x:7.3f}"
+
+
+def _summary_line(impl, s):
+    if not s["n"]:
+        return f"{impl:10} no figures ({s['missing']} not measured)"
+    return (f"{impl:10} {s['within']}/{s['n']} within ±5 %, median ratio {s['median_ratio']:.4f}, median "
+            f"|ratio-1| {s['median_abs_dev'] * 100:.2f} %, worst {s['worst_ratio']:.4f} ({s['worst_id']})"
+            + (f", {s['missing']} not measured" if s["missing"] else "") + ("  met" if s["met"] else "  NOT met"))
+
+
+# -- what to measure -------------------------------------------------------------------------------
+def plan(task, result, selector):
+    """[(scenario, {impl: harness ms})] for the selected scenarios that are ok in the result and have
+    a harness figure, and notes on those left out."""
+    by_id = {s["id"]: s for s in result.get("scenarios", [])}
+    planned, left_out, absent = [], [], 0
+    for sc in select_scenarios(task, selector):
+        entry = by_id.get(sc.id)
+        if entry is None:
+            absent += 1
+            continue
+        if entry.get("status") != "ok":
+            left_out.append(f"{sc.id}: {entry.get('status')}")
+            continue
+        times = {"candidate": entry.get("time_ms"), "baseline": entry.get("baseline_ms")}
+        times.update({p: (entry.get("peer_ms") or {}).get(p) for p, _ in task.peers})
+        times = {impl: ms for impl, ms in times.items() if ms}
+        if times:
+            planned.append((sc, times))
+        else:
+            left_out.append(f"{sc.id}: no harness time")
+    if absent:
+        left_out.append(f"{absent} selected scenario(s) not in the result")
+    return planned, left_out
+
+
+def _read_result(path, task, candidate_source):
+    try:
+        result = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--result {path}: {exc}") from None
+    if result.get("task") != task.name:
+        raise UsageError(f"--result {path} is for task {result.get('task')!r}, not {task.name!r}")
+    digest = (result.get("candidate") or {}).get("sha256")
+    if digest and digest != hashlib.sha256(candidate_source).hexdigest():
+        raise UsageError(f"--result {path} was measured on another candidate (sha256 {digest[:12]}...)")
+    return result
+
+
+# -- on the GPU ------------------------------------------------------------------------------------
+def _library(task, source, namespace, tmp):
+    b = build(task, source, namespace=namespace)
+    if not b.ok or b.refused:
+        raise UsageError(f"the {namespace} does not build: {'; '.join(b.refused) or b.log[-2000:]}")
+    path = Path(tmp) / f"{namespace}.so"
+    b.write_library(path)
+    fn = getattr(ctypes.CDLL(str(path), mode=os.RTLD_NOW | os.RTLD_LOCAL), task.entry)
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_void_p if a.kind in ("tensor", "stream") else _CTYPES[a.kind] for a in task.args]
+    return fn
+
+
+def _callers(task, ref, libs, sc, times, inputs, outs):
+    """{impl: a function making one call}: the entry point on torch's current stream, or a peer."""
+    scalars = task.scalar_values(sc)
+    argv = []
+    for a in task.args:
+        if a.kind == "tensor":
+            argv.append((inputs if a.role == "input" else outs)[a.name].data_ptr())
+        elif a.kind == "stream":
+            argv.append(torch.cuda.current_stream().cuda_stream)
+        else:
+            argv.append(scalars[a.name])
+    peers, tensors = dict(task.peers), {**inputs, **outs}
+    callers = {}
+    for impl in times:
+        if impl in libs:
+            callers[impl] = lambda fn=libs[impl]: _native(fn, argv)
+        else:
+            callers[impl] = lambda fn=getattr(ref, peers[impl]): fn(tensors, dict(sc.params))
+    return callers
+
+
+def _native(fn, argv):
+    rc = fn(*argv)
+    if rc:
+        raise FidelityError(f"returned {rc}")
+
+
+def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush):
+    """Rows for one scenario: warm-up calls (a peer that is Unsupported is left out), then under one
+    profiler `calls` flushed and padded calls of each implementation in turn."""
+    inputs = ref.make_inputs(dict(sc.params), seed, "cuda")
+    shapes = ref.output_shapes(dict(sc.params))
+    outs = {a.name: torch.empty(tuple(shapes[a.name]), dtype=getattr(torch, a.dtype), device="cuda")
+            for a in task.outputs()}
+    callers = _callers(task, ref, libs, sc, times, inputs, outs)
+    rows, live = [], []
+    for impl, call in callers.items():
+        row = {"id": sc.id, "impl": impl, "harness_ms": times[impl]}
+        try:
+            call()
+            torch.cuda.synchronize()
+            live.append(impl)
+        except Unsupported as exc:
+            row["error"] = f"unsupported: {exc}"
+        except Exception as exc:   # a failing implementation is reported, the others measured
+            row["error"] = f"{type(exc).__name__}: {exc}"
+        rows.append(row)
+    src, dst = flush
+    activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    try:
+        with torch.profiler.profile(activities=activities) as prof:
+            for impl in live:
+                for _ in range(calls):
+                    torch.cuda.synchronize()
+                    dst.copy_(src)
+                    torch.cuda.synchronize()
+                    if pad_cycles:
+                        torch.cuda._sleep(pad_cycles)
+                    callers[impl]()
+                    torch.cuda.synchronize()
+        figures = per_impl(split_calls(device_activity(prof), len(live) * calls), live, calls)
+    except Exception as exc:
+        figures = {impl: {"error": f"{type(exc).__name__}: {exc}"} for impl in live}
+    for row in rows:
+        row.update(figures.get(row["impl"], {}))
+        for key in ("span_ms", "kernel_sum_ms"):
+            if row.get(key):
+                row[f"ratio_{key[:-3]}"] = row["harness_ms"] / row[key]
+    return rows
+
+
+def evaluate(args):
+    """The report: rows per (scenario, implementation), the summaries, what was left out and why."""
+    task = load_task(args.task_dir)
+    ref = load_reference(task)
+    try:
+        source = Path(args.candidate).read_bytes()
+    except OSError as exc:
+        raise UsageError(f"--candidate: {exc}") from None
+    result = _read_result(args.result, task, source)
+    planned, left_out = plan(task, result, args.scenarios)
+    if not torch.cuda.is_available():
+        raise EnvironmentProblem(f"CUDA is not available to PyTorch here (torch {torch.__version__}, "
+                                 f"torch.cuda.is_available() is False): the kernels are profiled on "
+                                 f"the GPU, run this on the GPU host")
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    size = max(2 * (getattr(props, "L2_cache_size", 0) or 0), 64 * MIB)
+    flush = tuple(torch.empty(size, dtype=torch.uint8, device="cuda") for _ in range(2))
+    pad_cycles = int(MAX_CLOCK_HZ * args.pad_ms / 1e3)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="cupti-fidelity-") as tmp:
+        libs = {"candidate": _library(task, source, "candidate", tmp)}
+        if any("baseline" in times for _, times in planned):
+            libs["baseline"] = _library(task, task.baseline.read_bytes(), "baseline", tmp)
+        for i, (sc, times) in enumerate(planned):
+            print(f"[{i + 1}/{len(planned)}] {sc.id}", file=sys.stderr, flush=True)
+            rows += measure(task, ref, libs, sc, times, args.calls, args.seed, pad_cycles, flush)
+    return {"task": task.name, "candidate": str(args.candidate), "result": str(args.result),
+            "calls": args.calls, "seed": args.seed, "pad_ms": args.pad_ms, "gpu": props.name,
+            "torch": torch.__version__, "rows": rows, "left_out": left_out,
+            "summary": {"span": summarize(rows, "span_ms"), "kernel_sum": summarize(rows, "kernel_sum_ms")}}
+
+
+def _parser():
+    p = argparse.ArgumentParser(prog="python3 -m harness.tools.cupti_fidelity",
+                                description=__doc__.split("\n")[0])
+    p.add_argument("--task-dir", required=True)
+    p.add_argument("--candidate", required=True)
+    p.add_argument("--result", required=True, help="the harness's result JSON for this candidate")
+    p.add_argument("--scenarios", default="all", help="all, quick, or comma-separated ids/substrings/globs")
+    p.add_argument("--calls", type=int, default=5, help="profiled calls per implementation and scenario")
+    p.add_argument("--seed", type=int, default=0, help="seed of make_inputs")
+    p.add_argument("--pad-ms", type=float, default=1.0,
+                   help="sleep queued before each call so that its launches are queued (0: none)")
+    p.add_argument("--json", help="write the report here")
+    return p
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
+    if args.calls < 1:
+        print("cupti_fidelity: --calls must be at least 1", file=sys.stderr)
+        return UsageError.exit_code
+    try:
+        report = evaluate(args)
+    except HarnessError as exc:
+        print(f"cupti_fidelity: {exc}", file=sys.stderr)
+        return exc.exit_code
+    print(render(report))
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

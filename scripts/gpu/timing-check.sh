@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Issue 14 on one H200 (device tool, `nvidia-h200`), from the repository root, with .carry/host/debs
+# (bubblewrap's .deb) carried:
+#   OUT=/tmp/out bash scripts/gpu/timing-check.sh            (about 400 s)
+# 1. where a quick flash_attn_fwd evaluation spends its time (cProfile of the harness process);
+# 2. rmsnorm's and flash_attn_fwd's full evaluations of the baseline with both peers;
+# 3. the harness's per-scenario times against torch.profiler's (CUPTI) for the same kernels on the
+#    same shapes (harness/tools/cupti_fidelity.py), both tasks.
+# STEPS (default "profile full fidelity") picks parts. Results land in $OUT as each step ends.
+set -u
+: "${OUT:?set OUT}"
+export PYTHONUNBUFFERED=1 KERNELSEEK_DATA_DIR=/tmp/ks-exec/data
+PY=${KERNELSEEK_PYTHON:-python3}
+mkdir -p /tmp/kshost/bw "$KERNELSEEK_DATA_DIR"
+for d in .carry/host/debs/bubblewrap*.deb; do [ -f "$d" ] && dpkg -x "$d" /tmp/kshost/bw; done
+export PATH="/tmp/kshost/bw/usr/bin:$PATH"
+{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw,clocks_event_reasons.active --format=csv
+  git rev-parse HEAD 2>/dev/null; bwrap --version; "$PY" -c 'import torch; print(torch.__version__)'; } > "$OUT/env.txt" 2>&1
+step() {   # step NAME TIMEOUT CMD...
+  local name=$1 t=$2 t0; shift 2; t0=$(date +%s)
+  timeout --kill-after=5 "$t" "$@" > "$OUT/$name.log" 2>&1
+  local rc=$?
+  echo "$name: rc=$rc wall=$(( $(date +%s) - t0 ))s" | tee -a "$OUT/walls.txt"
+  return $rc
+}
+R=kernels/rmsnorm
+F=kernels/flash_attn_fwd
+STEPS=${STEPS:-profile full fidelity}
+for s in $STEPS; do case $s in
+profile)
+  step flash-quick-prof 90 "$PY" -m cProfile -o "$OUT/flash-quick.prof" -m harness eval --task-dir $F \
+    --candidate $F/baseline.cu --scenarios quick --json "$OUT/flash-quick.json" --timeout 80
+  "$PY" -c "import pstats; p = pstats.Stats('$OUT/flash-quick.prof'); p.sort_stats('cumulative').print_stats(45); p.sort_stats('tottime').print_stats(25)" \
+    > "$OUT/flash-quick-prof.txt" 2>&1 ;;
+full)
+  step rmsnorm-full 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu \
+    --json "$OUT/rmsnorm-full.json" --table --timeout 65
+  step flash-full 215 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu \
+    --json "$OUT/flash-full.json" --table --timeout 203 ;;
+fidelity)
+  for t in rmsnorm flash; do
+    dir=$R; [ $t = flash ] && dir=$F
+    [ -f "$OUT/$t-full.json" ] || continue
+    step fidelity-$t 150 "$PY" -m harness.tools.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
+      --result "$OUT/$t-full.json" --json "$OUT/fidelity-$t.json"
+  done ;;
+esac; done
+"$PY" - "$OUT" > "$OUT/summary.txt" 2>&1 <<'PYEOF'
+import json, sys
+from pathlib import Path
+out = Path(sys.argv[1])
+for p in sorted(out.glob("*.json")):
+    if p.name.startswith("fidelity"):
+        continue
+    r = json.loads(p.read_text())
+    s = r["summary"]
+    print(f"== {p.stem}: {r['status']}, {s.get('seconds')} s, x_base {s.get('speedup_vs_baseline_geomean')} "
+          f"{s.get('speedup_vs_baseline_ci')}, x_peer {s.get('speedup_vs_peer_geomean')}")
+    print("  time_spent:", r.get("time_spent"))
+    for m in r["messages"][:5]:
+        print("  message:", m[:300])
+    st = {}
+    for sc in r["scenarios"]:
+        st[sc["status"]] = st.get(sc["status"], 0) + 1
+    print("  statuses:", st)
+    firsts = [sc["id"] for sc in r["scenarios"] if (sc.get("timing") or {}).get("first_loop")]
+    print("  bounds re-measured:", len(firsts), firsts[:5])
+    clk = [(sc.get("timing") or {}).get("clocks") for sc in r["scenarios"] if (sc.get("timing") or {}).get("clocks")]
+    if clk:
+        print("  clocks: sm_mhz", min(c["sm_mhz_min"] or 0 for c in clk), "-", max(c["sm_mhz_max"] or 0 for c in clk),
+              "temp max", max(c["temp_c_max"] or 0 for c in clk), "power max", max(c["power_w_max"] or 0 for c in clk),
+              "reasons", sorted({x for c in clk for x in c["reasons"]}), "dropped rounds", sum(c["dropped_rounds"] for c in clk))
+PYEOF
+cat "$OUT/walls.txt" "$OUT/summary.txt"
+for t in rmsnorm flash; do [ -f "$OUT/fidelity-$t.log" ] && tail -n 30 "$OUT/fidelity-$t.log"; done
+head -c 6000 "$OUT/flash-quick-prof.txt" 2>/dev/null
+exit 0
