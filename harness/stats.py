@@ -2,6 +2,8 @@
 
 import math
 
+import torch
+
 
 def median(xs):
     s = sorted(xs)
@@ -44,19 +46,31 @@ def percentile(xs, q):
 
 
 # Bootstrap replicates for the speedup intervals: enough that the 2.5/97.5 percentiles move by well
-# under the interval's own width between seeds, few enough that 200 scenarios cost well under a second.
+# under the interval's own width between seeds, few enough that 200 scenarios cost well under a second
+# (drawn as one tensor: in pure Python, six intervals a scenario took 0.19 s of flash's timing stage).
 BOOTSTRAP_REPLICATES = 1000
 CI_LEVEL = 0.95
 
 
-def _replicate_medians(ratios, rng, b):
-    n = len(ratios)
-    return [median(rng.choices(ratios, k=n)) for _ in range(b)]
+def _generator(rng):
+    """A torch generator seeded from `rng` (random.Random): the same rng, the same interval."""
+    return torch.Generator().manual_seed(rng.getrandbits(62))
+
+
+def _replicate_medians(values, rng, b):
+    """[b] medians (the mean of the middle two for an even count) of `values` resampled with
+    replacement, as a float64 tensor."""
+    x = torch.tensor(values, dtype=torch.float64)
+    n = x.numel()
+    drawn = x[torch.randint(n, (b, n), generator=_generator(rng))].sort(dim=1).values
+    return 0.5 * (drawn[:, (n - 1) // 2] + drawn[:, n // 2])
 
 
 def _interval(values):
+    """Linear-interpolated 2.5 and 97.5 percentiles of a float64 tensor (as percentile() does)."""
     alpha = (1.0 - CI_LEVEL) / 2
-    return [percentile(values, alpha), percentile(values, 1.0 - alpha)]
+    q = torch.quantile(values, torch.tensor([alpha, 1.0 - alpha], dtype=torch.float64))
+    return [float(q[0]), float(q[1])]
 
 
 def ratio_ci(ratios, rng, b=BOOTSTRAP_REPLICATES):
@@ -90,13 +104,11 @@ def geomean_ci(per_scenario, rng, b=BOOTSTRAP_REPLICATES):
     if not lists or any(len(rs) < 3 for rs in lists):
         return None
     # Each scenario's replicate medians once, then scenarios drawn per replicate.
-    medians = [[math.log(m) for m in _replicate_medians(rs, rng, b)] for rs in lists]
+    logs = torch.stack([_replicate_medians(rs, rng, b).log() for rs in lists])      # [k, b]
     k = len(lists)
-    logs = []
-    for i in range(b):
-        drawn = rng.choices(range(k), k=k) if k > 1 else [0]
-        logs.append(sum(medians[j][i] for j in drawn) / k)
-    return _interval([math.exp(v) for v in logs])
+    drawn = torch.randint(k, (b, k), generator=_generator(rng)) if k > 1 else torch.zeros((b, 1), dtype=torch.long)
+    means = logs[drawn, torch.arange(b).unsqueeze(1)].mean(dim=1)
+    return _interval(means.exp())
 
 
 def verdict(ci):

@@ -54,3 +54,18 @@ def test_a_time_smaller_than_the_wall_clock_allows_is_refused():
     found = bounds({}, samples, 3)
     assert found and "longer than their GPU time" in found
     assert EXCESS_MARGIN_MS >= 0.1 and TAIL_MARGIN_MS <= 0.01   # the bounds the H200 figures support
+
+
+def test_a_round_counts_as_capped_only_well_below_the_clock():
+    from harness.executor_cuda_timing import capped
+
+    class H200:
+        max_sm_mhz = 1980
+
+    # Seen on the H200: the largest flash scenarios read SwPowerCap at 1950-1965 MHz (their own speed).
+    assert not capped({"reasons": ["SwPowerCap"], "sm_mhz": 1950}, H200)
+    assert capped({"reasons": ["SwPowerCap"], "sm_mhz": 1500}, H200)
+    assert capped({"reasons": ["HwThermalSlowdown"], "sm_mhz": 1900}, H200)
+    assert not capped({"reasons": ["GpuIdle"], "sm_mhz": 345}, H200)      # idling is not a cap
+    assert capped({"reasons": ["HwSlowdown"], "sm_mhz": None}, H200)      # no clock: the reason decides
+    assert capped({"reasons": ["SwPowerCap"], "sm_mhz": 1000}, None)
