@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import static_checks
-from .build import build
+from .build import build, default_cache_dir
 from .devices import make_device
 from .errors import EnvironmentProblem, TaskError, UsageError
 from .oracle import Oracle
 from .progress import Progress
 from .result import new_result, scenario_figures, summarise
 from .runner import ChildFailure, ChildProcess
-from . import executor_cuda_timing, executor_eval, executor_timing, scenario_eval
+from . import event_offsets, executor_cuda_timing, executor_eval, executor_timing, scenario_eval
 from .executor_pair import sandbox_state, start_pair
 from .scenario_eval import derive_seed
 from .scenarios import select_scenarios
@@ -200,6 +200,10 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
     ctx.has_incumbent = "incumbent" in libs
     if device_kind == "cuda" and ctx.uses_executor:
         ctx.arena_bytes = executor_cuda_timing.arena_bytes(ctx, scenarios)
+        # Before any executor starts: the parent's own calibration of what its events add (CUPTI).
+        ctx.event_offsets, how = event_offsets.offsets(device, executor_cuda_timing.PAD_MS,
+                                                       opts.cache_dir or default_cache_dir())
+        info["event_offset_ms"] = dict(ctx.event_offsets or {}, how=how)
     try:
         ctx.child = _start_child(ctx, workdir)
     except ChildFailure as exc:

@@ -96,7 +96,8 @@ def test_the_baseline_as_candidate_reads_the_same(baseline_as_candidate):
         assert sc["verdict_vs_baseline"] in ("faster", "slower", "same")
         ci = sc["speedup_vs_baseline_ci"]
         assert ci[0] <= sc["speedup_vs_baseline"] <= ci[1]
-        assert sc["timing"]["reps"] >= 10 and len(sc["timing"]["ratios"]["baseline"]) == sc["timing"]["reps"]
+        assert sc["timing"]["reps"] >= load_task(CPU_TASK).timing["min_reps"]
+        assert len(sc["timing"]["ratios"]["baseline"]) == sc["timing"]["reps"]
 
 
 def test_the_summary_interval_is_deterministic(baseline_as_candidate):
@@ -111,7 +112,8 @@ def test_small_kernels_are_timed_many_calls_a_request(baseline_as_candidate):
     # request for that to be a small part of what is subtracted.
     small = next(sc for sc in baseline_as_candidate["scenarios"] if sc["id"] == "r7-c33")
     assert small["timing"]["batch"] >= 10
-    assert len(small["rechecked_calls"]) > 4    # the re-check draws among every call of every batch
+    # the re-check draws among every call of every batch (at least four of them)
+    assert len(small["rechecked_calls"]) >= 4 and max(small["rechecked_calls"]) > small["timing"]["batch"]
 
 
 def test_a_slower_candidate_is_slower(cache_dir, tmp_path):

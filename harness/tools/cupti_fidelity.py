@@ -26,9 +26,9 @@ import tempfile
 from pathlib import Path
 
 import torch
-from torch.autograd import DeviceType
 
 from ..api import Unsupported
+from ..cupti import device_activity, kind_of, kineto_activity
 from ..build import build
 from ..devices import MAX_CLOCK_HZ, MIB
 from ..errors import EnvironmentProblem, HarnessError, UsageError
@@ -47,17 +47,6 @@ class FidelityError(HarnessError):
 
 
 # -- the profile: device activity -> calls ---------------------------------------------------------
-def kind_of(name):
-    """CUPTI's name of a device activity -> "flush" (a device-to-device copy), "memcpy" (another
-    copy), "memset" or "kernel"."""
-    if name.startswith("Memcpy DtoD"):
-        return "flush"
-    if name.startswith("Memcpy"):
-        return "memcpy"
-    if name.startswith("Memset"):
-        return "memset"
-    return "kernel"
-
 
 def split_calls(activity, expected):
     """Cut device activity [(name, kind, start_us, end_us)] into calls at each flush.
@@ -100,34 +89,7 @@ def per_impl(figures, impls, calls):
     return out
 
 
-def kineto_activity(events, device_type):
-    """(name, kind, start_us, end_us) of the kineto events of one device type; torch 2.x counts in
-    nanoseconds (start_ns, duration_ns), 1.13 in whole microseconds. GPU user annotations (ranges,
-    not work) are left out."""
-    out = []
-    for e in events:
-        if e.device_type() != device_type or _flag(e, "is_user_annotation") or _flag(e, "is_hidden_event"):
-            continue
-        if hasattr(e, "start_ns"):
-            start, length = e.start_ns() / 1e3, e.duration_ns() / 1e3
-        else:
-            start, length = float(e.start_us()), float(e.duration_us())
-        out.append((e.name(), kind_of(e.name()), start, start + length))
-    return out
 
-
-def _flag(event, method):
-    fn = getattr(event, method, None)
-    return bool(fn()) if fn else False
-
-
-def device_activity(prof):
-    """The GPU activity of a finished torch.profiler.profile: kineto's own events, else FunctionEvents."""
-    results = getattr(prof.profiler, "kineto_results", None)
-    if results is not None:
-        return kineto_activity(results.events(), DeviceType.CUDA)
-    return [(e.name, kind_of(e.name), e.time_range.start, e.time_range.end) for e in prof.events()
-            if e.device_type == DeviceType.CUDA and not getattr(e, "is_user_annotation", False)]
 
 
 # -- figures ---------------------------------------------------------------------------------------

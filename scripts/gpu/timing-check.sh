@@ -6,7 +6,9 @@
 # 2. rmsnorm's and flash_attn_fwd's full evaluations of the baseline with both peers;
 # 3. the harness's per-scenario times against torch.profiler's (CUPTI) for the same kernels on the
 #    same shapes (harness/tools/cupti_fidelity.py), both tasks.
-# STEPS (default "profile full fidelity") picks parts. Results land in $OUT as each step ends.
+# 4. (STEPS adversarial, pytest) every CUDA adversarial candidate; harness/tests/test_cuda.py.
+# STEPS (default "profile full fidelity") picks parts, in order; quick: flash_attn_fwd's quick set.
+# Results land in $OUT as each step ends, packed into $OUT/all.tgz at the end (summary.txt beside it).
 set -u
 : "${OUT:?set OUT}"
 export PYTHONUNBUFFERED=1 KERNELSEEK_DATA_DIR=/tmp/ks-exec/data
@@ -37,6 +39,15 @@ full)
     --json "$OUT/rmsnorm-full.json" --table --timeout 65
   step flash-full 215 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu \
     --json "$OUT/flash-full.json" --table --timeout 203 ;;
+quick)
+  step flash-quick 90 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --scenarios quick \
+    --json "$OUT/flash-quick.json" --timeout 80 ;;
+adversarial)
+  step adversarial 200 "$PY" -m harness.adversarial.run harness/adversarial/cuda/manifest.yaml --json "$OUT/adversarial.json"
+  "$PY" -m harness.tools.compare_results adversarial "$OUT/adversarial.json" > "$OUT/adversarial.txt" 2>&1 ;;
+pytest)
+  step pytest-cuda 200 "$PY" -m pytest -q harness/tests/test_cuda.py harness/tests/test_cuda_driver.py harness/tests/test_nvml.py \
+    -k "not caught_at_run_time" ;;
 fidelity)
   for t in rmsnorm flash; do
     dir=$R; [ $t = flash ] && dir=$F
@@ -50,7 +61,7 @@ import json, sys
 from pathlib import Path
 out = Path(sys.argv[1])
 for p in sorted(out.glob("*.json")):
-    if p.name.startswith("fidelity"):
+    if p.name.startswith(("fidelity", "adversarial")):
         continue
     r = json.loads(p.read_text())
     s = r["summary"]
@@ -71,7 +82,10 @@ for p in sorted(out.glob("*.json")):
               "temp max", max(c["temp_c_max"] or 0 for c in clk), "power max", max(c["power_w_max"] or 0 for c in clk),
               "reasons", sorted({x for c in clk for x in c["reasons"]}), "dropped rounds", sum(c["dropped_rounds"] for c in clk))
 PYEOF
+{ for t in rmsnorm flash; do [ -f "$OUT/fidelity-$t.log" ] && grep -A12 "^harness / CUPTI, against the span" "$OUT/fidelity-$t.log"; done
+  tail -n 3 "$OUT/adversarial.txt" "$OUT/pytest-cuda.log" 2>/dev/null; } >> "$OUT/summary.txt"
 cat "$OUT/walls.txt" "$OUT/summary.txt"
-for t in rmsnorm flash; do [ -f "$OUT/fidelity-$t.log" ] && tail -n 30 "$OUT/fidelity-$t.log"; done
-head -c 6000 "$OUT/flash-quick-prof.txt" 2>/dev/null
+head -c 4000 "$OUT/flash-quick-prof.txt" 2>/dev/null
+cd "$OUT" && tar czf all.tgz --exclude=all.tgz --exclude=summary.txt --exclude=walls.txt --exclude='*.prof' . && \
+  find . -maxdepth 1 -type f ! -name all.tgz ! -name summary.txt ! -name walls.txt -delete
 exit 0
