@@ -17,6 +17,8 @@ match CUPTI. Kept per GPU, driver, torch and harness version in the data dir (no
 import hashlib
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import torch
@@ -27,40 +29,50 @@ from .cupti import device_activity
 
 CAL_MS = 0.005      # the calibration kernel: the pad spinning 5 us on every SM's thread slots
 REPS = 25
+MEASURE_TIMEOUT_S = 120
 # The floor of a figure after the offset: a call cannot take less (a figure this small is flagged by
 # the roofline check anyway).
 FLOOR_MS = 0.0005
 
 
-def measure(device, pad_ms):
-    """{"native": ms, "peers": ms} of event time beyond CUPTI's kernel time; raises RuntimeError
-    when the profile cannot be matched with the calls made."""
-    drv = device.driver()
+def measure(pad_ms):
+    """{"native": ms, "peers": ms} of event time beyond CUPTI's kernel time, on this process's GPU;
+    raises RuntimeError when the profile cannot be matched with the calls made. The event times are
+    taken with no profiler attached (CUPTI slows the launches and records it watches), the kernel
+    times under it; run in a process of its own (`python -m harness.event_offsets`), so that CUPTI
+    never stays attached to the harness's parent."""
+    from .cuda_driver import Driver
+    torch.zeros(1, device="cuda").add_(1)      # torch's context exists and is current
+    drv = Driver(torch.cuda.current_device())
     pad, stream = drv.pad_kernel(), drv.stream()
     start, end = drv.event(), drv.event()
     pad.launch(20.0)          # clocks up before anything is measured
     drv.synchronize()
-    events = {"native": [], "peers": []}
+
+    def run(path):
+        drv.synchronize()
+        pad.launch(pad_ms)
+        drv.record(start, CU_STREAM_LEGACY)
+        pad.launch(CAL_MS, stream if path == "native" else CU_STREAM_LEGACY)
+        drv.record(end, CU_STREAM_LEGACY)
+        drv.synchronize()
+        return drv.elapsed_ms(start, end)
+
+    paths = ("native", "peers")
+    events = {path: sorted(run(path) for _ in range(REPS)) for path in paths}
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        for path in events:
+        for path in paths:
             for _ in range(REPS):
-                drv.synchronize()
-                pad.launch(pad_ms)
-                drv.record(start, CU_STREAM_LEGACY)
-                pad.launch(CAL_MS, stream if path == "native" else CU_STREAM_LEGACY)
-                drv.record(end, CU_STREAM_LEGACY)
-                drv.synchronize()
-                events[path].append(drv.elapsed_ms(start, end))
-    # The calibration launches are the short ones (the pads before them run pad_ms, the first 20 ms).
+                run(path)
+    # The calibration launches are the short ones (the pads before them run pad_ms).
     spans = [(e - s) / 1e3 for _, kind, s, e in sorted(device_activity(prof), key=lambda a: a[2])
              if kind == "kernel" and (e - s) < 1e3 * (CAL_MS + pad_ms) / 2]
     if len(spans) != 2 * REPS:
         raise RuntimeError(f"the profile shows {len(spans)} calibration kernels where {2 * REPS} ran")
     out = {}
-    for i, path in enumerate(events):
-        ev = sorted(events[path])
+    for i, path in enumerate(paths):
         ks = sorted(spans[i * REPS:(i + 1) * REPS])
-        out[path] = round(max(0.0, ev[REPS // 2] - ks[REPS // 2]), 6)
+        out[path] = round(max(0.0, events[path][REPS // 2] - ks[REPS // 2]), 6)
     return out
 
 
@@ -81,7 +93,13 @@ def offsets(device, pad_ms, data_dir):
     except (OSError, ValueError):
         pass
     try:
-        found = measure(device, pad_ms)
+        proc = subprocess.run([sys.executable, "-m", "harness.event_offsets", str(pad_ms)], capture_output=True,
+                              text=True, timeout=MEASURE_TIMEOUT_S, cwd=str(Path(__file__).resolve().parent.parent))
+        if proc.returncode != 0:
+            raise RuntimeError((proc.stderr.strip().splitlines() or ["exited %d" % proc.returncode])[-1][:300])
+        found = json.loads(proc.stdout.strip().splitlines()[-1])
+        if not (set(found) == {"native", "peers"} and all(isinstance(v, float) and 0 <= v < 0.1 for v in found.values())):
+            raise RuntimeError(f"unexpected figures: {proc.stdout.strip()[:200]}")
     except Exception as exc:   # noqa: BLE001 - the figures stay the raw event times, and say so
         return None, f"not calibrated ({type(exc).__name__}: {exc}): figures are the raw event times"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -93,3 +111,7 @@ def offsets(device, pad_ms, data_dir):
 
 def corrected(ms, offset):
     return max(FLOOR_MS, ms - offset) if offset else ms
+
+
+if __name__ == "__main__":
+    print(json.dumps(measure(float(sys.argv[1]))))

@@ -226,6 +226,7 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
         if done(samples, policy, time.monotonic() - t_start):
             break
     summary = dict(nvml.summarise(clocks), dropped_rounds=dropped) if clocks else None
+    pin.restore()     # the figures and re-checks are the parent's own work: every core again
     return _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, time.monotonic() - t_start,
                   scenario, seed_base, confirming, summary)
 

@@ -52,6 +52,21 @@ BOOTSTRAP_REPLICATES = 1000
 CI_LEVEL = 0.95
 
 
+class _one_thread:
+    """Tensors this small gain nothing from threads; and the parent runs rounds pinned to one core,
+    where torch's pool of intra-op threads (16 on the GPU host) made each interval take ~100 ms
+    (a rmsnorm evaluation went from 15 to 32 s)."""
+
+    def __enter__(self):
+        self.before = torch.get_num_threads()
+        if self.before != 1:
+            torch.set_num_threads(1)
+
+    def __exit__(self, *exc):
+        if self.before != 1:
+            torch.set_num_threads(self.before)
+
+
 def _generator(rng):
     """A torch generator seeded from `rng` (random.Random): the same rng, the same interval."""
     return torch.Generator().manual_seed(rng.getrandbits(62))
@@ -60,16 +75,18 @@ def _generator(rng):
 def _replicate_medians(values, rng, b):
     """[b] medians (the mean of the middle two for an even count) of `values` resampled with
     replacement, as a float64 tensor."""
-    x = torch.tensor(values, dtype=torch.float64)
-    n = x.numel()
-    drawn = x[torch.randint(n, (b, n), generator=_generator(rng))].sort(dim=1).values
-    return 0.5 * (drawn[:, (n - 1) // 2] + drawn[:, n // 2])
+    with _one_thread():
+        x = torch.tensor(values, dtype=torch.float64)
+        n = x.numel()
+        drawn = x[torch.randint(n, (b, n), generator=_generator(rng))].sort(dim=1).values
+        return 0.5 * (drawn[:, (n - 1) // 2] + drawn[:, n // 2])
 
 
 def _interval(values):
     """Linear-interpolated 2.5 and 97.5 percentiles of a float64 tensor (as percentile() does)."""
     alpha = (1.0 - CI_LEVEL) / 2
-    q = torch.quantile(values, torch.tensor([alpha, 1.0 - alpha], dtype=torch.float64))
+    with _one_thread():
+        q = torch.quantile(values, torch.tensor([alpha, 1.0 - alpha], dtype=torch.float64))
     return [float(q[0]), float(q[1])]
 
 
@@ -106,9 +123,10 @@ def geomean_ci(per_scenario, rng, b=BOOTSTRAP_REPLICATES):
     # Each scenario's replicate medians once, then scenarios drawn per replicate.
     logs = torch.stack([_replicate_medians(rs, rng, b).log() for rs in lists])      # [k, b]
     k = len(lists)
-    drawn = torch.randint(k, (b, k), generator=_generator(rng)) if k > 1 else torch.zeros((b, 1), dtype=torch.long)
-    means = logs[drawn, torch.arange(b).unsqueeze(1)].mean(dim=1)
-    return _interval(means.exp())
+    with _one_thread():
+        drawn = torch.randint(k, (b, k), generator=_generator(rng)) if k > 1 else torch.zeros((b, 1), dtype=torch.long)
+        means = logs[drawn, torch.arange(b).unsqueeze(1)].mean(dim=1).exp()
+    return _interval(means)
 
 
 def verdict(ci):

@@ -11,8 +11,6 @@ class _NoGpu:
     def info(self):
         return {"name": "NVIDIA H200", "driver": "580.159.04"}
 
-    def driver(self):
-        raise RuntimeError("no CUDA driver here")
 
 
 class _Other(_NoGpu):
@@ -21,9 +19,9 @@ class _Other(_NoGpu):
 
 
 def test_without_a_gpu_the_figures_stay_raw_and_say_why(tmp_path):
-    found, how = event_offsets.offsets(_NoGpu(), 0.1, tmp_path)
+    found, how = event_offsets.offsets(_NoGpu(), 0.1, tmp_path)     # measured in a process of its own
     assert found is None
-    assert how.startswith("not calibrated (RuntimeError: no CUDA driver here)")
+    assert how.startswith("not calibrated (RuntimeError: ") and how.endswith("figures are the raw event times"), how
     assert not (tmp_path / "calibration").exists() or not list((tmp_path / "calibration").iterdir())
 
 
