@@ -98,13 +98,16 @@ def arena_bytes(ctx, scenarios):
 def run_timing(ctx, scenario, entry, seed_base, rng):
     task = ctx.task
     impls = implementations(ctx)
+    kept = getattr(ctx, "kept_peers", {}).get(scenario.id)
+    if kept:      # the peers' figures from an earlier evaluation on this GPU (harness/peer_figures.py)
+        impls = [n for n in impls if not n.startswith("peer:")]
     timer = Timer(ctx, scenario, seed_base, rng)
     probe = ctx.oracle.inputs(scenario.params, seed_base)
     shapes_in = {k: tuple(v.shape) for k, v in probe.items()}
     shapes_out = ctx.oracle.output_shapes(scenario.params)
     del probe
     pool = pool_size(set_bytes(task, shapes_in, shapes_out), len(impls))
-    policy, unsupported, sets = dict(task.timing), {}, {}
+    policy, unsupported, sets = dict(task.timing), dict(kept["unsupported"]) if kept else {}, {}
     pin = Pinning([0] + [ex.pid for ex in (ctx.cand, ctx.refx, getattr(ctx, "incx", None), getattr(ctx, "peerx", None))
                          if ex is not None])
     try:
@@ -117,11 +120,12 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
                 bs = sets[name].get(0)
                 timer.fresh(bs)
                 _call(ctx, name, bs, timer, pad=False)
-        first = _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin, unsupported, False)
+        first = _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin, unsupported, False, kept)
         if first is RECHECK:
             # A bound that fires on identical-looking noise (one executor's requests slower for a few
             # rounds) is confirmed by a second loop of its own; its figures are the ones reported.
-            return _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin, unsupported, True)
+            return _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin, unsupported, True,
+                         kept)
         return first
     finally:
         pin.restore()
@@ -165,7 +169,7 @@ def _event_ms(reply, name, key="ms"):
     return float(ms[0])
 
 
-def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin, unsupported, confirming):
+def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin, unsupported, confirming, kept):
     task, rng = ctx.task, timer.rng
     rcs = {}
     samples = {n: {"ms": [], "wall_ms": [], "excess_ms": [], "busy_ms": [], "tail_ms": []} for n in impls}
@@ -228,10 +232,11 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
     summary = dict(nvml.summarise(clocks), dropped_rounds=dropped) if clocks else None
     pin.restore()     # the figures and re-checks are the parent's own work: every core again
     return _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, time.monotonic() - t_start,
-                  scenario, seed_base, confirming, summary)
+                  scenario, seed_base, confirming, summary, kept)
 
 
-def _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, seconds, scenario, seed_base, confirming, clocks):
+def _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, seconds, scenario, seed_base, confirming, clocks,
+           kept):
     cand = timing_entry(entry, samples, unsupported, seconds, pool, 1)
     timing = entry["timing"]
     timing["pad_ms"] = PAD_MS
@@ -252,7 +257,26 @@ def _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, seconds, scena
     elif cand:
         ctx.messages.append(f"{scenario.id}: timed without a baseline: the candidate's event times were not checked "
                             f"against the wall clock")
-    return figures(ctx, entry, samples, rcs, rechecks, scenario, seed_base, 1)
+    if kept:   # every round of the candidate against the kept median
+        n = len(samples["candidate"]["ms"])
+        for p, ms in kept["ms"].items():
+            samples[f"peer:{p}"] = {"ms": [ms] * n}
+    out = figures(ctx, entry, samples, rcs, rechecks, scenario, seed_base, 1)
+    if getattr(ctx, "peer_figures", None) is not None:
+        timing["peers"] = "kept" if kept else "measured"
+        if not kept:
+            _keep_peers(ctx, scenario, samples, unsupported)
+    return out
+
+
+def _keep_peers(ctx, scenario, samples, unsupported):
+    """The scenario's peer medians for later evaluations, when every peer was timed or is unsupported
+    (a peer that failed during timing is not kept: that may not happen again)."""
+    names = [p for p, _ in ctx.task.peers]
+    ms = {p: median(samples[f"peer:{p}"]["ms"]) for p in names if samples.get(f"peer:{p}", {}).get("ms")}
+    left = {p: unsupported[p] for p in names if p not in ms and p in unsupported}
+    if set(ms) | set(left) == set(names) and not any(r.startswith("failed") for r in left.values()):
+        ctx.peer_figures.put(scenario, ms, left)
 
 
 def bounds(timing, samples, seed_base):

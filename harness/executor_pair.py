@@ -116,7 +116,7 @@ def start_pair(ctx, workdir):
             except ChildFailure as exc:
                 ctx.has_incumbent = False
                 ctx.messages.append(f"incumbent: not timed: its executor did not start: {exc}")
-        if ctx.with_peers and task.peers:
+        if ctx.with_peers and task.peers and getattr(ctx, "peers_needed", True):
             # The peers are the task's own PyTorch code and never see the candidate. On CUDA they run
             # unfiltered: cuDNN and the other libraries behind torch load their engines (code) on a
             # first call, which the filter forbids; the sandbox still holds them.

@@ -1,0 +1,52 @@
+"""The peers' figures kept between evaluations (harness/peer_figures.py): per GPU, driver, torch,
+task and harness version and per scenario; whatever does not match or parse is measured again."""
+
+import json
+
+from harness.peer_figures import PeerFigures
+from harness.scenarios import select_scenarios
+from harness.task import load_task
+
+from .conftest import REPO
+
+TASK = load_task(REPO / "kernels" / "flash_attn_fwd")
+H200 = {"name": "NVIDIA H200", "driver": "580.159.04"}
+PEERS = ["cudnn", "flash"]
+
+
+def _scenarios():
+    return select_scenarios(TASK, "quick")[:2]
+
+
+def test_kept_figures_come_back_for_the_same_scenario_only(tmp_path):
+    a, b = _scenarios()
+    kept = PeerFigures(tmp_path, TASK, H200, {"pad_ms": 0.4})
+    assert kept.get(a, PEERS) is None
+    kept.put(a, {"cudnn": 1.25, "flash": 2.5}, {})
+    assert kept.get(a, PEERS) == {"ms": {"cudnn": 1.25, "flash": 2.5}, "unsupported": {}}
+    assert kept.get(b, PEERS) is None
+    kept.put(b, {"cudnn": 0.5}, {"flash": "no GQA in this backend"})
+    assert kept.get(b, PEERS) == {"ms": {"cudnn": 0.5}, "unsupported": {"flash": "no GQA in this backend"}}
+
+
+def test_another_gpu_driver_or_setting_measures_again(tmp_path):
+    a = _scenarios()[0]
+    PeerFigures(tmp_path, TASK, H200, {"pad_ms": 0.4}).put(a, {"cudnn": 1.0, "flash": 2.0}, {})
+    assert PeerFigures(tmp_path, TASK, {"name": "NVIDIA H100", "driver": "580.159.04"}, {"pad_ms": 0.4}).get(a, PEERS) is None
+    assert PeerFigures(tmp_path, TASK, {"name": "NVIDIA H200", "driver": "575.0"}, {"pad_ms": 0.4}).get(a, PEERS) is None
+    assert PeerFigures(tmp_path, TASK, H200, {"pad_ms": 0.1}).get(a, PEERS) is None
+    assert PeerFigures(tmp_path, TASK, H200, {"pad_ms": 0.4}).get(a, PEERS) is not None
+
+
+def test_an_entry_that_does_not_cover_the_peers_or_is_damaged_is_not_used(tmp_path):
+    a = _scenarios()[0]
+    kept = PeerFigures(tmp_path, TASK, H200, {})
+    kept.put(a, {"cudnn": 1.0}, {})                       # flash missing
+    assert kept.get(a, PEERS) is None
+    kept.put(a, {"cudnn": 1.0, "flash": -2.0}, {})        # not a time
+    assert kept.get(a, PEERS) is None
+    path = kept._path(a)
+    path.write_text("{")
+    assert kept.get(a, PEERS) is None
+    path.write_text(json.dumps({"ms": {"cudnn": 1.0, "flash": 2.0}}))
+    assert kept.get(a, PEERS) is None
