@@ -24,8 +24,8 @@ def _parser():
     ev.add_argument("--seeds", type=int, default=2, help="correctness seeds per scenario (>= 2)")
     ev.add_argument("--seed", type=int, help="base seed (random per evaluation when omitted)")
     ev.add_argument("--no-peers", action="store_true", help="do not time the task's peers")
-    ev.add_argument("--fresh-peers", action="store_true",
-                    help="CUDA: time the peers again instead of using their figures kept on this GPU")
+    ev.add_argument("--keep-peers", action="store_true",
+                    help="CUDA: keep the peers' figures on this GPU and use those kept by earlier evaluations")
     ev.add_argument("--no-baseline", action="store_true", help="do not time the baseline")
     ev.add_argument("--incumbent", help="the run's current best kernel: timed side by side with the candidate, "
                                         "in an executor of its own (speedup_vs_incumbent, verdict_vs_incumbent)")
@@ -93,7 +93,7 @@ def _eval(args):
     from .evaluate import Options, evaluate
     from .table import render_table
     opts = Options(task_dir=args.task_dir, candidate=args.candidate, scenarios=args.scenarios,
-                   device=args.device, seeds=args.seeds, seed=args.seed, with_peers=not args.no_peers, fresh_peers=args.fresh_peers,
+                   device=args.device, seeds=args.seeds, seed=args.seed, with_peers=not args.no_peers, keep_peers=args.keep_peers,
                    with_baseline=not args.no_baseline, cache_dir=args.cache_dir, incumbent=args.incumbent,
                    call_timeout=args.call_timeout, timeout=args.timeout, progress=Progress(args.progress))
     result = evaluate(opts)

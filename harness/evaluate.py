@@ -57,9 +57,9 @@ class Options:
     # Tests turn the symbol allowlist off (the denylist stays) to show the run-time defences behind
     # it catch a class by themselves: each layer is tested alone, not only the first that fires.
     allowlist: bool = True
-    # CUDA: the peers' figures kept from an earlier evaluation on this GPU (harness/peer_figures.py)
-    # are used unless this is set; then they are measured again and replace what was kept.
-    fresh_peers: bool = False
+    # CUDA: keep the peers' figures per GPU and use them in later evaluations (harness/peer_figures.py).
+    # Off by default until it has been seen on the GPU host (docs/harness.md, "Speed").
+    keep_peers: bool = False
 
 
 class Context:
@@ -208,18 +208,18 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
         ctx.event_offsets, how = event_offsets.offsets(device, executor_cuda_timing.PAD_MS,
                                                        opts.cache_dir or default_cache_dir())
         info["event_offset_ms"] = dict(ctx.event_offsets or {}, how=how)
-        if ctx.with_peers and task.peers:
+        if ctx.with_peers and task.peers and opts.keep_peers:
             ctx.peer_figures = PeerFigures(opts.cache_dir or default_cache_dir(), task, info,
                                            {"pad_ms": executor_cuda_timing.PEER_PAD_MS,
                                             "offset_ms": (ctx.event_offsets or {}).get("peers")})
             names = [p for p, _ in task.peers]
-            kept = {} if opts.fresh_peers else {sc.id: ctx.peer_figures.get(sc, names) for sc in scenarios}
+            kept = {sc.id: ctx.peer_figures.get(sc, names) for sc in scenarios}
             ctx.kept_peers = {k: v for k, v in kept.items() if v is not None}
             ctx.peers_needed = len(ctx.kept_peers) < len(scenarios)   # else the peers' executor never starts
             if ctx.kept_peers:
                 ctx.messages.append(f"peers: the figures of {len(ctx.kept_peers)} of {len(scenarios)} scenario(s) "
                                     f"were kept from an earlier evaluation on this GPU (the candidate's rounds "
-                                    f"are paired with their medians; --fresh-peers measures them again)")
+                                    f"are paired with their medians; without --keep-peers they are measured again)")
     try:
         ctx.child = _start_child(ctx, workdir)
     except ChildFailure as exc:
