@@ -211,6 +211,10 @@ export async function resumeLiveRuns(services: EngineServices): Promise<string[]
   const resumed: string[] = [];
   for (const run of runs) {
     if (run.leaseOwner && run.leaseExpiresAt && run.leaseExpiresAt > now) continue;
+    // Still being started: startRun appends the brief and then schedules turn 0 itself. A turn
+    // scheduled before the brief would write the conversation's first message in its place (CI saw
+    // startRun fail on the unique (run, seq) index when the reconciler came between the two).
+    if (run.status === 'queued' && (await services.store.transcript.nextMessageSeq(run.id)) === 0) continue;
     if (run.leaseOwner) await services.store.agentRuns.releaseLease(run.id);
     await scheduleCurrentTurn(services, run);
     resumed.push(run.id);

@@ -74,7 +74,8 @@ export function failureLines(result: EvalResult, limit = 20): string[] {
   return lines;
 }
 
-/** Where the harness's time went, summed over the scenarios (`stage_seconds`), when the result says. */
+/** Where the harness's time went: start-up (`time_spent`: checks and compiles, executors) and the
+ * scenarios' stages summed (`stage_seconds`), when the result says. */
 function stageTotals(r: EvalResult): string {
   const totals = { correctness: 0, timing: 0 };
   let seen = false;
@@ -85,7 +86,12 @@ function stageTotals(r: EvalResult): string {
     totals.correctness += st.correctness ?? 0;
     totals.timing += st.timing ?? 0;
   }
-  return seen ? `: correctness ${fixed(totals.correctness, 1, ' s')}, timing ${fixed(totals.timing, 1, ' s')}` : '';
+  const spent = (r as Record<string, unknown>).time_spent as Record<string, number> | undefined;
+  const parts = [
+    ...(spent ? (['build', 'start'] as const).filter((k) => typeof spent[k] === 'number').map((k) => `${k} ${fixed(spent[k], 1, ' s')}`) : []),
+    ...(seen ? [`correctness ${fixed(totals.correctness, 1, ' s')}`, `timing ${fixed(totals.timing, 1, ' s')}`] : []),
+  ];
+  return parts.length > 0 ? `: ${parts.join(', ')}` : '';
 }
 
 export function summaryLines(outcome: EvaluationOutcome & { status: Exclude<EvaluationOutcome['status'], 'harness_error'> }): string[] {
