@@ -7,6 +7,8 @@
 # 3. the harness's per-scenario times against torch.profiler's (CUPTI) for the same kernels on the
 #    same shapes (harness/tools/cupti_fidelity.py), both tasks.
 # 4. (STEPS adversarial, pytest) every CUDA adversarial candidate; harness/tests/test_cuda.py.
+# 5. (STEPS keep) flash_attn_fwd's quick set twice with --keep-peers: the second evaluation takes the
+#    peers' figures the first kept (harness/peer_figures.py); compare their figures and seconds.
 # STEPS (default "profile full fidelity") picks parts, in order; quick: flash_attn_fwd's quick set.
 # Results land in $OUT as each step ends, packed into $OUT/all.tgz at the end (summary.txt beside it).
 set -u
@@ -42,6 +44,22 @@ full)
 quick)
   step flash-quick 90 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --scenarios quick \
     --json "$OUT/flash-quick.json" --timeout 80 ;;
+keep)
+  for i in 1 2; do
+    step flash-quick-keep$i 90 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --scenarios quick \
+      --keep-peers --json "$OUT/flash-quick-keep$i.json" --timeout 80
+  done
+  "$PY" - "$OUT" > "$OUT/keep.txt" 2>&1 <<'PYEOF'
+import json, sys
+a, b = (json.load(open(f"{sys.argv[1]}/flash-quick-keep{i}.json")) for i in (1, 2))
+for r in (a, b):
+    print(r["status"], r["summary"]["seconds"], r["time_spent"], r["summary"]["speedup_vs_peer_geomean"],
+          [s["timing"].get("peers") for s in r["scenarios"]])
+for x, y in zip(a["scenarios"], b["scenarios"]):
+    print(x["id"], {p: (round(x["peer_ms"].get(p, 0), 4), round(y["peer_ms"].get(p, 0), 4)) for p in x.get("peer_ms", {})},
+          round(x.get("speedup_vs_baseline") or 0, 3), round(y.get("speedup_vs_baseline") or 0, 3))
+PYEOF
+  cat "$OUT/keep.txt" ;;
 adversarial)
   step adversarial 200 "$PY" -m harness.adversarial.run harness/adversarial/cuda/manifest.yaml --json "$OUT/adversarial.json"
   "$PY" -m harness.tools.compare_results adversarial "$OUT/adversarial.json" > "$OUT/adversarial.txt" 2>&1 ;;
