@@ -50,3 +50,24 @@ def test_an_entry_that_does_not_cover_the_peers_or_is_damaged_is_not_used(tmp_pa
     assert kept.get(a, PEERS) is None
     path.write_text(json.dumps({"ms": {"cudnn": 1.0, "flash": 2.0}}))
     assert kept.get(a, PEERS) is None
+
+
+class _Ctx:
+    def __init__(self, root):
+        self.task = TASK
+        self.peer_figures = PeerFigures(root, TASK, H200, {})
+
+
+def test_a_scenario_keeps_its_peers_only_when_every_one_was_timed_or_is_unsupported(tmp_path):
+    from harness.executor_cuda_timing import _keep_peers
+    a, b = _scenarios()
+    ctx = _Ctx(tmp_path)
+    samples = {"candidate": {"ms": [1.0, 1.1]}, "peer:cudnn": {"ms": [0.5, 0.7, 0.6]}, "peer:flash": {"ms": [0.9]}}
+    _keep_peers(ctx, a, samples, {})
+    assert ctx.peer_figures.get(a, PEERS) == {"ms": {"cudnn": 0.6, "flash": 0.9}, "unsupported": {}}
+    # flash could not run the scenario: kept as unsupported; a peer that failed is not kept at all
+    _keep_peers(ctx, b, {"candidate": {"ms": [1.0]}, "peer:cudnn": {"ms": [0.5]}}, {"flash": "no GQA"})
+    assert ctx.peer_figures.get(b, PEERS) == {"ms": {"cudnn": 0.5}, "unsupported": {"flash": "no GQA"}}
+    other = _Ctx(tmp_path / "other")
+    _keep_peers(other, a, {"candidate": {"ms": [1.0]}, "peer:cudnn": {"ms": [0.5]}}, {"flash": "failed during timing: x"})
+    assert other.peer_figures.get(a, PEERS) is None
