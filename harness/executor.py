@@ -9,14 +9,14 @@ by the parent: a forged or garbled reply is a rejection, an early "done" shows u
 the answer or outputs changing later, outputs are read from the parent's own mapping.
 
 Kept free of torch (unless the executor also runs the task's peers) and of the rest of the harness,
-so that the process a candidate shares is small: Python, ctypes, this file and seccomp.py.
+so that the process a candidate shares is small: Python, ctypes, this file, native/calls.py and
+seccomp.py.
 
 Run as: python -m harness.executor <socket fd>
 """
 
 import ctypes
 import gc
-from array import array
 import json
 import mmap
 import os
@@ -24,6 +24,8 @@ import socket
 import struct
 import sys
 import traceback
+
+from .native.calls import Table, native_batch
 
 MAX_FRAME = 1 << 20
 _CTYPES = {"int32": ctypes.c_int32, "int64": ctypes.c_int64, "float32": ctypes.c_float,
@@ -78,7 +80,7 @@ class Executor:
         self.torch = None
         self.gpu = None       # CUDA tasks: the driver, the shared arena, the candidate's stream (cmd_cuda)
         self.batch = None     # CPU tasks: the native batch call (harness/native/batch.c)
-        self.tables = {}      # buffer id -> _Table of its slots' argument lists
+        self.tables = {}      # buffer id -> Table of its slots' argument lists
         self.kinds = []
 
     def cmd_init(self, msg, _fds):
@@ -103,7 +105,7 @@ class Executor:
             self.fn.argtypes = [_CTYPES[k] for k in msg["argtypes"]]
             self.kinds = list(msg["argtypes"])
             if msg.get("batcher"):
-                self.batch = _native_batch(msg["batcher"], self.fn, msg["argtypes"])
+                self.batch = native_batch(msg["batcher"], self.fn, msg["argtypes"])
         # No garbage collection inside a timed request: a collection walks every tracked object, and
         # the reference executor (torch imported) has many times the candidate's, so a collection
         # triggered by a request's own allocations would bill identical code differently.
@@ -163,7 +165,7 @@ class Executor:
 
     def cmd_table(self, msg, _fds):
         """The argument lists of buffer `id`'s slots, for timed requests that name slots by index."""
-        self.tables[int(msg["id"])] = _Table([self._argv(args) for args in msg["batch"]], self.kinds)
+        self.tables[int(msg["id"])] = Table([self._argv(args) for args in msg["batch"]], self.kinds)
         return {}
 
     def _argv(self, args):
@@ -278,46 +280,6 @@ class Executor:
             text = (str(exc) or "unsupported") if kind == "unsupported" else f"{type(exc).__name__}: {exc}"
             return {"rc": [0], "peer_error": kind, "message": text}
         return {"rc": [0] * len(calls)}
-
-
-class _Table:
-    """The argument lists of a set of slots, packed once: a timed request then names slots by index,
-    so its own cost (decoding, building argument lists) no longer grows with its calls."""
-
-    def __init__(self, argvs, kinds):
-        self.argvs = argvs
-        ints = [i for i, k in enumerate(kinds) if k in ("pointer", "int32", "int64")]
-        floats = [i for i, k in enumerate(kinds) if k == "float32"]
-        self.ni, self.nf = len(ints), len(floats)
-        self.ints = array("q", [int(argv[j] or 0) for argv in argvs for j in ints] or [0])
-        self.floats = array("f", [float(argv[j]) for argv in argvs for j in floats] or [0.0])
-
-
-def _native_batch(path, fn, kinds):
-    """A function (table, slot indices, null) -> return codes making all of a request's calls in one
-    native loop (harness/native/batch.c), or None when the entry point's arguments do not fit its
-    prototype. A null request does the same but calls nothing."""
-    n_int = sum(k in ("pointer", "int32", "int64") for k in kinds)
-    n_float = sum(k == "float32" for k in kinds)
-    if n_int + n_float != len(kinds) or n_int > 16 or n_float > 8:
-        return None
-    lib = ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
-    run = lib.ks_batch
-    run.restype = ctypes.c_int
-    run.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
-                    ctypes.c_void_p, ctypes.c_void_p]
-    entry = ctypes.cast(fn, ctypes.c_void_p).value
-
-    def call(table, idx, null):
-        n = len(idx)
-        ix = array("i", idx or [0])
-        rc = array("i", bytes(4 * max(1, n)))
-        if run(entry, 0 if null else n, ix.buffer_info()[0], table.ni, table.ints.buffer_info()[0], table.nf,
-               table.floats.buffer_info()[0], rc.buffer_info()[0]):
-            raise ValueError("the native batch call refused its argument layout")
-        return rc.tolist()[:n]
-
-    return call
 
 
 def _peer_call(fn, tensors, params):

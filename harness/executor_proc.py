@@ -48,7 +48,8 @@ def set_subreaper():
 
 
 # The only harness files an executor needs (copied into the sandbox: the checkout stays outside).
-PACKAGE_FILES = ("__init__.py", "executor.py", "seccomp.py", "api.py", "cuda_driver.py", "executor_cuda_state.py")
+PACKAGE_FILES = ("__init__.py", "executor.py", "seccomp.py", "api.py", "cuda_driver.py", "executor_cuda_state.py",
+                 "native/__init__.py", "native/calls.py")
 INSIDE = "/kernelseek"
 
 
@@ -59,7 +60,8 @@ def package_copy(workdir):
     if not pkg.is_dir():
         pkg.mkdir(parents=True)
         for name in PACKAGE_FILES:
-            shutil.copyfile(Path(__file__).with_name(name), pkg / name)
+            (pkg / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(Path(__file__).parent / name, pkg / name)
     return root
 
 

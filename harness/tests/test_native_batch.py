@@ -42,7 +42,8 @@ def entry_lib(tmp_path):
 def _executor(lib, batcher):
     ex = Executor(sock=None)
     ex.fn = ctypes.CDLL(lib).entry   # cmd_init's own steps, short of the filter and gc settings
-    from harness.executor import _CTYPES, _native_batch
+    from harness.executor import _CTYPES
+    from harness.native.calls import native_batch as _native_batch
     ex.fn.restype = ctypes.c_int
     ex.fn.argtypes = [_CTYPES[k] for k in KINDS]
     ex.kinds = KINDS
@@ -89,7 +90,7 @@ def test_an_index_outside_the_table_is_refused(tmp_path, entry_lib):
 
 
 def test_a_prototype_that_does_not_fit_falls_back(tmp_path, entry_lib):
-    from harness.executor import _native_batch
+    from harness.native.calls import native_batch as _native_batch
     batcher, _ = native.batcher(tmp_path)
     assert _native_batch(batcher, ctypes.CDLL(entry_lib).entry, ["int64"] * 17) is None
     assert _native_batch(batcher, ctypes.CDLL(entry_lib).entry, ["float32"] * 9) is None
