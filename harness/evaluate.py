@@ -205,11 +205,11 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
     if device_kind == "cuda" and ctx.uses_executor:
         ctx.arena_bytes = executor_cuda_timing.arena_bytes(ctx, scenarios)
         # Before any executor starts: the parent's own calibration of what its events add (CUPTI).
-        ctx.event_offsets, how = event_offsets.offsets(device, executor_cuda_timing.PAD_MS,
-                                                       opts.cache_dir or default_cache_dir())
+        data_dir = opts.cache_dir or default_cache_dir()
+        ctx.event_offsets, how = event_offsets.offsets(info, executor_cuda_timing.PAD_MS, data_dir)
         info["event_offset_ms"] = dict(ctx.event_offsets or {}, how=how)
         if ctx.with_peers and task.peers and opts.keep_peers:
-            ctx.peer_figures = PeerFigures(opts.cache_dir or default_cache_dir(), task, info,
+            ctx.peer_figures = PeerFigures(data_dir, task, info,
                                            {"pad_ms": executor_cuda_timing.PEER_PAD_MS,
                                             "offset_ms": (ctx.event_offsets or {}).get("peers")})
             names = [p for p, _ in task.peers]

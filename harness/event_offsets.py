@@ -76,16 +76,16 @@ def measure(pad_ms):
     return out
 
 
-def _key(device, pad_ms):
-    info = device.info()
+def _key(info, pad_ms):
     parts = [info.get("name"), info.get("driver"), torch.__version__, torch.version.cuda, HARNESS_VERSION,
              hashlib.sha256(PAD_PTX.read_bytes()).hexdigest(), str(pad_ms), str(CAL_MS)]
     return hashlib.sha256("\0".join(map(str, parts)).encode()).hexdigest()[:24]
 
 
-def offsets(device, pad_ms, data_dir):
-    """(offsets or None, how they were found: "measured", "kept" or why there are none)."""
-    path = Path(data_dir) / "calibration" / f"event-offsets-{_key(device, pad_ms)}.json"
+def offsets(info, pad_ms, data_dir):
+    """(offsets or None, how they were found: "measured", "kept" or why there are none) for the GPU
+    that `info` (its device_info) describes."""
+    path = Path(data_dir) / "calibration" / f"event-offsets-{_key(info, pad_ms)}.json"
     try:
         kept = json.loads(path.read_text())
         if set(kept) == {"native", "peers"} and all(isinstance(v, float) and 0 <= v < 0.1 for v in kept.values()):

@@ -39,7 +39,7 @@ from .executor_proc import ChildFailure
 from .executor_rounds import Pinning, done
 from .executor_slots import Slots
 from .executor_timing import (Rechecks, Timer, definite_failures, drop_unsupported_peers, figures, implementations,
-                              timing_entry, _after_candidate, _executor, _message)
+                              taken, timing_entry, _after_candidate, _executor, _message)
 from .scenario_eval import SET_BUDGET_BYTES, fail
 from .shm import layout
 from .stats import median, median_ci
@@ -186,16 +186,8 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
         pin.round(rng)      # every implementation of a round on the same core (as on the CPU)
         for name in order:
             reply, wall, busy = _call(ctx, name, chosen[name], timer)
-            if reply.get("peer_error"):
-                unsupported[name[5:]] = f"failed during timing: {reply.get('message')}"
-                impls.remove(name)
-                del samples[name]
+            if not taken(reply, name, 1, impls, samples, unsupported, rcs):
                 continue
-            rc = reply.get("rc")
-            if not isinstance(rc, list) or len(rc) != 1 or not isinstance(rc[0], int):
-                raise ChildFailure("forged", f"a reply with a malformed return code list ({str(rc)[:80]})", name)
-            if rc[0]:
-                rcs.setdefault(name, rc[0])
             found = device_findings(reply)
             if found and name == "candidate":
                 return fail(entry, "rejected", "during timing: " + "; ".join(found))

@@ -11,6 +11,7 @@ POSIX timer, a forbidden library.
 from pathlib import Path
 
 from . import native, sandbox
+from .build import default_cache_dir
 from .denylist import ALWAYS, families, match_library
 from .executor_proc import INSIDE, ChildFailure, ExecutorProcess
 
@@ -77,7 +78,7 @@ def start_pair(ctx, workdir):
     task, libs, opts = ctx.task, ctx.libs, ctx.opts
     sandboxed = ctx.sandboxed
     if ctx.device_kind == "cpu" and "batcher" not in libs:
-        libs["batcher"], why = native.batcher(workdir)
+        libs["batcher"], why = native.batcher(workdir, ctx.opts.cache_dir or default_cache_dir())
         if why:
             ctx.messages.append(f"timing: {why}: calls made one by one from Python")
     bpaths, ctx.batcher_binds = _paths(sandboxed, {"batcher": libs.get("batcher")})

@@ -41,12 +41,10 @@ class Slots:
                 specs.append((f"{arg.name}#{j}", arg.dtype, shape))
         names = [a.name for a in tensors]
         self.bs = new_set(ex, specs)
-        table = None
-        if scalars is not None:
-            slots = [Slot(self.bs, j, names, None) for j in range(count)]
-            ex.request({"cmd": "table", "id": self.bs.id, "batch": [call_args(task, s, scalars) for s in slots]})
-            table = self.bs.id
+        table = self.bs.id if scalars is not None else None
         self.slots = [Slot(self.bs, j, names, table) for j in range(count)]
+        if table is not None:
+            ex.request({"cmd": "table", "id": table, "batch": [call_args(task, s, scalars) for s in self.slots]})
 
     def get(self, k):
         return self.slots[k]

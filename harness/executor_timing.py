@@ -210,16 +210,8 @@ def _loop(ctx, timer, entry, impls, sets, sizes, policy, scenario, seed_base, pi
             reply, wall, cpu, gap = timer.timed(ex, _message(ctx, name, [bs for bs, _ in drawn[name]],
                                                              timer.scalars, timer.params))
             ex.running = None
-            if reply.get("peer_error"):
-                unsupported[name[5:]] = f"failed during timing: {reply.get('message')}"
-                impls.remove(name)
-                del samples[name]
+            if not taken(reply, name, batch, impls, samples, unsupported, rcs):
                 continue
-            rc = reply.get("rc")
-            if not isinstance(rc, list) or len(rc) != batch or not all(isinstance(x, int) for x in rc):
-                raise ChildFailure("forged", f"a reply with a malformed return code list ({str(rc)[:80]})", name)
-            if any(rc):
-                rcs.setdefault(name, next(x for x in rc if x))
             s = samples[name]
             s["wall_ms"].append(wall)
             s["cpu_ms"].append(cpu)
@@ -270,6 +262,22 @@ class Rechecks:
                 self.reservoir[j:j + 1] = [(reps, seed, {n: t.clone() for n, t in outs.items()})]
             reps += 1
         return reps
+
+
+def taken(reply, name, calls, impls, samples, unsupported, rcs):
+    """Checks a timed reply of `calls` calls and keeps the first failing return code in `rcs`; False
+    when it was a peer that failed (then dropped from the loop, with its reason)."""
+    if reply.get("peer_error"):
+        unsupported[name[5:]] = f"failed during timing: {reply.get('message')}"
+        impls.remove(name)
+        del samples[name]
+        return False
+    rc = reply.get("rc")
+    if not isinstance(rc, list) or len(rc) != calls or not all(isinstance(x, int) for x in rc):
+        raise ChildFailure("forged", f"a reply with a malformed return code list ({str(rc)[:80]})", name)
+    if any(rc):
+        rcs.setdefault(name, next(x for x in rc if x))
+    return True
 
 
 def _after_candidate(ctx, ex):

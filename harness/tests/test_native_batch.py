@@ -58,7 +58,7 @@ def _slots(n):
 
 @pytest.mark.parametrize("native_loop", [True, False])
 def test_every_argument_arrives(tmp_path, entry_lib, native_loop):
-    batcher, why = native.batcher(tmp_path)
+    batcher, why = native.batcher(tmp_path, tmp_path / "data")
     assert why is None, why
     ex = _executor(entry_lib, batcher if native_loop else None)
     assert (ex.batch is not None) == native_loop
@@ -74,7 +74,7 @@ def test_every_argument_arrives(tmp_path, entry_lib, native_loop):
 
 
 def test_a_null_request_calls_nothing(tmp_path, entry_lib):
-    batcher, _ = native.batcher(tmp_path)
+    batcher, _ = native.batcher(tmp_path, tmp_path / "data")
     ex = _executor(entry_lib, batcher)
     ex.cmd_table({"id": 1, "batch": _slots(3)}, [])
     assert ex.cmd_call({"cmd": "call", "table": 1, "idx": [0, 1, 2], "null": True}, [])["rc"] == [0, 0, 0]
@@ -82,7 +82,7 @@ def test_a_null_request_calls_nothing(tmp_path, entry_lib):
 
 
 def test_an_index_outside_the_table_is_refused(tmp_path, entry_lib):
-    batcher, _ = native.batcher(tmp_path)
+    batcher, _ = native.batcher(tmp_path, tmp_path / "data")
     ex = _executor(entry_lib, batcher)
     ex.cmd_table({"id": 1, "batch": _slots(2)}, [])
     with pytest.raises(ValueError, match="out of range"):
@@ -91,6 +91,6 @@ def test_an_index_outside_the_table_is_refused(tmp_path, entry_lib):
 
 def test_a_prototype_that_does_not_fit_falls_back(tmp_path, entry_lib):
     from harness.native.calls import native_batch as _native_batch
-    batcher, _ = native.batcher(tmp_path)
+    batcher, _ = native.batcher(tmp_path, tmp_path / "data")
     assert _native_batch(batcher, ctypes.CDLL(entry_lib).entry, ["int64"] * 17) is None
     assert _native_batch(batcher, ctypes.CDLL(entry_lib).entry, ["float32"] * 9) is None

@@ -31,6 +31,8 @@ from ..api import Unsupported
 from ..cupti import device_activity, kind_of, kineto_activity
 from ..build import build
 from ..devices import MAX_CLOCK_HZ, MIB
+from ..executor import _CTYPES
+from ..executor_pair import argtypes
 from ..errors import EnvironmentProblem, HarnessError, UsageError
 from ..scenarios import select_scenarios
 from ..stats import median
@@ -39,7 +41,6 @@ from ..task import load_reference, load_task
 TOLERANCE = 0.05          # issue 14: every per-scenario time within ±5 % of CUPTI's ...
 MEDIAN_TOLERANCE = 0.01   # ... and the median deviation within ±1 %
 PAD_KERNEL = "spin_kernel"   # torch.cuda._sleep's kernel, at::cuda::(anonymous)::spin_kernel
-_CTYPES = {"int32": ctypes.c_int32, "int64": ctypes.c_int64, "float32": ctypes.c_float}
 
 
 class FidelityError(HarnessError):
@@ -201,7 +202,7 @@ def _library(task, source, namespace, tmp):
     b.write_library(path)
     fn = getattr(ctypes.CDLL(str(path), mode=os.RTLD_NOW | os.RTLD_LOCAL), task.entry)
     fn.restype = ctypes.c_int
-    fn.argtypes = [ctypes.c_void_p if a.kind in ("tensor", "stream") else _CTYPES[a.kind] for a in task.args]
+    fn.argtypes = [_CTYPES[k] for k in argtypes(task)]     # as the executor declares them
     return fn
 
 

@@ -13,22 +13,7 @@
 # Results land in $OUT as each step ends, packed into $OUT/all.tgz at the end (summary.txt beside it).
 set -u
 : "${OUT:?set OUT}"
-export PYTHONUNBUFFERED=1 KERNELSEEK_DATA_DIR=/tmp/ks-exec/data
-PY=${KERNELSEEK_PYTHON:-python3}
-mkdir -p /tmp/kshost/bw "$KERNELSEEK_DATA_DIR"
-for d in .carry/host/debs/bubblewrap*.deb; do [ -f "$d" ] && dpkg -x "$d" /tmp/kshost/bw; done
-export PATH="/tmp/kshost/bw/usr/bin:$PATH"
-{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw,clocks_event_reasons.active --format=csv
-  git rev-parse HEAD 2>/dev/null; bwrap --version; "$PY" -c 'import torch; print(torch.__version__)'; } > "$OUT/env.txt" 2>&1
-step() {   # step NAME TIMEOUT CMD...
-  local name=$1 t=$2 t0; shift 2; t0=$(date +%s)
-  timeout --kill-after=5 "$t" "$@" > "$OUT/$name.log" 2>&1
-  local rc=$?
-  echo "$name: rc=$rc wall=$(( $(date +%s) - t0 ))s" | tee -a "$OUT/walls.txt"
-  return $rc
-}
-R=kernels/rmsnorm
-F=kernels/flash_attn_fwd
+. "$(dirname "$0")/lib.sh"
 STEPS=${STEPS:-profile full fidelity}
 for s in $STEPS; do case $s in
 profile)
