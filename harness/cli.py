@@ -7,7 +7,6 @@ from pathlib import Path
 
 from .errors import HarnessError
 from .progress import Progress
-from .result import json_safe
 
 
 def _parser():
@@ -90,13 +89,20 @@ def _dispatch(args):
 
 
 def _eval(args):
-    from .evaluate import Options, evaluate
+    early = _early_peers(args)
+    try:
+        from .evaluate import Options, evaluate   # imports torch (1-2 s): the peers' executor starts meanwhile
+        opts = Options(task_dir=args.task_dir, candidate=args.candidate, scenarios=args.scenarios,
+                       device=args.device, seeds=args.seeds, seed=args.seed, with_peers=not args.no_peers,
+                       keep_peers=args.keep_peers, with_baseline=not args.no_baseline, cache_dir=args.cache_dir,
+                       incumbent=args.incumbent, call_timeout=args.call_timeout, timeout=args.timeout,
+                       progress=Progress(args.progress), early=early)
+        result = evaluate(opts)
+    finally:
+        if early is not None:
+            early.close()     # what evaluate() did not take up (a usage error stops it first)
+    from .result import json_safe
     from .table import render_table
-    opts = Options(task_dir=args.task_dir, candidate=args.candidate, scenarios=args.scenarios,
-                   device=args.device, seeds=args.seeds, seed=args.seed, with_peers=not args.no_peers, keep_peers=args.keep_peers,
-                   with_baseline=not args.no_baseline, cache_dir=args.cache_dir, incumbent=args.incumbent,
-                   call_timeout=args.call_timeout, timeout=args.timeout, progress=Progress(args.progress))
-    result = evaluate(opts)
     text = json.dumps(json_safe(result), indent=1, allow_nan=False)
     json_to_stdout = args.json_out == "-" or (args.json_out is None and not args.table)
     if args.json_out and args.json_out != "-":
@@ -106,3 +112,22 @@ def _eval(args):
     if args.table:
         (sys.stderr if json_to_stdout else sys.stdout).write(render_table(result))
     return 0
+
+
+def _early_peers(args):
+    """The peers' executor, started before this process imports torch (executor_pair.EarlyPeers), or
+    None when the evaluation has no peers or the task does not load (evaluate() then says why)."""
+    if args.no_peers:
+        return None
+    from types import SimpleNamespace
+    from .executor_pair import EarlyPeers
+    from .task import load_task
+    try:
+        task = load_task(args.task_dir)
+    except HarnessError:
+        return None
+    if not task.peers:
+        return None
+    # The defaults of evaluate.Options for what the command line does not set.
+    return EarlyPeers(task, args.device or task.device,
+                      SimpleNamespace(confine=True, sandbox=True, call_timeout=args.call_timeout))

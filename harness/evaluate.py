@@ -25,6 +25,7 @@ from .progress import Progress
 from .result import new_result, scenario_figures, summarise
 from .runner import ChildFailure, ChildProcess
 from . import event_offsets, executor_cuda_timing, executor_eval, executor_timing, scenario_eval
+from . import executor_pair
 from .executor_pair import sandbox_state, start_pair
 from .scenario_eval import derive_seed
 from .scenarios import select_scenarios
@@ -60,6 +61,9 @@ class Options:
     # CUDA: keep the peers' figures per GPU and use them in later evaluations (harness/peer_figures.py).
     # Off by default until it has been seen on the GPU host (docs/harness.md, "Speed").
     keep_peers: bool = False
+    # The peers' executor, already starting (executor_pair.EarlyPeers: the command line starts it
+    # before it imports torch). evaluate() owns it from here and closes what it does not use.
+    early: object = None
 
 
 class Context:
@@ -75,10 +79,7 @@ class Context:
         self.has_baseline = opts.with_baseline
         self.has_incumbent = False       # set once the incumbent built and passed the checks
         self.with_peers = opts.with_peers and bool(task.peers)
-        # The candidate runs in an executor (executor.py): the parent owns buffers, clock and verdict.
-        # KERNELSEEK_HARNESS_CUDA_CHILD=1 runs a CUDA task through the older in-process child
-        # (child.py) instead, for comparison while the CUDA executor is new (docs/harness.md).
-        self.uses_executor = device_kind == "cpu" or os.environ.get("KERNELSEEK_HARNESS_CUDA_CHILD") != "1"
+        self.uses_executor = _uses_executor(device_kind)
         self.stages = executor_eval if self.uses_executor else scenario_eval
         self.timing = ((executor_timing if device_kind == "cpu" else executor_cuda_timing) if self.uses_executor
                        else scenario_eval)
@@ -114,14 +115,20 @@ def evaluate(opts):
     result["messages"].extend(task.warnings)
     result["scenarios"] = [{"id": s.id, "params": dict(s.params), "correct": False, "status": "skipped",
                             "reason": "not run"} for s in scenarios]
-    workdir = Path(tempfile.mkdtemp(prefix="kernelseek-eval-"))
-    ctx = None
+    early, opts.early = opts.early, None
+    if early is not None and not (early.matches(task, device_kind, opts) and opts.with_peers):
+        early.close()
+        early = None
+    workdir = early.workdir if early is not None else Path(tempfile.mkdtemp(prefix="kernelseek-eval-"))
+    ctx = early_peers = None
     # Where the time goes (seconds, as the parent saw it): loading the task, checks and compiles,
     # starting the executors, the scenarios' stages, shutting down.
     spent = {"task": round(time.monotonic() - t0, 3)}
     try:
+        # The peers' executor first: its torch import runs while the candidate compiles.
+        sandboxed, early_peers = _spawn_peers(task, device_kind, opts, workdir, result, early)
         ctx = _prepare(task, module, device_kind, opts, result, source, workdir, progress, t0 + opts.timeout,
-                       scenarios, spent)
+                       scenarios, spent, (sandboxed, early_peers))
         if ctx is not None:
             t_run = time.monotonic()
             _run_scenarios(ctx, scenarios, result, base_seed, t0, workdir, progress)
@@ -130,10 +137,14 @@ def evaluate(opts):
         t_close = time.monotonic()
         if ctx is not None and ctx.child is not None:
             ctx.child.close()
+        if early_peers is not None and (ctx is None or ctx.early_peers is early_peers):
+            early_peers.close()   # spawned, and never taken up by start_pair
         shutil.rmtree(workdir, ignore_errors=True)
         spent["close"] = round(time.monotonic() - t_close, 3)
         for stage in ("correctness", "timing"):
             spent[stage] = round(sum((s.get("stage_seconds") or {}).get(stage, 0.0) for s in result["scenarios"]), 3)
+        if getattr(ctx, "peers_wait", None) is not None:
+            spent["peers_wait"] = round(ctx.peers_wait, 3)   # the timing stage waiting for the peers' start
         result["time_spent"] = spent
         summarise(result, task, time.monotonic() - t0)
     progress.emit("done", status=result["status"], correct=result["correct"],
@@ -146,7 +157,32 @@ def _stop(result, status, message):
     result["messages"].append(message)
 
 
-def _prepare(task, module, device_kind, opts, result, source, workdir, progress, deadline, scenarios, spent):
+def _uses_executor(device_kind):
+    # The candidate runs in an executor (executor.py): the parent owns buffers, clock and verdict.
+    # KERNELSEEK_HARNESS_CUDA_CHILD=1 runs a CUDA task through the older in-process child
+    # (child.py) instead, for comparison while the CUDA executor is new (docs/harness.md).
+    return device_kind == "cpu" or os.environ.get("KERNELSEEK_HARNESS_CUDA_CHILD") != "1"
+
+
+def _spawn_peers(task, device_kind, opts, workdir, result, early=None):
+    """(use bwrap, the peers' executor started early or None); the sandbox's note in the result."""
+    if early is not None:
+        sandboxed, note, peers = early.sandboxed, early.note, early.peers
+        early.peers = None
+    else:
+        (sandboxed, note), peers = sandbox_state(opts), None
+    if note:
+        result["messages"].append(note)
+    if peers is None and _uses_executor(device_kind) and opts.with_peers and task.peers:
+        try:
+            peers = executor_pair.spawn_peers(task, opts, workdir, sandboxed, device_kind)
+        except ChildFailure:
+            peers = None      # started again with the others, where a failure is reported
+    return sandboxed, peers
+
+
+def _prepare(task, module, device_kind, opts, result, source, workdir, progress, deadline, scenarios, spent,
+             early):
     """Static checks, compile, binary checks, device and child start. None when a stage failed."""
     t_build = time.monotonic()
 
@@ -198,6 +234,7 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
             raise EnvironmentProblem(f"this GPU is {info['arch']}; task {task.name} is for "
                                      f"{', '.join(task.architectures)}")
     ctx = Context(task, Oracle(task, module, device.torch_device), device_kind, opts, result["messages"])
+    ctx.sandboxed, ctx.early_peers = early
     # Set before any executor starts: they take it at start and hold it inside every call.
     ctx.deadline = deadline
     ctx.libs, ctx.device = libs, device
@@ -293,11 +330,6 @@ def _build_baseline(task, cache_dir):
 
 def _start_child(ctx, workdir):
     if ctx.uses_executor:
-        if not hasattr(ctx, "sandbox_checked"):
-            ctx.sandbox_checked = True
-            ctx.sandboxed, note = sandbox_state(ctx.opts)
-            if note:
-                ctx.messages.append(note)
         pair, ctx.init_findings = start_pair(ctx, workdir)
         if not ctx.confined and "executor: no seccomp filter" not in " ".join(ctx.messages):
             ctx.messages.append("executor: no seccomp filter (turned off, or this is not x86-64 Linux); the "
@@ -316,78 +348,121 @@ def _start_child(ctx, workdir):
 
 
 def _run_scenarios(ctx, scenarios, result, base_seed, t0, workdir, progress):
-    n, crashes = len(scenarios), 0
-    rng_master = random.Random(f"{base_seed}:timing")
-    i = -1
-    while i + 1 < n:
-        i += 1
-        scenario = scenarios[i]
-        entry = result["scenarios"][i]
-        elapsed = time.monotonic() - t0
-        if elapsed > ctx.opts.timeout:
-            _stop(result, "timeout", f"the evaluation's time limit ({ctx.opts.timeout:g} s) was reached after "
-                                     f"{i} of {n} scenarios; the rest were not run")
-            _skip_rest(result, i, "not run: the evaluation's time limit was reached")
-            return
-        if ctx.child is None:
-            try:
-                ctx.child = _start_child(ctx, workdir)
-            except ChildFailure as exc:
-                _stop(result, "runtime_error", f"restarting the child process failed: {exc}")
-                _skip_rest(result, i, "not run: the child process could not be restarted")
-                return
-        entry.update(status=None, reason=None)
-        seeds = [derive_seed(base_seed, scenario.id, "correct", j) for j in range(ctx.opts.seeds)]
-        stages, t_stage = {}, time.monotonic()
-        try:
-            progress.emit("phase", phase="correctness", id=scenario.id, i=i, n=n)
-            ctx.stages.run_correctness(ctx, scenario, entry, seeds)
-            stages["correctness"], t_stage = round(time.monotonic() - t_stage, 3), time.monotonic()
-            if entry["status"] == "ok":
-                progress.emit("phase", phase="timing", id=scenario.id, i=i, n=n)
-                ctx.timing.run_timing(ctx, scenario, entry, derive_seed(base_seed, scenario.id, "time"), rng_master)
-                scenario_figures(entry, ctx.task, scenario)
-                stages["timing"] = round(time.monotonic() - t_stage, 3)
-        except ChildFailure as exc:
-            ctx.child.close()   # dead, hung or in an unknown state: a fresh one for the next scenario
-            ctx.child = None
-            if exc.who == "incumbent" and ctx.has_incumbent:
-                # The run's best so far failed, not the candidate: time without it from here on, and
-                # this scenario again.
-                ctx.has_incumbent = False
-                ctx.libs.pop("incumbent", None)
-                ctx.messages.append(f"incumbent: left out from scenario {scenario.id} on: it failed during "
-                                    f"timing ({exc})")
-                i -= 1
-                continue
-            if exc.kind == "timeout":
-                entry.update(status="timeout", correct=False, reason=str(exc))
-            elif exc.kind in ("seccomp", "forged"):
-                entry.update(status="rejected", correct=False, reason=str(exc))
-            elif exc.kind == "harness":
-                entry.update(status="runtime_error", correct=False,
-                             reason=f"the child process reported an internal error (the candidate may have "
-                                    f"corrupted its memory): {exc}")
-            else:
-                entry.update(status="runtime_error", correct=False, reason=str(exc))
-            crashes += 1
+    """Correctness on every scenario first, then the timing of those that passed: the peers' executor
+    finishes starting meanwhile, and a candidate refused on its last scenario is refused before
+    anything is timed."""
+    run = _Pass(ctx, scenarios, result, base_seed, t0, workdir, progress)
+    if run.over("correctness", range(len(scenarios))):
+        timed = [i for i, e in enumerate(result["scenarios"]) if e["status"] == "ok"]
+        if timed and ctx.child is not None:
+            _wait_for_peers(ctx)
+        run.over("timing", timed)
+    for i, entry in enumerate(result["scenarios"]):
         if entry.get("reason") is None:
             entry.pop("reason", None)
-        entry["stage_seconds"] = stages   # wall time of each stage that finished, seen from the parent
-        progress.emit("scenario", id=scenario.id, i=i, n=n, status=entry["status"], correct=entry["correct"],
-                      time_ms=entry.get("time_ms"), reason=entry.get("reason"))
-        if entry["status"] == "timeout":
-            _skip_rest(result, i + 1, "not run: an earlier scenario timed out")
-            return
-        if entry["status"] == "rejected":
-            _skip_rest(result, i + 1, "not run: the candidate was rejected")
-            return
-        if crashes >= MAX_CRASH_RESTARTS:
-            result["messages"].append(f"stopped after {crashes} crashes")
-            _skip_rest(result, i + 1, f"not run: stopped after {crashes} crashes")
-            return
 
 
-def _skip_rest(result, start, reason):
-    for entry in result["scenarios"][start:]:
-        entry.update(status="skipped", correct=False, reason=reason)
+def _wait_for_peers(ctx):
+    t0 = time.monotonic()
+    executor_pair.peers_ready(ctx)
+    ctx.peers_wait = getattr(ctx, "peers_wait", 0.0) + time.monotonic() - t0
+
+
+class _Pass:
+    """The scenarios' stages in turn, with what a failed one means for the rest: a dead or hung
+    executor restarted (at most MAX_CRASH_RESTARTS times), a timeout or a rejection ending the
+    evaluation, the incumbent left out when it is the one that failed."""
+
+    def __init__(self, ctx, scenarios, result, base_seed, t0, workdir, progress):
+        self.ctx, self.scenarios, self.result, self.base_seed = ctx, scenarios, result, base_seed
+        self.t0, self.workdir, self.progress = t0, workdir, progress
+        self.rng_master = random.Random(f"{base_seed}:timing")
+        self.crashes = 0
+
+    def over(self, stage, indices):
+        """Runs `stage` on the scenarios `indices`; False when the evaluation ends here (what had not
+        run this stage is then skipped; scenarios that passed correctness stay correct, untimed)."""
+        ctx, result, n = self.ctx, self.result, len(self.scenarios)
+        todo = list(indices)
+        while todo:
+            i = todo[0]
+            scenario, entry = self.scenarios[i], result["scenarios"][i]
+            if time.monotonic() - self.t0 > ctx.opts.timeout:
+                _stop(result, "timeout", f"the evaluation's time limit ({ctx.opts.timeout:g} s) was reached after "
+                                         f"{len(indices) - len(todo)} of {len(indices)} scenarios"
+                                         + (" had been timed" if stage == "timing" else "")
+                                         + "; the rest were not run")
+                _skip_rest(result, todo, "not run: the evaluation's time limit was reached")
+                return False
+            if ctx.child is None:
+                try:
+                    ctx.child = _start_child(ctx, self.workdir)
+                except ChildFailure as exc:
+                    _stop(result, "runtime_error", f"restarting the child process failed: {exc}")
+                    _skip_rest(result, todo, "not run: the child process could not be restarted")
+                    return False
+                if stage == "timing":
+                    _wait_for_peers(ctx)
+            stages = entry.setdefault("stage_seconds", {})   # wall time of each stage that finished
+            t_stage = time.monotonic()
+            try:
+                self.progress.emit("phase", phase=stage, id=scenario.id, i=i, n=n)
+                if stage == "correctness":
+                    entry.update(status=None, reason=None)
+                    seeds = [derive_seed(self.base_seed, scenario.id, "correct", j) for j in range(ctx.opts.seeds)]
+                    ctx.stages.run_correctness(ctx, scenario, entry, seeds)
+                else:
+                    ctx.timing.run_timing(ctx, scenario, entry, derive_seed(self.base_seed, scenario.id, "time"),
+                                          self.rng_master)
+                    scenario_figures(entry, ctx.task, scenario)
+                stages[stage] = round(time.monotonic() - t_stage, 3)
+            except ChildFailure as exc:
+                if self._failed(exc, scenario, entry):
+                    continue      # the incumbent failed: this scenario again, without it
+            todo.pop(0)
+            # A scenario is reported once its last stage ran: its timing, or the correctness that failed it.
+            if stage == "timing" or entry["status"] != "ok":
+                self.progress.emit("scenario", id=scenario.id, i=i, n=n, status=entry["status"],
+                                   correct=entry["correct"], time_ms=entry.get("time_ms"), reason=entry.get("reason"))
+            if entry["status"] == "timeout":
+                _skip_rest(result, todo, "not run: an earlier scenario timed out")
+                return False
+            if entry["status"] == "rejected":
+                _skip_rest(result, todo, "not run: the candidate was rejected")
+                return False
+            if self.crashes >= MAX_CRASH_RESTARTS:
+                result["messages"].append(f"stopped after {self.crashes} crashes")
+                _skip_rest(result, todo, f"not run: stopped after {self.crashes} crashes")
+                return False
+        return True
+
+    def _failed(self, exc, scenario, entry):
+        """A ChildFailure during a stage: the entry updated; True when the scenario is to run again."""
+        ctx = self.ctx
+        ctx.child.close()   # dead, hung or in an unknown state: a fresh one for the next scenario
+        ctx.child = None
+        if exc.who == "incumbent" and ctx.has_incumbent:
+            # The run's best so far failed, not the candidate: time without it from here on, and
+            # this scenario again.
+            ctx.has_incumbent = False
+            ctx.libs.pop("incumbent", None)
+            ctx.messages.append(f"incumbent: left out from scenario {scenario.id} on: it failed during "
+                                f"timing ({exc})")
+            return True
+        if exc.kind == "timeout":
+            entry.update(status="timeout", correct=False, reason=str(exc))
+        elif exc.kind in ("seccomp", "forged"):
+            entry.update(status="rejected", correct=False, reason=str(exc))
+        elif exc.kind == "harness":
+            entry.update(status="runtime_error", correct=False,
+                         reason=f"the child process reported an internal error (the candidate may have "
+                                f"corrupted its memory): {exc}")
+        else:
+            entry.update(status="runtime_error", correct=False, reason=str(exc))
+        self.crashes += 1
+        return False
+
+
+def _skip_rest(result, indices, reason):
+    for i in indices:
+        result["scenarios"][i].update(status="skipped", correct=False, reason=reason)

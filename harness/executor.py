@@ -83,6 +83,11 @@ class Executor:
         self.tables = {}      # buffer id -> Table of its slots' argument lists
         self.kinds = []
 
+    def cmd_preload(self, _msg, _fds):
+        """The peers' executor, as soon as it is up: import torch while the parent compiles."""
+        import torch   # noqa: F401
+        return {}
+
     def cmd_init(self, msg, _fds):
         if msg.get("peers"):
             # The peers are PyTorch code: torch is imported before the filter (it maps code).
@@ -290,9 +295,8 @@ def _peer_call(fn, tensors, params):
 def main(argv):
     sock = socket.socket(fileno=int(argv[1]))
     ex = Executor(sock)
-    handlers = {"init": ex.cmd_init, "cuda": ex.cmd_cuda, "map": ex.cmd_map, "unmap": ex.cmd_unmap,
-                "call": ex.cmd_call,
-                "table": ex.cmd_table}
+    handlers = {"preload": ex.cmd_preload, "init": ex.cmd_init, "cuda": ex.cmd_cuda, "map": ex.cmd_map,
+                "unmap": ex.cmd_unmap, "call": ex.cmd_call, "table": ex.cmd_table}
     while True:
         fds = []
         try:

@@ -9,10 +9,12 @@ kernel's figure for it (executor_proc.py). Fills the scenario's result entry lik
 
 import time
 
+import torch
+
 from .correctness import check_output, max_abs_diff
 from .denylist import ALWAYS, families, match_library
 from .executor_proc import ChildFailure
-from .fingerprint import fingerprints
+from .fingerprint import INT_OF_SIZE
 from .scenario_eval import fail
 from .executor_memory import close_set, new_set
 from .shm import POISON_BITS, poison
@@ -62,11 +64,14 @@ def call_args(task, bs, scalars):
     return argv
 
 
-def fill(task, bs, inputs):
+def fill(task, bs, inputs, outputs=True):
+    """The inputs' values into set `bs`, and poison into its outputs (unless `outputs` is False: the
+    caller poisons them itself, many sets at once)."""
     for arg in task.inputs():
         bs.tensors[arg.name].copy_(inputs[arg.name])
-    for arg in task.outputs():
-        poison(bs.tensors[arg.name])
+    if outputs:
+        for arg in task.outputs():
+            poison(bs.tensors[arg.name])
 
 
 def outputs_of(task, bs):
@@ -118,13 +123,13 @@ def observed_call(ctx, bs, scalars):
     ex, task = ctx.cand, ctx.task
     watch = Watch(ctx, ex)
     ex.running = "candidate"
-    inputs_fp = fingerprints({a.name: bs.tensors[a.name] for a in task.inputs()})
+    ins = {a.name: bs.tensors[a.name] for a in task.inputs()}
+    inputs_before = snapshot(ins)
     ctx.device.sync()     # CUDA: the parent's writes (inputs, poison) are done before the executor reads
     reply = ex.request({"cmd": "call", "args": call_args(task, bs, scalars)})
     cpu_done = ex.cpu_ns()
-    fp_returned = fingerprints(outputs_of(task, bs))
+    returned = snapshot(outputs_of(task, bs))
     time.sleep(LATER_SECONDS)
-    fp_later = fingerprints(outputs_of(task, bs))
     after_ms = (ex.cpu_ns() - cpu_done) / 1e6
     ex.running = None
     findings = watch.findings(ctx.cand_status) + device_findings(reply)
@@ -133,11 +138,25 @@ def observed_call(ctx, bs, scalars):
     if after_ms > AFTER_DONE_CPU_MS and ctx.device_kind == "cpu":
         findings.append(f"the executor used {after_ms:.2f} ms of CPU in the {LATER_SECONDS * 1e3:.0f} ms after the "
                         f"call returned: work continued after return (on a thread or a signal)")
-    changed = [k for k, v in fingerprints({a.name: bs.tensors[a.name] for a in task.inputs()}).items()
-               if v != inputs_fp[k]]
-    deferred = [k for k in fp_returned if fp_returned[k] != fp_later[k]]
+    changed = changed_since(ins, inputs_before)
+    deferred = changed_since(outputs_of(task, bs), returned)
     rc = _rc(reply, 1)[0]
     return rc, findings, deferred, changed
+
+
+def snapshot(tensors):
+    """A copy of each tensor's bits (NaN payloads and -0.0 included), to compare with later."""
+    return {k: _bits(t).clone() for k, t in tensors.items()}
+
+
+def changed_since(tensors, snap):
+    """The names of `tensors` whose bits differ from their snapshot()."""
+    return [k for k, t in tensors.items() if not torch.equal(_bits(t), snap[k])]
+
+
+def _bits(t):
+    as_int = INT_OF_SIZE[t.element_size()]
+    return t if t.dtype == as_int else t.view(as_int)
 
 
 def device_findings(reply):

@@ -94,6 +94,7 @@ class CudaSet:
 
     def __init__(self, arena, base, lay, size):
         self.base, self.size = base, size
+        self.u8 = arena.u8      # the layout's offsets are into the arena
         self.layout = {name: (base + off, dtype, shape, count) for name, (off, dtype, shape, count, _) in lay.items()}
         self.tensors = {}
         for name, (off, dtype, shape, count, nbytes) in lay.items():
@@ -108,4 +109,4 @@ class CudaSet:
         return {"buf": 0, "off": off, "dtype": dtype, "shape": list(shape)}
 
     def close(self):
-        self.tensors = {}
+        self.tensors, self.u8 = {}, None

@@ -8,11 +8,14 @@ in place) anything new that could run later is a rejection: a thread, a process,
 POSIX timer, a forbidden library.
 """
 
+import shutil
+import tempfile
 from pathlib import Path
 
 from . import native, sandbox
 from .build import default_cache_dir
 from .denylist import ALWAYS, families, match_library
+from .errors import TaskError
 from .executor_proc import INSIDE, ChildFailure, ExecutorProcess
 
 
@@ -35,15 +38,19 @@ def _close(ex):
         arena.close()
 
 
-def _gpu_setup(ctx, ex, size, with_torch=False):
-    """CUDA tasks, before anything is loaded into `ex`: its shared arena, the driver, a stream, the pad."""
+def _gpu_setup(ctx, ex, size, with_torch=False, later=False):
+    """CUDA tasks, before anything is loaded into `ex`: its shared arena, the driver, a stream, the pad.
+    `later`: sent now, its reply collected with the next ones (ExecutorProcess.send)."""
     if ctx.device_kind != "cuda":
         return
     from .cuda_driver import PAD_PTX
     from .executor_memory import CudaArena
     ex.arena = CudaArena(ctx.device.driver(), size, ctx.device.torch_device)
-    ex.request({"cmd": "cuda", "size": ex.arena.size, "pad_ptx": PAD_PTX.read_text(), "torch": with_torch},
-               fds=[ex.arena.fd], timeout=ctx.opts.call_timeout + 120)
+    msg = {"cmd": "cuda", "size": ex.arena.size, "pad_ptx": PAD_PTX.read_text(), "torch": with_torch}
+    if later:
+        ex.send(msg, fds=[ex.arena.fd])
+    else:
+        ex.request(msg, fds=[ex.arena.fd], timeout=ctx.opts.call_timeout + 120)
 
 
 def argtypes(task):
@@ -117,17 +124,17 @@ def start_pair(ctx, workdir):
             except ChildFailure as exc:
                 ctx.has_incumbent = False
                 ctx.messages.append(f"incumbent: not timed: its executor did not start: {exc}")
+        early, ctx.early_peers = getattr(ctx, "early_peers", None), None
         if ctx.with_peers and task.peers and getattr(ctx, "peers_needed", True):
-            # The peers are the task's own PyTorch code and never see the candidate. On CUDA they run
-            # unfiltered: cuDNN and the other libraries behind torch load their engines (code) on a
-            # first call, which the filter forbids; the sandbox still holds them.
-            peerx = ExecutorProcess(workdir, "peers", opts.call_timeout,
-                                    confine=opts.confine and ctx.device_kind == "cpu", sandboxed=sandboxed,
-                                    binds=[b for b in rbinds if b[1].startswith(f"{INSIDE}/task")])
-            peerx.ready()
-            _gpu_setup(ctx, peerx, sizes.get("peer", 0), with_torch=True)
-            peerx.start({"entry": task.entry, "argtypes": argtypes(task), "peers": dict(task.peers),
-                         "reference": reference, "threads": task.cpu_threads}, timeout=opts.call_timeout + 120)
+            # Its start (importing torch and reference.py: 1.4 s on the development VM, seconds on a GPU
+            # host) runs while the parent compiles and checks the candidate's correctness on every
+            # scenario; the first timing stage waits for it (peers_ready).
+            peerx = early or spawn_peers(task, opts, workdir, sandboxed, ctx.device_kind)
+            _gpu_setup(ctx, peerx, sizes.get("peer", 0), with_torch=True, later=True)
+            peerx.send({"cmd": "init", "seccomp": peerx.confine, "entry": task.entry, "argtypes": argtypes(task),
+                        "peers": dict(task.peers), "reference": reference, "threads": task.cpu_threads})
+        elif early is not None:
+            _close(early)
     except ChildFailure:
         for ex in (cand, refx, peerx, incx):
             if ex is not None:
@@ -142,6 +149,59 @@ def start_pair(ctx, workdir):
     pair = ExecutorPair(cand, refx, peerx, incx)
     ctx.cand, ctx.refx, ctx.peerx, ctx.incx = cand, refx, peerx, incx
     return pair, findings
+
+
+def spawn_peers(task, opts, workdir, sandboxed, device_kind):
+    """The peers' executor, up and importing torch (its "preload", collected with its next request).
+    The peers are the task's own PyTorch code and never see the candidate. On CUDA they run
+    unfiltered: cuDNN and the other libraries behind torch load their engines (code) on a first
+    call, which the filter forbids; the sandbox still holds them."""
+    _, binds = _paths(sandboxed, {"task": task.dir})
+    peerx = ExecutorProcess(workdir, "peers", opts.call_timeout, confine=opts.confine and device_kind == "cpu",
+                            sandboxed=sandboxed, binds=binds)
+    try:
+        peerx.ready()
+        peerx.send({"cmd": "preload"})
+    except ChildFailure:
+        _close(peerx)
+        raise
+    return peerx
+
+
+class EarlyPeers:
+    """The peers' executor started before the evaluation, by the command line, before it imports
+    torch itself: the two imports run side by side. evaluate() takes it up when it is for the same
+    task and options, and closes it otherwise."""
+
+    def __init__(self, task, device_kind, opts):
+        self.key = (str(task.dir), device_kind, opts.confine, opts.sandbox, opts.call_timeout)
+        self.workdir = Path(tempfile.mkdtemp(prefix="kernelseek-eval-"))
+        self.sandboxed, self.note = sandbox_state(opts)
+        try:
+            self.peers = spawn_peers(task, opts, self.workdir, self.sandboxed, device_kind)
+        except ChildFailure:
+            self.peers = None     # started again with the other executors, where a failure is reported
+
+    def matches(self, task, device_kind, opts):
+        return self.key == (str(task.dir), device_kind, opts.confine, opts.sandbox, opts.call_timeout)
+
+    def close(self):
+        if self.peers is not None:
+            self.peers.close()
+            self.peers = None
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def peers_ready(ctx):
+    """Waits for the peers' executor to finish starting (start_pair sent its start and went on). One
+    that does not start is the task's problem (its reference.py or peers), never the candidate's."""
+    peerx = getattr(ctx, "peerx", None)
+    if peerx is None or not peerx.pending:
+        return
+    try:
+        peerx.collect(ctx.opts.call_timeout + 120)
+    except ChildFailure as exc:
+        raise TaskError(str(ctx.task.reference_path), f"the peers' executor did not start: {exc}") from None
 
 
 def _twin(ctx, workdir, role, library, binds, arena_size):

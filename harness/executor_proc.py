@@ -21,7 +21,7 @@ from pathlib import Path
 
 from . import procinfo, sandbox, seccomp
 from .executor import recv_frame, send_frame
-from .runner import ChildFailure, _child_setup
+from .procinfo import ChildFailure, child_setup as _child_setup
 
 REPLY_LIMIT = 64 << 10
 STARTUP_SECONDS = 120
@@ -105,13 +105,16 @@ class ExecutorProcess:
         self.pid = self.proc.pid      # the executor's own pid once ready() found it (bwrap's until then)
         _LIVE.add(self.pid)
         self.seq = 0
+        self.pending = []            # requests sent by send() whose replies collect() has not read
         self.running = None          # what the executor is doing now (for a timeout's message)
         self.deadline = None         # the evaluation's time limit (time.monotonic()), set by the caller
         self.clock = None
 
     # -- talking ----------------------------------------------------------------------------------
     def request(self, msg, fds=None, timeout=None):
-        """Send one command and return its checked reply."""
+        """Send one command and return its checked reply (after those of earlier send()s)."""
+        if self.pending:
+            self.collect()
         self.seq += 1
         msg = dict(msg, seq=self.seq)
         try:
@@ -120,7 +123,25 @@ class ExecutorProcess:
             raise self._died() from None
         return self._reply(timeout or self.call_timeout)
 
-    def _reply(self, timeout):
+    def send(self, msg, fds=None):
+        """Send one command now and collect its reply later (collect()): the executor works on it
+        while this process does something else. Nothing else may be sent before collect()."""
+        self.seq += 1
+        try:
+            send_frame(self.sock, dict(msg, seq=self.seq), fds)
+        except OSError:
+            raise self._died() from None
+        self.pending.append(self.seq)
+
+    def collect(self, timeout=None):
+        """The replies to the commands send() sent, in order (the first error raises)."""
+        replies, pending, self.pending = [], self.pending, []
+        for seq in pending:
+            replies.append(self._reply(timeout or self.call_timeout, seq))
+        return replies
+
+    def _reply(self, timeout, seq=None):
+        seq = self.seq if seq is None else seq
         # The evaluation's time limit (`deadline`, a time.monotonic() value the caller sets) holds
         # inside a call too: a call that hangs with a long call timeout must not outlive it.
         wait = timeout if self.deadline is None else max(0.0, min(timeout, self.deadline - time.monotonic()))
@@ -140,10 +161,10 @@ class ExecutorProcess:
             self.kill()
             raise ChildFailure("forged", f"a garbled reply from the {self.role}'s executor ({exc}): something "
                                          f"in that process wrote to the harness's socket", self.running) from None
-        if not isinstance(reply, dict) or reply.get("seq") != self.seq or reply.get("type") not in ("done", "error"):
+        if not isinstance(reply, dict) or reply.get("seq") != seq or reply.get("type") not in ("done", "error"):
             self.kill()
             raise ChildFailure("forged", f"a reply from the {self.role}'s executor that is not the answer to "
-                                         f"request {self.seq} ({str(reply)[:120]}): something in that process "
+                                         f"request {seq} ({str(reply)[:120]}): something in that process "
                                          f"wrote to the harness's socket", self.running)
         if reply["type"] == "error":
             # "load": the library does not load; "call": the call failed on the device (CUDA fault).
@@ -225,13 +246,11 @@ class ExecutorProcess:
         for entry in os.listdir("/proc"):
             if not entry.isdigit() or int(entry) == self.pid:
                 continue
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
+            fields = _stat_fields(entry)
+            if not fields:
                 continue
-            fields = stat.rsplit(")", 1)[-1].split()
             ppid = int(fields[1])
-            if fields[0] in ("Z", "X"):     # a zombie runs nothing; reap it if it is ours
+            if fields[0] in (b"Z", b"X"):     # a zombie runs nothing; reap it if it is ours
                 if ppid == me:
                     _reap(int(entry))
                 continue
@@ -291,16 +310,29 @@ class ExecutorProcess:
 _LIVE = set()
 
 
+def _stat_fields(pid):
+    """The fields of /proc/<pid>/stat after the command name (state, ppid, ...), or None when gone.
+    Read with os.open/os.read: a scan reads every process's, on every watched call."""
+    try:
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        data = os.read(fd, 4096)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data.rsplit(b")", 1)[-1].split()
+
+
 def _parents():
     """{pid: ppid} of the live (not zombie) processes."""
     out = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
-            try:
-                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[-1].split()
-            except OSError:
-                continue
-            if fields[0] not in ("Z", "X"):
+            fields = _stat_fields(entry)
+            if fields and fields[0] not in (b"Z", b"X"):
                 out[int(entry)] = int(fields[1])
     return out
 
@@ -338,17 +370,7 @@ def _is_bwrap(pid):
 
 def _children_of(pid):
     """The live processes whose parent is `pid`."""
-    out = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[-1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid and fields[0] not in ("Z", "X"):
-            out.append(int(entry))
-    return out
+    return [p for p, pp in _parents().items() if pp == pid]
 
 
 def _live_executors():

@@ -8,7 +8,8 @@ Slot looks like a BufferSet (tensors, ref, spec) to the code that fills, calls a
 
 from .executor_eval import call_args
 from .executor_memory import close_set, new_set
-from .shm import ALIGN
+from .protocol import DTYPES
+from .shm import ALIGN, poison, unwritten
 
 
 def slot_bytes(set_bytes, task):
@@ -17,8 +18,8 @@ def slot_bytes(set_bytes, task):
 
 
 class Slot:
-    def __init__(self, bs, j, names, table):
-        self.bs, self.j, self.table = bs, j, table
+    def __init__(self, bs, j, names, table, owner=None):
+        self.bs, self.j, self.table, self.owner = bs, j, table, owner
         self.id = bs.id
         self.tensors = {n: bs.tensors[f"{n}#{j}"] for n in names}
 
@@ -40,15 +41,41 @@ class Slots:
                 shape = input_shapes[arg.name] if arg.role == "input" else output_shapes[arg.name]
                 specs.append((f"{arg.name}#{j}", arg.dtype, shape))
         names = [a.name for a in tensors]
+        self.outputs = [a.name for a in tensors if a.role == "output"]
         self.bs = new_set(ex, specs)
         table = self.bs.id if scalars is not None else None
-        self.slots = [Slot(self.bs, j, names, table) for j in range(count)]
+        self.slots = [Slot(self.bs, j, names, table, self) for j in range(count)]
+        # Every slot's copy of one tensor as one [count, numel] view: the slots are laid out alike, one
+        # after another, so the parent poisons and inspects a round's outputs in one operation each.
+        self._stacked = {n: self._stack(n, count) for n in self.outputs}
         if table is not None:
             ex.request({"cmd": "table", "id": table, "batch": [call_args(task, s, scalars) for s in self.slots]})
+
+    def _stack(self, name, count):
+        off, dtype, shape, numel = self.bs.layout[f"{name}#0"]
+        step = self.bs.layout[f"{name}#1"][0] - off if count > 1 else 0
+        flat = self.bs.u8.view(DTYPES[dtype])
+        size = flat.element_size()
+        return flat.as_strided((count, numel), (step // size, 1), off // size)
 
     def get(self, k):
         return self.slots[k]
 
+    def poison_outputs(self):
+        """Poison every slot's outputs (one operation per output)."""
+        for view in self._stacked.values():
+            poison(view)
+
+    def unwritten_outputs(self, slots):
+        """{slot index: [outputs still holding poison]} for `slots` (of this Slots), the clean ones left out."""
+        out = {}
+        for name, view in self._stacked.items():
+            left = unwritten(view).any(1).tolist()
+            for s in slots:
+                if left[s.j]:
+                    out.setdefault(s.j, []).append(name)
+        return out
+
     def close(self):
-        self.slots = []
+        self.slots, self._stacked = [], {}
         close_set(self.ex, self.bs)

@@ -6,7 +6,7 @@ later) without copying it: the raw bits are read as integers, so NaN payloads an
 
 import torch
 
-_INT_OF_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+INT_OF_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 _CHUNK = 1 << 24
 _MOD = 1_000_003
 
@@ -14,7 +14,7 @@ _MOD = 1_000_003
 def fingerprint(t):
     """[numel, sum of words, position-weighted sum of words] of the tensor's bits (int64 wrap-around)."""
     flat = t.detach().contiguous().view(-1)
-    words = flat.view(_INT_OF_SIZE[flat.element_size()])
+    words = flat.view(INT_OF_SIZE[flat.element_size()])
     total = torch.zeros((), dtype=torch.int64, device=t.device)
     weighted = torch.zeros((), dtype=torch.int64, device=t.device)
     for start in range(0, words.numel(), _CHUNK):

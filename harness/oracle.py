@@ -16,6 +16,10 @@ _HIGH = {"float32": (torch.float32, torch.float64), "float16": (torch.float32, t
          "int32": (torch.int32, torch.int64), "int64": (torch.int64,)}
 
 
+def _key(params):
+    return tuple(sorted((k, str(v)) for k, v in params.items()))
+
+
 class Oracle:
     def __init__(self, task, module, device):
         self.task, self.module, self.device = task, module, device
@@ -42,8 +46,9 @@ class Oracle:
                 self._fail("make_inputs", f"{name!r} is on {t.device}, expected the {self.device.type} device")
             if not t.is_contiguous():
                 self._fail("make_inputs", f"{name!r} must be contiguous")
-        key = tuple(sorted((k, str(v)) for k, v in params.items()))
-        self.input_bytes[key] = sum(t.numel() * t.element_size() for t in inputs.values())
+        key = _key(params)
+        if key not in self.input_bytes:
+            self.input_bytes[key] = sum(t.numel() * t.element_size() for t in inputs.values())
         return inputs
 
     def output_bytes(self, params):
@@ -59,7 +64,7 @@ class Oracle:
 
     def set_bytes(self, params):
         """Bytes of one input set plus its outputs (inputs must have been made once before)."""
-        key = tuple(sorted((k, str(v)) for k, v in params.items()))
+        key = _key(params)
         outs = self.output_bytes(params) * max(1, len(self.task.outputs()))
         return self.input_bytes.get(key, 0) + outs
 

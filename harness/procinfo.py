@@ -57,3 +57,29 @@ def log_tail(log, log_path, limit=2000):
     except OSError:
         return ""
     return data[-limit:].decode(errors="replace").strip()
+
+
+class ChildFailure(Exception):
+    def __init__(self, kind, message, who=None):
+        super().__init__(message)
+        self.kind = kind          # "timeout" | "crash" | "call" (CUDA error) | "harness"
+        self.who = who            # which implementation was running, when known
+
+
+def child_setup(parent_pid):
+    """In the child before exec: no core files; its own process group (a candidate's own children
+    are killed together with it); killed when the parent dies, so a harness killed by a timeout
+    never leaves a candidate running."""
+    import ctypes
+    import resource
+    try:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ValueError, OSError):
+        pass
+    os.setpgid(0, 0)
+    try:
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG (Linux)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent_pid:   # the parent died before prctl took effect
+        os._exit(1)

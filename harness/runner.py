@@ -14,16 +14,10 @@ import time
 from pathlib import Path
 
 from . import procinfo
+from .procinfo import ChildFailure, child_setup as _child_setup  # noqa: F401  (the executors' too)
 from .protocol import Channel, ChannelClosed, ChannelTimeout
 
 STARTUP_SECONDS = 120  # importing torch and initialising CUDA in a fresh process
-
-
-class ChildFailure(Exception):
-    def __init__(self, kind, message, who=None):
-        super().__init__(message)
-        self.kind = kind          # "timeout" | "crash" | "call" (CUDA error) | "harness"
-        self.who = who            # which implementation was running, when known
 
 
 class ChildProcess:
@@ -131,22 +125,3 @@ class ChildProcess:
             except OSError:
                 pass
         self.log.close()
-
-
-def _child_setup(parent_pid):
-    """In the child before exec: no core files; its own process group (a candidate's own children
-    are killed together with it); killed when the parent dies, so a harness killed by a timeout
-    never leaves a candidate running."""
-    import ctypes
-    import resource
-    try:
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    except (ValueError, OSError):
-        pass
-    os.setpgid(0, 0)
-    try:
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG (Linux)
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() != parent_pid:   # the parent died before prctl took effect
-        os._exit(1)

@@ -61,6 +61,7 @@ class BufferSet:
         os.ftruncate(self.fd, self.size)
         self.map = mmap.mmap(self.fd, self.size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
         self.tensors = {}
+        self.u8 = torch.frombuffer(self.map, dtype=torch.uint8)   # the whole set, the layout's offsets into it
         for name, (off, dtype, shape, count) in self.layout.items():
             self.tensors[name] = torch.frombuffer(self.map, dtype=DTYPES[dtype], count=count,
                                                   offset=off).view(shape)
@@ -74,7 +75,7 @@ class BufferSet:
         return {"buf": self.id, "off": off, "dtype": dtype, "shape": list(shape)}
 
     def close(self):
-        self.tensors = {}
+        self.tensors, self.u8 = {}, None
         try:
             os.close(self.fd)
         except OSError:

@@ -58,7 +58,7 @@ def render_table(result):
                      f"{c['smem_bytes']} B static smem, {c['spills']} B spills")
     spent = result.get("time_spent")
     if spent:
-        order = ("task", "build", "start", "correctness", "timing", "close")
+        order = ("task", "build", "start", "correctness", "peers_wait", "timing", "close")
         lines.append("time spent: " + ", ".join(f"{k} {spent[k]:.2f} s" for k in order if k in spent)
                      + (f" (scenarios {spent['scenarios']:.2f} s in all)" if "scenarios" in spent else ""))
     for s in result["scenarios"]:

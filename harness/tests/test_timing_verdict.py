@@ -88,7 +88,10 @@ def test_the_baseline_as_candidate_reads_the_same(baseline_as_candidate):
     s = result["summary"]
     assert result["status"] == "ok" and s["timed"] == s["scenarios"] == 11, result["messages"]
     lo, hi = s["speedup_vs_baseline_ci"]
-    assert lo <= 1.0 <= hi and s["verdict_vs_baseline"] == "same", (s["speedup_vs_baseline_geomean"], lo, hi)
+    per_scenario = [(sc["id"], sc.get("speedup_vs_baseline"), sc.get("time_ms"), sc.get("baseline_ms"),
+                     sc["timing"].get("batch"), sc["timing"].get("overhead_ms")) for sc in result["scenarios"]]
+    assert lo <= 1.0 <= hi and s["verdict_vs_baseline"] == "same", (s["speedup_vs_baseline_geomean"], lo, hi,
+                                                                     result["time_spent"], per_scenario)
     assert lo <= s["speedup_vs_baseline_geomean"] <= hi
     # The peer is genuinely different (torch's softmax on one core is several times faster here).
     assert s["verdict_vs_peer"]["torch"] in ("faster", "slower")

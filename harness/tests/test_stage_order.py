@@ -1,0 +1,84 @@
+"""The order of an evaluation's stages: correctness on every scenario before anything is timed, and
+the peers' executor starting meanwhile (its failure is the task's, never the candidate's)."""
+
+import pytest
+
+from harness import executor_proc
+from harness.errors import TaskError
+from harness.evaluate import Options, evaluate
+
+from .conftest import CPU_TASK
+
+# The baseline's softmax, except that on 7-row inputs it also writes its input (hack 6).
+WRITES_INPUT_ON_7_ROWS = '''
+#include <cmath>
+#include <cstdint>
+
+extern "C" int softmax_rows(const float* x, float* y, int64_t rows, int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * cols;
+    float m = xr[0];
+    for (int64_t c = 1; c < cols; ++c) m = std::fmax(m, xr[c]);
+    double sum = 0.0;
+    for (int64_t c = 0; c < cols; ++c) sum += std::exp(xr[c] - m);
+    for (int64_t c = 0; c < cols; ++c) y[r * cols + c] = static_cast<float>(std::exp(xr[c] - m) / sum);
+  }
+  if (rows == 7) const_cast<float*>(x)[0] += 1.0f;
+  return 0;
+}
+'''
+
+
+@pytest.fixture
+def no_executor_left():
+    """Every executor this test starts is closed by the end of its evaluation."""
+    before = set(executor_proc._LIVE)
+    yield
+    assert not executor_proc._LIVE - before
+
+
+def test_a_candidate_refused_on_its_last_scenario_is_refused_before_anything_is_timed(candidate, cache_dir,
+                                                                                       no_executor_left):
+    # r64-c128 comes first (the grid before the list) and is correct; r7-c33 is where the candidate cheats.
+    result = evaluate(Options(task_dir=str(CPU_TASK), candidate=str(candidate(WRITES_INPUT_ON_7_ROWS)),
+                              scenarios="r7-c33,r64-c128", cache_dir=cache_dir))
+    first, last = result["scenarios"]
+    assert first["id"] == "r64-c128" and last["id"] == "r7-c33"
+    assert result["status"] == "rejected" and "modified its input" in last["reason"]
+    # The first scenario passed its correctness stage and stays correct, but nothing was timed.
+    assert first["status"] == "ok" and first["correct"] and "timing" not in first["stage_seconds"]
+    assert first.get("time_ms") is None and result["summary"]["timed"] == 0
+
+
+def test_a_peers_executor_that_does_not_start_is_the_tasks_error(task_copy, cache_dir, no_executor_left):
+    folder = task_copy()
+    # reference.py loads in the harness (inputs, reference) and fails only in the peers' executor.
+    (folder / "reference.py").write_text((folder / "reference.py").read_text() + (
+        "\nimport sys\n"
+        "if sys.argv[0].endswith('executor.py'):\n"
+        "    raise RuntimeError('this reference.py cannot run its peers')\n"))
+    with pytest.raises(TaskError) as info:
+        evaluate(Options(task_dir=str(folder), candidate=str(CPU_TASK / "baseline.cpp"), scenarios="r7-c33",
+                         cache_dir=cache_dir))
+    assert "the peers' executor did not start" in str(info.value)
+    assert "this reference.py cannot run its peers" in str(info.value)
+
+
+def test_the_peers_executor_started_by_the_command_line_is_the_one_used(run_cli, monkeypatch, no_executor_left):
+    import json
+
+    from harness import executor_pair
+    made = []
+    original = executor_pair.spawn_peers
+
+    def counted(*args, **kwargs):
+        made.append(args)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(executor_pair, "spawn_peers", counted)
+    proc = run_cli("eval", "--task-dir", str(CPU_TASK), "--candidate", str(CPU_TASK / "baseline.cpp"),
+                   "--json", "-", "--scenarios", "r7-c33")
+    result = json.loads(proc.stdout)
+    assert proc.returncode == 0 and result["status"] == "ok"
+    assert result["scenarios"][0]["peer_ms"]["torch"] > 0
+    assert len(made) == 1        # the command line's, taken up by evaluate(): none started again
