@@ -63,7 +63,9 @@ def done(samples, policy, elapsed):
     # could not change its verdict (a candidate 6x the peer needs no 2 % figure to be faster).
     ratios = list(paired_ratios(samples).values())
     if ratios:
-        return all(_settled(v, policy["target_rse"]) for v in ratios)
+        # The spread of a few rounds is itself uncertain: far from 1.0 is trusted from 2 x min_reps on.
+        far_ok = n >= 2 * policy["min_reps"]
+        return all(_settled(v, policy["target_rse"], far_ok) for v in ratios)
     return all(rse_of_median(s["ms"]) <= policy["target_rse"] for s in samples.values())
 
 
@@ -71,9 +73,11 @@ def done(samples, policy, elapsed):
 DECISIVE_SE = 5.0
 
 
-def _settled(ratios, target_rse):
+def _settled(ratios, target_rse, far_ok=True):
     rse = rse_of_median(ratios)
     if rse <= target_rse:
         return True
+    if not far_ok:
+        return False
     m = median(ratios)
     return m > 0 and math.isfinite(rse) and abs(math.log(m)) >= DECISIVE_SE * rse

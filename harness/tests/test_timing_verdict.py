@@ -193,3 +193,27 @@ def test_per_scenario_offsets_of_identical_code_are_not_a_gain():
     # A real gain on every scenario still reads faster.
     gain = [_noisy(1.2 * math.exp(rng.gauss(0.0, 0.03)), 0.01, 15, 200 + i) for i in range(11)]
     assert verdict(geomean_ci(gain, random.Random(6))) == "faster"
+
+
+def test_a_slow_parent_does_not_shrink_the_batch_below_its_floor(cache_dir, monkeypatch):
+    # The batch is capped by the parent's own work per call, but never so far that a request's
+    # calls take little more than the request's own cost: that cost's noise then reads as speed
+    # (identical code read 1.45x in a loaded CI run, when a preempted parent looked slow).
+    import time
+
+    from harness import executor_timing
+    real = executor_timing.Timer.fresh_round
+
+    def slow(self, chosen):
+        t0 = time.thread_time()
+        while time.thread_time() - t0 < 0.02:   # 20 ms of the parent's CPU for every round's inputs
+            pass
+        return real(self, chosen)
+
+    monkeypatch.setattr(executor_timing.Timer, "fresh_round", slow)
+    result = evaluate(Options(task_dir=str(CPU_TASK), candidate=str(CPU_TASK / "baseline.cpp"), scenarios="r7-c33",
+                              cache_dir=cache_dir, with_peers=False))
+    sc = result["scenarios"][0]
+    assert result["status"] == "ok", result["messages"]
+    # A few-microsecond call: the request's calls still take most of MIN_BATCH_MS (0.5 ms) of CPU.
+    assert sc["timing"]["batch"] * sc["time_ms"] >= 0.3, sc["timing"]

@@ -90,6 +90,8 @@ function stageTotals(r: EvalResult): string {
   const parts = [
     ...(spent ? (['build', 'start'] as const).filter((k) => typeof spent[k] === 'number').map((k) => `${k} ${fixed(spent[k], 1, ' s')}`) : []),
     ...(seen ? [`correctness ${fixed(totals.correctness, 1, ' s')}`, `timing ${fixed(totals.timing, 1, ' s')}`] : []),
+    // The timing stage waiting for the peers' executor to finish starting (torch, reference.py).
+    ...(spent && typeof spent.peers_wait === 'number' && spent.peers_wait >= 0.05 ? [`waiting for the peers ${fixed(spent.peers_wait, 1, ' s')}`] : []),
   ];
   return parts.length > 0 ? `: ${parts.join(', ')}` : '';
 }

@@ -31,7 +31,7 @@ describe('kernelseek eval (in process, the real harness on cpu_softmax)', () => 
     expect(r.stdout).toMatch(/\nr7-c33\s+ok(\s+\S+){5}\s+\S+ torch\s+[\d.]+x\s+—\s+\d\.\d\d+\s+[\d.]+%$/m);
     expect(r.stdout).toMatch(/\nr7-c33\s+ok\s+[\d.e-]+\s+[\d.e-]+\s+[\d.]+\s+[\d.]+\s+[\d.]+x\s+[\d.]+ torch\s+[\d.]+x/);
     expect(r.stdout).toMatch(/\nr64-c128\s+ok/);
-    expect(r.stdout).toMatch(/cpu_softmax: ok — CORRECT on 2\/2 scenarios \([\d.]+ s in the harness: build [\d.]+ s, start [\d.]+ s, correctness [\d.]+ s, timing [\d.]+ s\)/);
+    expect(r.stdout).toMatch(/cpu_softmax: ok — CORRECT on 2\/2 scenarios \([\d.]+ s in the harness: build [\d.]+ s, start [\d.]+ s, correctness [\d.]+ s, timing [\d.]+ s(, waiting for the peers [\d.]+ s)?\)/);
     expect(r.stdout).toMatch(/speedup vs baseline \(geomean\): [\d.]+x/);
     expect(r.stdout).toMatch(/speedup vs peers \(geomean\): torch [\d.]+x; fastest peer: torch/);
     expect(r.stdout).toMatch(/ran on: .*\/local \(cpu, harness \d/);
