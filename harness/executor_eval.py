@@ -135,13 +135,31 @@ def observed_call(ctx, bs, scalars):
     findings = watch.findings(ctx.cand_status) + device_findings(reply)
     # CUDA: the driver's own threads may wake after a call; work after return shows on the GPU instead
     # (outputs changing later, the GPU still busy: executor_cuda_timing.py).
+    late = None
     if after_ms > AFTER_DONE_CPU_MS and ctx.device_kind == "cpu":
-        findings.append(f"the executor used {after_ms:.2f} ms of CPU in the {LATER_SECONDS * 1e3:.0f} ms after the "
-                        f"call returned: work continued after return (on a thread or a signal)")
+        late = (f"the executor used {after_ms:.2f} ms of CPU in the {LATER_SECONDS * 1e3:.0f} ms after the call "
+                f"returned: work continued after return (on a thread or a signal)")
     changed = changed_since(ins, inputs_before)
     deferred = changed_since(outputs_of(task, bs), returned)
     rc = _rc(reply, 1)[0]
-    return rc, findings, deferred, changed
+    return rc, findings, deferred, changed, late
+
+
+def confirmed_call(ctx, bs, scalars, task, inputs):
+    """observed_call on freshly filled inputs; CPU after return counts only when a second call of
+    the same inputs shows it too. An honest baseline's executor read 0.55 ms once while the peers'
+    executor was importing torch on the other core (interrupts are billed to whatever runs on their
+    core); work a candidate defers after every return shows both times."""
+    fill(task, bs, inputs)
+    rc, findings, deferred, changed, late = observed_call(ctx, bs, scalars)
+    if late is not None and not (findings or deferred or changed):
+        fill(task, bs, inputs)
+        rc, findings, deferred, changed, again = observed_call(ctx, bs, scalars)
+        if again is None:
+            ctx.messages.append(f"correctness: {late.split(':')[0]} once; the same call again did not: not "
+                                f"counted")
+        late = again
+    return rc, findings + ([late] if late else []), deferred, changed
 
 
 def snapshot(tensors):
@@ -212,8 +230,7 @@ def run_correctness(ctx, scenario, entry, seeds):
             calibrate_threads(ctx, inputs, oracle.output_shapes(scenario.params), scalars)
             for r in range(2):
                 where = f"seed {seed}, run {r + 1}"
-                fill(task, bs, inputs)
-                rc, findings, deferred, changed = observed_call(ctx, bs, scalars)
+                rc, findings, deferred, changed = confirmed_call(ctx, bs, scalars, task, inputs)
                 if changed:
                     return fail(entry, "rejected", f"{where}: the candidate modified its input(s) "
                                                    f"{', '.join(changed)}; inputs are read-only (hack 6)")

@@ -308,7 +308,7 @@ class Rechecks:
     def record(self, task, drawn, reps):
         """Look at the candidate calls `drawn` ([(set, seed)]) that just ran; returns the new call count."""
         owner = getattr(drawn[0][0], "owner", None) if drawn else None
-        if owner is not None and all(bs.owner is owner for bs, _ in drawn):
+        if owner is not None and len(drawn) > 1 and all(bs.owner is owner for bs, _ in drawn):
             by_slot = owner.unwritten_outputs([bs for bs, _ in drawn])   # one look at all of them
             unwritten_of = {id(bs): by_slot.get(bs.j) for bs, _ in drawn}
         else:

@@ -82,3 +82,30 @@ def test_the_peers_executor_started_by_the_command_line_is_the_one_used(run_cli,
     assert proc.returncode == 0 and result["status"] == "ok"
     assert result["scenarios"][0]["peer_ms"]["torch"] > 0
     assert len(made) == 1        # the command line's, taken up by evaluate(): none started again
+
+
+def test_one_burst_of_cpu_after_return_is_confirmed_before_it_rejects(cache_dir, monkeypatch, no_executor_left):
+    # The executor's main thread is billed 0.6 ms once, in the first watched call's look after
+    # return, as an interrupt on its core would be: an honest kernel is not rejected for it.
+    from harness import executor_eval
+    from harness.executor_proc import ExecutorProcess
+    import time
+    from types import SimpleNamespace
+    jump = {"armed": True, "ns": 0}
+    real_cpu = ExecutorProcess.cpu_ns
+
+    def sleep(seconds):     # the watched call's wait before its look after return
+        time.sleep(seconds)
+        if jump["armed"]:
+            jump["armed"], jump["ns"] = False, 600_000
+
+    monkeypatch.setattr(executor_eval, "time", SimpleNamespace(sleep=sleep))
+    # On the executor's main thread: its process clock and that thread's own account both move.
+    real_other = ExecutorProcess.other_threads_cpu_ns
+    monkeypatch.setattr(ExecutorProcess, "cpu_ns", lambda self: real_cpu(self) + jump["ns"])
+    monkeypatch.setattr(ExecutorProcess, "other_threads_cpu_ns", lambda self: max(0, real_other(self) - jump["ns"]))
+    result = evaluate(Options(task_dir=str(CPU_TASK), candidate=str(CPU_TASK / "baseline.cpp"), scenarios="r7-c33",
+                              cache_dir=cache_dir, with_peers=False))
+    assert not jump["armed"]
+    assert result["status"] == "ok", result["messages"]
+    assert any("after the call returned once; the same call again did not" in m for m in result["messages"])
