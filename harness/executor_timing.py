@@ -441,18 +441,17 @@ def figures(ctx, entry, samples, rcs, rechecks, scenario, seed_base, batch):
     entry["peer_ms"] = {n[5:]: v for n, v in medians.items() if n.startswith("peer:")}
     entry["wall_ms"] = median(samples["candidate"]["wall_ms"]) / batch if cand else None
     ratios = paired_ratios({n: s for n, s in samples.items() if n in medians}) if "candidate" in medians else {}
-    ci_rng = random.Random(f"{seed_base}:ci")
     entry["timing"]["ratios"] = {n: [float(f"{r:.5g}") for r in v] for n, v in ratios.items()}
     if ratios.get("baseline"):
         entry["speedup_vs_baseline"] = median(ratios["baseline"])
-        entry["speedup_vs_baseline_ci"] = ratio_ci(ratios["baseline"], ci_rng)
+        entry["speedup_vs_baseline_ci"] = ratio_ci(ratios["baseline"])
         entry["verdict_vs_baseline"] = verdict(entry["speedup_vs_baseline_ci"])
     if ratios.get("incumbent"):
         entry["incumbent_ms"] = medians.get("incumbent")
         entry["speedup_vs_incumbent"] = median(ratios["incumbent"])
-        entry["speedup_vs_incumbent_ci"] = ratio_ci(ratios["incumbent"], random.Random(f"{seed_base}:ci:incumbent"))
+        entry["speedup_vs_incumbent_ci"] = ratio_ci(ratios["incumbent"])
         entry["verdict_vs_incumbent"] = verdict(entry["speedup_vs_incumbent_ci"])
     peers = {n[5:]: v for n, v in ratios.items() if n.startswith("peer:") and v}
     entry["speedup_vs_peer"] = {p: median(v) for p, v in peers.items()}
-    entry["speedup_vs_peer_ci"] = {p: ratio_ci(v, ci_rng) for p, v in peers.items()}
+    entry["speedup_vs_peer_ci"] = {p: ratio_ci(v) for p, v in peers.items()}
     entry["verdict_vs_peer"] = {p: verdict(ci) for p, ci in entry["speedup_vs_peer_ci"].items()}

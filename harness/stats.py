@@ -90,13 +90,33 @@ def _interval(values):
     return [float(q[0]), float(q[1])]
 
 
-def ratio_ci(ratios, rng, b=BOOTSTRAP_REPLICATES):
-    """95 % percentile-bootstrap interval [lo, hi] of the median of one scenario's paired per-round
-    ratios (resampling rounds: a round is the unit the pairing makes comparable); None under 3."""
-    ratios = [r for r in ratios if r is not None and r > 0 and math.isfinite(r)]
-    if len(ratios) < 3:
+def ratio_ci(ratios):
+    """95 % interval [lo, hi] of the median of one scenario's paired per-round ratios: the
+    distribution-free one from order statistics, [x(k), x(n+1-k)] with the largest k for which
+    P(Binomial(n, 1/2) < k) <= 2.5 %, so at least 95 % whatever the rounds' distribution (a round is
+    the unit the pairing makes comparable). The percentile bootstrap it replaced covered 91 % at 8
+    rounds and 93-94 % at 10-30 (1000 simulated scenarios each, harness/tests/test_timing_verdict.py),
+    and scenarios often stop at 8-20 rounds. Under 6 rounds even [min, max] covers less than 95 %:
+    it is given, at 3-5 rounds, as the widest there is. None under 3."""
+    xs = sorted(r for r in ratios if r is not None and r > 0 and math.isfinite(r))
+    n = len(xs)
+    if n < 3:
         return None
-    return _interval(_replicate_medians(ratios, rng, b))
+    k = _order_rank(n)
+    return [xs[k - 1], xs[n - k]]
+
+
+def _order_rank(n, tail=(1.0 - CI_LEVEL) / 2):
+    """The largest k >= 1 with P(Binomial(n, 1/2) <= k - 1) <= tail (log-space: 2^-n underflows)."""
+    k, cum = 0, 0.0
+    log_half = -n * math.log(2.0)
+    while k < n:
+        p = math.exp(math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) + log_half)
+        if cum + p > tail:
+            break
+        cum += p
+        k += 1
+    return max(1, k)
 
 
 def median_ci(values, rng, b=BOOTSTRAP_REPLICATES):

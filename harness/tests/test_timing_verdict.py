@@ -28,14 +28,14 @@ def test_a_lucky_median_within_the_noise_is_not_faster():
     # The point figure says 1.03x; the rounds say nothing: the interval straddles 1.0.
     ratios = [0.93, 1.05, 0.97, 1.08, 1.03, 0.95, 1.04, 1.10, 0.99, 1.03, 1.06]
     assert median(ratios) > 1.0
-    ci = ratio_ci(ratios, random.Random(1))
+    ci = ratio_ci(ratios)
     assert ci[0] < 1.0 < ci[1] and verdict(ci) == "same"
 
 
 def test_a_real_difference_is_faster_or_slower():
     fast, slow = _noisy(1.3, 0.05, 12, 2), _noisy(0.7, 0.05, 12, 3)
-    assert verdict(ratio_ci(fast, random.Random(4))) == "faster"
-    assert verdict(ratio_ci(slow, random.Random(4))) == "slower"
+    assert verdict(ratio_ci(fast)) == "faster"
+    assert verdict(ratio_ci(slow)) == "slower"
     ci = geomean_ci([fast, _noisy(1.2, 0.05, 12, 5)], random.Random(6))
     assert 1.0 < ci[0] < geomean([median(fast), 1.2]) < ci[1]
 
@@ -43,14 +43,30 @@ def test_a_real_difference_is_faster_or_slower():
 def test_one_outlier_round_does_not_make_a_gain():
     # One round where the baseline's call was preempted (ratio 3.0) among rounds that read ~1.0.
     ratios = _noisy(1.0, 0.03, 11, 7) + [3.0]
-    assert verdict(ratio_ci(ratios, random.Random(8))) == "same"
+    assert verdict(ratio_ci(ratios)) == "same"
 
 
-def test_intervals_are_deterministic_given_the_seed_and_need_three_rounds():
+def test_intervals_need_three_rounds():
     ratios = _noisy(1.1, 0.1, 15, 9)
-    assert ratio_ci(ratios, random.Random("s:ci")) == ratio_ci(ratios, random.Random("s:ci"))
-    assert ratio_ci([1.2, 1.3], random.Random(0)) is None and verdict(None) is None
+    assert ratio_ci([1.2, 1.3]) is None and verdict(None) is None
     assert geomean_ci([ratios, [1.0, 1.1]], random.Random(0)) is None   # one scenario too short to say
+
+
+def test_a_scenarios_interval_covers_its_median_at_least_95_percent_of_the_time():
+    # Whatever the number of rounds a scenario stops at, its interval [x(k), x(n+1-k)] covers the
+    # median with probability 1 - 2 P(Binomial(n, 1/2) < k): at least 95 % from 6 rounds on, exactly.
+    from math import comb
+
+    from harness.stats import _order_rank
+    for n in range(6, 400):
+        k = _order_rank(n)
+        assert 1 - 2 * sum(comb(n, i) for i in range(k)) / 2 ** n >= 0.95, n
+    # And seen: identical code, rounds with 8 % noise, 2000 scenarios each at 8 and 10 rounds (the
+    # percentile bootstrap it replaced covered 91 % and 93 %).
+    rng = random.Random(5)
+    for n in (8, 10):
+        hits = sum(ci[0] <= 1.0 <= ci[1] for ci in (ratio_ci(_noisy(1.0, 0.08, n, rng.random())) for _ in range(2000)))
+        assert hits >= 0.95 * 2000, (n, hits)
 
 
 SLOWER = """
