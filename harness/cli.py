@@ -89,18 +89,19 @@ def _dispatch(args):
 
 
 def _eval(args):
-    early = _early_peers(args)
+    from .options import Options
+    opts = Options(task_dir=args.task_dir, candidate=args.candidate, scenarios=args.scenarios,
+                   device=args.device, seeds=args.seeds, seed=args.seed, with_peers=not args.no_peers,
+                   keep_peers=args.keep_peers, with_baseline=not args.no_baseline, cache_dir=args.cache_dir,
+                   incumbent=args.incumbent, call_timeout=args.call_timeout, timeout=args.timeout,
+                   progress=Progress(args.progress))
+    opts.early = _early_peers(opts)
     try:
-        from .evaluate import Options, evaluate   # imports torch (1-2 s): the peers' executor starts meanwhile
-        opts = Options(task_dir=args.task_dir, candidate=args.candidate, scenarios=args.scenarios,
-                       device=args.device, seeds=args.seeds, seed=args.seed, with_peers=not args.no_peers,
-                       keep_peers=args.keep_peers, with_baseline=not args.no_baseline, cache_dir=args.cache_dir,
-                       incumbent=args.incumbent, call_timeout=args.call_timeout, timeout=args.timeout,
-                       progress=Progress(args.progress), early=early)
+        from .evaluate import evaluate   # imports torch (1-2 s): the peers' executor starts meanwhile
         result = evaluate(opts)
     finally:
-        if early is not None:
-            early.close()     # what evaluate() did not take up (a usage error stops it first)
+        if opts.early is not None:
+            opts.early.close()     # evaluate() did not take it up (a usage error stopped it first)
     from .result import json_safe
     from .table import render_table
     text = json.dumps(json_safe(result), indent=1, allow_nan=False)
@@ -114,20 +115,17 @@ def _eval(args):
     return 0
 
 
-def _early_peers(args):
-    """The peers' executor, started before this process imports torch (executor_pair.EarlyPeers), or
-    None when the evaluation has no peers or the task does not load (evaluate() then says why)."""
-    if args.no_peers:
-        return None
-    from types import SimpleNamespace
+def _early_peers(opts):
+    """The evaluation's EarlyPeers, made before this process imports torch, or None when the task does
+    not load (evaluate() then says why) or has nothing to start early."""
     from .executor_pair import EarlyPeers
+    from .options import uses_executor
     from .task import load_task
     try:
-        task = load_task(args.task_dir)
+        task = load_task(opts.task_dir)
     except HarnessError:
         return None
-    if not task.peers:
+    device_kind = opts.device or task.device
+    if not (opts.with_peers and task.peers and uses_executor(device_kind)):
         return None
-    # The defaults of evaluate.Options for what the command line does not set.
-    return EarlyPeers(task, args.device or task.device,
-                      SimpleNamespace(confine=True, sandbox=True, call_timeout=args.call_timeout))
+    return EarlyPeers(task, device_kind, opts)

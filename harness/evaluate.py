@@ -6,19 +6,16 @@ and stops; everything after that is reported as not run.
 """
 
 import hashlib
-import os
 import random
 import secrets
-import shutil
-import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from . import static_checks
 from .build import build, default_cache_dir
 from .devices import make_device
 from .errors import EnvironmentProblem, TaskError, UsageError
+from .options import Options, uses_executor  # noqa: F401  (evaluate(Options(...)) is the API)
 from .oracle import Oracle
 from .peer_figures import PeerFigures
 from .progress import Progress
@@ -26,44 +23,12 @@ from .result import new_result, scenario_figures, summarise
 from .runner import ChildFailure, ChildProcess
 from . import event_offsets, executor_cuda_timing, executor_eval, executor_timing, scenario_eval
 from . import executor_pair
-from .executor_pair import sandbox_state, start_pair
+from .executor_pair import start_pair
 from .scenario_eval import derive_seed
 from .scenarios import select_scenarios
 from .task import load_reference, load_task
 
 MAX_CRASH_RESTARTS = 3
-
-
-@dataclass
-class Options:
-    task_dir: str
-    candidate: str
-    scenarios: str = "all"
-    device: str = None
-    seeds: int = 2
-    seed: int = None
-    with_peers: bool = True
-    with_baseline: bool = True
-    # The run's current best (a source file): timed beside the candidate in an executor of its own, so
-    # that "better than the best so far" is measured, not inferred from two separate evaluations.
-    incumbent: str = None
-    cache_dir: str = None
-    call_timeout: float = 30.0
-    timeout: float = 1800.0
-    progress: Progress = None
-    # Tests turn the executor's seccomp filter off to show the checks behind it still catch a class.
-    confine: bool = True
-    # The executors run inside bubblewrap (harness/sandbox.py) when it works on this host.
-    sandbox: bool = True
-    # Tests turn the symbol allowlist off (the denylist stays) to show the run-time defences behind
-    # it catch a class by themselves: each layer is tested alone, not only the first that fires.
-    allowlist: bool = True
-    # CUDA: keep the peers' figures per GPU and use them in later evaluations (harness/peer_figures.py).
-    # Off by default until it has been seen on the GPU host (docs/harness.md, "Speed").
-    keep_peers: bool = False
-    # The peers' executor, already starting (executor_pair.EarlyPeers: the command line starts it
-    # before it imports torch). evaluate() owns it from here and closes what it does not use.
-    early: object = None
 
 
 class Context:
@@ -79,7 +44,7 @@ class Context:
         self.has_baseline = opts.with_baseline
         self.has_incumbent = False       # set once the incumbent built and passed the checks
         self.with_peers = opts.with_peers and bool(task.peers)
-        self.uses_executor = _uses_executor(device_kind)
+        self.uses_executor = uses_executor(device_kind)
         self.stages = executor_eval if self.uses_executor else scenario_eval
         self.timing = ((executor_timing if device_kind == "cpu" else executor_cuda_timing) if self.uses_executor
                        else scenario_eval)
@@ -116,19 +81,21 @@ def evaluate(opts):
     result["scenarios"] = [{"id": s.id, "params": dict(s.params), "correct": False, "status": "skipped",
                             "reason": "not run"} for s in scenarios]
     early, opts.early = opts.early, None
-    if early is not None and not (early.matches(task, device_kind, opts) and opts.with_peers):
-        early.close()
-        early = None
-    workdir = early.workdir if early is not None else Path(tempfile.mkdtemp(prefix="kernelseek-eval-"))
-    ctx = early_peers = None
+    if early is None or not early.matches(task, device_kind, opts):
+        if early is not None:
+            early.close()
+        # The peers' executor first: its torch import runs while the candidate compiles.
+        early = executor_pair.EarlyPeers(task, device_kind, opts, spawn=uses_executor(device_kind))
+    workdir = early.workdir
+    if early.note:
+        result["messages"].append(early.note)
+    ctx = None
     # Where the time goes (seconds, as the parent saw it): loading the task, checks and compiles,
     # starting the executors, the scenarios' stages, shutting down.
     spent = {"task": round(time.monotonic() - t0, 3)}
     try:
-        # The peers' executor first: its torch import runs while the candidate compiles.
-        sandboxed, early_peers = _spawn_peers(task, device_kind, opts, workdir, result, early)
         ctx = _prepare(task, module, device_kind, opts, result, source, workdir, progress, t0 + opts.timeout,
-                       scenarios, spent, (sandboxed, early_peers))
+                       scenarios, spent, early)
         if ctx is not None:
             t_run = time.monotonic()
             _run_scenarios(ctx, scenarios, result, base_seed, t0, workdir, progress)
@@ -137,9 +104,9 @@ def evaluate(opts):
         t_close = time.monotonic()
         if ctx is not None and ctx.child is not None:
             ctx.child.close()
-        if early_peers is not None and (ctx is None or ctx.early_peers is early_peers):
-            early_peers.close()   # spawned, and never taken up by start_pair
-        shutil.rmtree(workdir, ignore_errors=True)
+        if ctx is not None and ctx.early_peers is not None:
+            early.peers, ctx.early_peers = ctx.early_peers, None   # never taken up by start_pair
+        early.close()   # the workdir, and the peers' executor if nothing took it up
         spent["close"] = round(time.monotonic() - t_close, 3)
         for stage in ("correctness", "timing"):
             spent[stage] = round(sum((s.get("stage_seconds") or {}).get(stage, 0.0) for s in result["scenarios"]), 3)
@@ -157,33 +124,10 @@ def _stop(result, status, message):
     result["messages"].append(message)
 
 
-def _uses_executor(device_kind):
-    # The candidate runs in an executor (executor.py): the parent owns buffers, clock and verdict.
-    # KERNELSEEK_HARNESS_CUDA_CHILD=1 runs a CUDA task through the older in-process child
-    # (child.py) instead, for comparison while the CUDA executor is new (docs/harness.md).
-    return device_kind == "cpu" or os.environ.get("KERNELSEEK_HARNESS_CUDA_CHILD") != "1"
-
-
-def _spawn_peers(task, device_kind, opts, workdir, result, early=None):
-    """(use bwrap, the peers' executor started early or None); the sandbox's note in the result."""
-    if early is not None:
-        sandboxed, note, peers = early.sandboxed, early.note, early.peers
-        early.peers = None
-    else:
-        (sandboxed, note), peers = sandbox_state(opts), None
-    if note:
-        result["messages"].append(note)
-    if peers is None and _uses_executor(device_kind) and opts.with_peers and task.peers:
-        try:
-            peers = executor_pair.spawn_peers(task, opts, workdir, sandboxed, device_kind)
-        except ChildFailure:
-            peers = None      # started again with the others, where a failure is reported
-    return sandboxed, peers
-
-
 def _prepare(task, module, device_kind, opts, result, source, workdir, progress, deadline, scenarios, spent,
              early):
-    """Static checks, compile, binary checks, device and child start. None when a stage failed."""
+    """Static checks, compile, binary checks, device and child start. None when a stage failed.
+    `early`: the evaluation's EarlyPeers (its workdir, sandbox, peers' executor)."""
     t_build = time.monotonic()
 
     def built(b):   # the compile's report, whatever the checks after it say
@@ -234,7 +178,7 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
             raise EnvironmentProblem(f"this GPU is {info['arch']}; task {task.name} is for "
                                      f"{', '.join(task.architectures)}")
     ctx = Context(task, Oracle(task, module, device.torch_device), device_kind, opts, result["messages"])
-    ctx.sandboxed, ctx.early_peers = early
+    ctx.sandboxed, ctx.early_peers = early.sandboxed, early.take_peers()
     # Set before any executor starts: they take it at start and hold it inside every call.
     ctx.deadline = deadline
     ctx.libs, ctx.device = libs, device
@@ -353,19 +297,10 @@ def _run_scenarios(ctx, scenarios, result, base_seed, t0, workdir, progress):
     anything is timed."""
     run = _Pass(ctx, scenarios, result, base_seed, t0, workdir, progress)
     if run.over("correctness", range(len(scenarios))):
-        timed = [i for i, e in enumerate(result["scenarios"]) if e["status"] == "ok"]
-        if timed and ctx.child is not None:
-            _wait_for_peers(ctx)
-        run.over("timing", timed)
+        run.over("timing", [i for i, e in enumerate(result["scenarios"]) if e["status"] == "ok"])
     for i, entry in enumerate(result["scenarios"]):
         if entry.get("reason") is None:
             entry.pop("reason", None)
-
-
-def _wait_for_peers(ctx):
-    t0 = time.monotonic()
-    executor_pair.peers_ready(ctx)
-    ctx.peers_wait = getattr(ctx, "peers_wait", 0.0) + time.monotonic() - t0
 
 
 class _Pass:
@@ -401,8 +336,8 @@ class _Pass:
                     _stop(result, "runtime_error", f"restarting the child process failed: {exc}")
                     _skip_rest(result, todo, "not run: the child process could not be restarted")
                     return False
-                if stage == "timing":
-                    _wait_for_peers(ctx)
+            if stage == "timing":
+                executor_pair.peers_ready(ctx)   # at once, unless the peers' executor is still starting
             stages = entry.setdefault("stage_seconds", {})   # wall time of each stage that finished
             t_stage = time.monotonic()
             try:

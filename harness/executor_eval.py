@@ -145,15 +145,15 @@ def observed_call(ctx, bs, scalars):
     return rc, findings, deferred, changed, late
 
 
-def confirmed_call(ctx, bs, scalars, task, inputs):
+def confirmed_call(ctx, bs, scalars, inputs):
     """observed_call on freshly filled inputs; CPU after return counts only when a second call of
     the same inputs shows it too. An honest baseline's executor read 0.55 ms once while the peers'
     executor was importing torch on the other core (interrupts are billed to whatever runs on their
     core); work a candidate defers after every return shows both times."""
-    fill(task, bs, inputs)
+    fill(ctx.task, bs, inputs)
     rc, findings, deferred, changed, late = observed_call(ctx, bs, scalars)
     if late is not None and not (findings or deferred or changed):
-        fill(task, bs, inputs)
+        fill(ctx.task, bs, inputs)
         rc, findings, deferred, changed, again = observed_call(ctx, bs, scalars)
         if again is None:
             ctx.messages.append(f"correctness: {late.split(':')[0]} once; the same call again did not: not "
@@ -230,7 +230,7 @@ def run_correctness(ctx, scenario, entry, seeds):
             calibrate_threads(ctx, inputs, oracle.output_shapes(scenario.params), scalars)
             for r in range(2):
                 where = f"seed {seed}, run {r + 1}"
-                rc, findings, deferred, changed = confirmed_call(ctx, bs, scalars, task, inputs)
+                rc, findings, deferred, changed = confirmed_call(ctx, bs, scalars, inputs)
                 if changed:
                     return fail(entry, "rejected", f"{where}: the candidate modified its input(s) "
                                                    f"{', '.join(changed)}; inputs are read-only (hack 6)")

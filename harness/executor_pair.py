@@ -10,6 +10,7 @@ POSIX timer, a forbidden library.
 
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 from . import native, sandbox
@@ -131,8 +132,8 @@ def start_pair(ctx, workdir):
             # scenario; the first timing stage waits for it (peers_ready).
             peerx = early or spawn_peers(task, opts, workdir, sandboxed, ctx.device_kind)
             _gpu_setup(ctx, peerx, sizes.get("peer", 0), with_torch=True, later=True)
-            peerx.send({"cmd": "init", "seccomp": peerx.confine, "entry": task.entry, "argtypes": argtypes(task),
-                        "peers": dict(task.peers), "reference": reference, "threads": task.cpu_threads})
+            peerx.start({"entry": task.entry, "argtypes": argtypes(task), "peers": dict(task.peers),
+                         "reference": reference, "threads": task.cpu_threads}, later=True)
         elif early is not None:
             _close(early)
     except ChildFailure:
@@ -169,25 +170,38 @@ def spawn_peers(task, opts, workdir, sandboxed, device_kind):
 
 
 class EarlyPeers:
-    """The peers' executor started before the evaluation, by the command line, before it imports
-    torch itself: the two imports run side by side. evaluate() takes it up when it is for the same
-    task and options, and closes it otherwise."""
+    """What an evaluation sets up before its compile: its working directory, whether the executors
+    run in bubblewrap, and the peers' executor, up and importing torch, when the evaluation times
+    peers (`spawn`). The command line makes one before it imports torch itself, so that the two
+    imports run side by side; evaluate() takes it up when it is for the same task and options, and
+    otherwise closes it and makes its own."""
 
-    def __init__(self, task, device_kind, opts):
-        self.key = (str(task.dir), device_kind, opts.confine, opts.sandbox, opts.call_timeout)
+    def __init__(self, task, device_kind, opts, spawn=True):
+        self.key = self._key(task, device_kind, opts)
         self.workdir = Path(tempfile.mkdtemp(prefix="kernelseek-eval-"))
         self.sandboxed, self.note = sandbox_state(opts)
-        try:
-            self.peers = spawn_peers(task, opts, self.workdir, self.sandboxed, device_kind)
-        except ChildFailure:
-            self.peers = None     # started again with the other executors, where a failure is reported
+        self.peers = None
+        if spawn and opts.with_peers and task.peers:
+            try:
+                self.peers = spawn_peers(task, opts, self.workdir, self.sandboxed, device_kind)
+            except ChildFailure:
+                pass     # started again with the other executors, where a failure is reported
+
+    @staticmethod
+    def _key(task, device_kind, opts):
+        return (str(task.dir), device_kind, opts.with_peers, opts.confine, opts.sandbox, opts.call_timeout)
 
     def matches(self, task, device_kind, opts):
-        return self.key == (str(task.dir), device_kind, opts.confine, opts.sandbox, opts.call_timeout)
+        return self.key == self._key(task, device_kind, opts)
+
+    def take_peers(self):
+        """The peers' executor, now the caller's to close."""
+        peers, self.peers = self.peers, None
+        return peers
 
     def close(self):
         if self.peers is not None:
-            self.peers.close()
+            _close(self.peers)
             self.peers = None
         shutil.rmtree(self.workdir, ignore_errors=True)
 
@@ -198,10 +212,12 @@ def peers_ready(ctx):
     peerx = getattr(ctx, "peerx", None)
     if peerx is None or not peerx.pending:
         return
+    t0 = time.monotonic()
     try:
         peerx.collect(ctx.opts.call_timeout + 120)
     except ChildFailure as exc:
         raise TaskError(str(ctx.task.reference_path), f"the peers' executor did not start: {exc}") from None
+    ctx.peers_wait = getattr(ctx, "peers_wait", 0.0) + time.monotonic() - t0   # time_spent.peers_wait
 
 
 def _twin(ctx, workdir, role, library, binds, arena_size):

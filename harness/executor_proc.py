@@ -186,9 +186,13 @@ class ExecutorProcess:
             self.pid = found[0]
         self.clock = cpu_clock(self.pid)
 
-    def start(self, init, timeout=STARTUP_SECONDS):
-        """Send init (load the library, install the filter). ready() first."""
-        return self.request(dict(init, cmd="init", seccomp=self.confine), timeout=timeout)
+    def start(self, init, timeout=STARTUP_SECONDS, later=False):
+        """Send init (load the library, install the filter). ready() first. `later`: its reply is
+        collected with the next request's (send())."""
+        msg = dict(init, cmd="init", seccomp=self.confine)
+        if later:
+            return self.send(msg)
+        return self.request(msg, timeout=timeout)
 
     # -- watching ---------------------------------------------------------------------------------
     def cpu_ns(self):

@@ -43,25 +43,20 @@ class Timer:
         self.rng, self.seed_next = rng, seed_base
         self.last_cpu = {}
 
-    def fresh(self, *sets):
+    def fresh(self, *sets, poison=True):
         """New inputs (the next seed) and poison into each of `sets`: the calls of one index of a
-        round get the same values, each in its own implementation's buffers."""
+        round get the same values, each in its own implementation's buffers. poison=False: the
+        caller poisons the outputs itself (fresh_round)."""
         inputs = self.ctx.oracle.inputs(self.params, self.seed_next)
         seed, self.seed_next = self.seed_next, self.seed_next + 1
         for bs in sets:
-            fill(self.task, bs, inputs)
+            fill(self.task, bs, inputs, outputs=poison)
         return seed
 
     def fresh_round(self, chosen):
-        """fresh() for a round: call index i of every implementation gets the i-th new inputs, and
-        every implementation's outputs are poisoned at once ({name: [slots]}, all of one Slots each)."""
-        seeds = []
-        for i in range(len(next(iter(chosen.values())))):
-            inputs = self.ctx.oracle.inputs(self.params, self.seed_next)
-            seeds.append(self.seed_next)
-            self.seed_next += 1
-            for slots in chosen.values():
-                fill(self.task, slots[i], inputs, outputs=False)
+        """fresh() for a round ({name: [slots]}, all of one Slots each): call index i of every
+        implementation gets the i-th new inputs, and each implementation's outputs are poisoned at once."""
+        seeds = [self.fresh(*slots, poison=False) for slots in zip(*chosen.values())]
         for slots in chosen.values():
             slots[0].owner.poison_outputs()
         return seeds

@@ -1,0 +1,46 @@
+"""What an evaluation is asked to do (`evaluate(Options(...))`). Standard library only: the command
+line builds it, and starts the peers' executor from it, before it imports torch."""
+
+import os
+from dataclasses import dataclass
+
+from .progress import Progress
+
+
+@dataclass
+class Options:
+    task_dir: str
+    candidate: str
+    scenarios: str = "all"
+    device: str = None
+    seeds: int = 2
+    seed: int = None
+    with_peers: bool = True
+    with_baseline: bool = True
+    # The run's current best (a source file): timed beside the candidate in an executor of its own, so
+    # that "better than the best so far" is measured, not inferred from two separate evaluations.
+    incumbent: str = None
+    cache_dir: str = None
+    call_timeout: float = 30.0
+    timeout: float = 1800.0
+    progress: Progress = None
+    # Tests turn the executor's seccomp filter off to show the checks behind it still catch a class.
+    confine: bool = True
+    # The executors run inside bubblewrap (harness/sandbox.py) when it works on this host.
+    sandbox: bool = True
+    # Tests turn the symbol allowlist off (the denylist stays) to show the run-time defences behind
+    # it catch a class by themselves: each layer is tested alone, not only the first that fires.
+    allowlist: bool = True
+    # CUDA: keep the peers' figures per GPU and use them in later evaluations (harness/peer_figures.py).
+    # Off by default until it has been seen on the GPU host (docs/harness.md, "Speed").
+    keep_peers: bool = False
+    # The peers' executor, already starting (executor_pair.EarlyPeers: the command line starts it
+    # before it imports torch). evaluate() owns it from here and closes what it does not use.
+    early: object = None
+
+
+def uses_executor(device_kind):
+    """The candidate runs in an executor (executor.py): the parent owns buffers, clock and verdict.
+    KERNELSEEK_HARNESS_CUDA_CHILD=1 runs a CUDA task through the older in-process child (child.py)
+    instead, for comparison while the CUDA executor is new (docs/harness.md)."""
+    return device_kind == "cpu" or os.environ.get("KERNELSEEK_HARNESS_CUDA_CHILD") != "1"
