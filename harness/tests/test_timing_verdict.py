@@ -233,3 +233,33 @@ def test_a_slow_parent_does_not_shrink_the_batch_below_its_floor(cache_dir, monk
     assert result["status"] == "ok", result["messages"]
     # A few-microsecond call: the request's calls still take most of MIN_BATCH_MS (0.5 ms) of CPU.
     assert sc["timing"]["batch"] * sc["time_ms"] >= 0.3, sc["timing"]
+
+
+def test_the_parent_writes_each_rounds_inputs_on_that_rounds_core(cache_dir, monkeypatch):
+    # A flush evicts only its own core's caches: inputs and poison written on another core stay in
+    # that core's L2, and whichever implementation the parent wrote last is fetched from there
+    # (identical code read 1.63x on r4096-c64). So every round's writes happen on the round's core.
+    import os
+
+    from harness import executor_rounds, executor_timing
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one core: every round runs on it")
+    seen, real_round, real_fresh = [], executor_rounds.Pinning.round, executor_timing.Timer.fresh_round
+
+    def pinned(self, rng):
+        real_round(self, rng)
+        seen.append(["round", os.sched_getaffinity(0)])
+
+    def fresh(self, chosen):
+        seen.append(["fresh", os.sched_getaffinity(0)])
+        return real_fresh(self, chosen)
+
+    monkeypatch.setattr(executor_rounds.Pinning, "round", pinned)
+    monkeypatch.setattr(executor_timing.Timer, "fresh_round", fresh)
+    result = evaluate(Options(task_dir=str(CPU_TASK), candidate=str(CPU_TASK / "baseline.cpp"), scenarios="r4096-c64",
+                              cache_dir=cache_dir, with_peers=False))
+    assert result["status"] == "ok", result["messages"]
+    rounds = [i for i, (what, _) in enumerate(seen) if what == "round"]
+    assert len(rounds) >= 8
+    for i in rounds:   # the round's inputs are written next, on the core it was just pinned to
+        assert seen[i + 1][0] == "fresh" and seen[i + 1][1] == seen[i][1] and len(seen[i][1]) == 1
