@@ -25,6 +25,8 @@ def _parser():
     ev.add_argument("--no-peers", action="store_true", help="do not time the task's peers")
     ev.add_argument("--keep-peers", action="store_true",
                     help="CUDA: keep the peers' figures on this GPU and use those kept by earlier evaluations")
+    ev.add_argument("--events-only", action="store_true",
+                    help="CUDA: time calls by their events only, not by CUPTI's records of their kernels")
     ev.add_argument("--no-baseline", action="store_true", help="do not time the baseline")
     ev.add_argument("--incumbent", help="the run's current best kernel: timed side by side with the candidate, "
                                         "in an executor of its own (speedup_vs_incumbent, verdict_vs_incumbent)")
@@ -92,7 +94,7 @@ def _eval(args):
     from .options import Options
     opts = Options(task_dir=args.task_dir, candidate=args.candidate, scenarios=args.scenarios,
                    device=args.device, seeds=args.seeds, seed=args.seed, with_peers=not args.no_peers,
-                   keep_peers=args.keep_peers, with_baseline=not args.no_baseline, cache_dir=args.cache_dir,
+                   keep_peers=args.keep_peers, cupti=not args.events_only, with_baseline=not args.no_baseline, cache_dir=args.cache_dir,
                    incumbent=args.incumbent, call_timeout=args.call_timeout, timeout=args.timeout,
                    progress=Progress(args.progress))
     opts.early = _early_peers(opts)

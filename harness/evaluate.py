@@ -21,7 +21,7 @@ from .peer_figures import PeerFigures
 from .progress import Progress
 from .result import new_result, scenario_figures, summarise
 from .runner import ChildFailure, ChildProcess
-from . import event_offsets, executor_cuda_timing, executor_eval, executor_timing, scenario_eval
+from . import cupti_activity, event_offsets, executor_cuda_timing, executor_eval, executor_timing, scenario_eval
 from . import executor_pair
 from .executor_pair import start_pair
 from .scenario_eval import derive_seed
@@ -189,9 +189,14 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
         data_dir = opts.cache_dir or default_cache_dir()
         ctx.event_offsets, how = event_offsets.offsets(info, executor_cuda_timing.PAD_MS, data_dir)
         info["event_offset_ms"] = dict(ctx.event_offsets or {}, how=how)
+        # Each executor enables CUPTI's records of its calls from this library (harness/cupti_activity.py).
+        ctx.cupti_path = cupti_activity.find_library() if opts.cupti else None
+        ctx.clock, ctx.result_info = ("cupti" if ctx.cupti_path else "events"), info
+        info["timing_clock"] = {"cupti": ctx.cupti_path} if ctx.cupti_path else {
+            "events": "not asked" if not opts.cupti else "no libcupti found"}
         if ctx.with_peers and task.peers and opts.keep_peers:
             ctx.peer_figures = PeerFigures(data_dir, task, info,
-                                           {"pad_ms": executor_cuda_timing.PEER_PAD_MS,
+                                           {"pad_ms": executor_cuda_timing.PEER_PAD_MS, "clock": ctx.clock,
                                             "offset_ms": (ctx.event_offsets or {}).get("peers")})
             names = [p for p, _ in task.peers]
             kept = {sc.id: ctx.peer_figures.get(sc, names) for sc in scenarios}

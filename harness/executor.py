@@ -25,6 +25,7 @@ import struct
 import sys
 import traceback
 
+from .cupti_activity import call_span_ms
 from .native.calls import Table, native_batch
 
 MAX_FRAME = 1 << 20
@@ -152,7 +153,27 @@ class Executor:
         drv.synchronize()
         if self.torch is not None:
             self.gpu["u8"] = self.torch.as_tensor(cuda_driver.DeviceRange(base, size), device="cuda")
-        return {"pad": {"grid": pad.grid, "threads": pad.threads}}
+        return {"pad": {"grid": pad.grid, "threads": pad.threads}, "cupti": self._cupti(msg.get("cupti"))}
+
+    def _cupti(self, path):
+        """CUPTI's activity records for the timed calls (harness/cupti_activity.py), enabled here,
+        before anything is loaded; "on", or why not (the calls are then timed by their events only)."""
+        if not path:
+            return "not asked"
+        from .cupti_activity import Activity
+        g = self.gpu
+        try:
+            act = Activity(path)
+            act.take()
+            g["pad"].launch(0.01)
+            g["drv"].synchronize()
+            span = call_span_ms(act.take(), 0.0)
+        except (OSError, RuntimeError, AttributeError) as exc:
+            return f"unavailable: {type(exc).__name__}: {exc}"
+        if span is None or span < 0.009:
+            return f"unavailable: a 0.01 ms pad read {span} ms"
+        g["cupti"] = act
+        return "on"
 
     def cmd_map(self, msg, fds):
         if len(fds) != 1:
@@ -224,9 +245,12 @@ class Executor:
         parent bounds them by its own wall clock."""
         g = self.gpu
         drv, legacy, rcs, times, tails, found = g["drv"], 0x1, [], [], [], []
+        cupti, spans = g.get("cupti"), []
         for call in calls:
             try:
                 drv.synchronize()
+                if cupti is not None:
+                    _take(cupti)    # what ran before this call
                 if pad_ms > 0:
                     g["pad"].launch(pad_ms)
                 drv.record(g["start"], legacy)
@@ -242,10 +266,16 @@ class Executor:
                 drv.event_sync(g["after"])
                 times.append(drv.elapsed_ms(g["start"], g["end"]))
                 tails.append(drv.elapsed_ms(g["end"], g["after"]))
+                if cupti is not None:
+                    records = _take(cupti)
+                    spans.append(None if records is None else call_span_ms(records, pad_ms))
                 found += g["state"].check_and_reset(g["stream"])
             except RuntimeError as exc:   # a fault in the call: the context is unusable from here on
                 raise CallFailed(f"the call failed on the GPU: {exc}") from None
-        return {"rc": rcs, "ms": times, "tail_ms": tails, "device": found}
+        reply = {"rc": rcs, "ms": times, "tail_ms": tails, "device": found}
+        if cupti is not None:
+            reply["span_ms"] = spans
+        return reply
 
     def _tensors(self, specs):
         torch, tensors = self.torch, {}
@@ -285,6 +315,15 @@ class Executor:
             text = (str(exc) or "unsupported") if kind == "unsupported" else f"{type(exc).__name__}: {exc}"
             return {"rc": [0], "peer_error": kind, "message": text}
         return {"rc": [0] * len(calls)}
+
+
+def _take(cupti):
+    """The records since the last take, or None when CUPTI could not flush (the call's figure is then
+    its events')."""
+    try:
+        return cupti.take()
+    except RuntimeError:
+        return None
 
 
 def _peer_call(fn, tensors, params):

@@ -62,6 +62,11 @@ BUSY_MARGIN_MS = 0.02
 # The tail (end event -> an event recorded once the host saw the device idle) is GPU-timed and so
 # much steadier than the wall clock: a few microseconds of host wake-up for every executor.
 TAIL_MARGIN_MS = 0.005
+# With CUPTI's spans as the figures: the events hold the span plus the launch and event latencies on
+# either side (2.3 us on the H200, within 0.4 us whatever the kernel, docs/harness.md); host work
+# before the first launch or after the last, or a span written smaller than the GPU recorded, widens
+# that gap. Paired with the baseline's, the candidate's may exceed it by this much.
+GAP_MARGIN_MS = 0.003
 RELATIVE_MARGIN = 0.1
 SETS_MIN, SETS_MAX = 2, 4
 
@@ -76,18 +81,26 @@ def pool_size(per_set, n_impls):
     return max(SETS_MIN, min(SETS_MAX, SET_BUDGET_BYTES["cuda"] // max(1, per_set * n_impls)))
 
 
+def scenario_pool(ctx, per_set):
+    """How many sets each implementation cycles through on a scenario. Sized for every implementation
+    the evaluation may time, even when fewer run (the peers' figures kept, an incumbent that did not
+    start), so that the sets always fit the arenas sized before anything started (arena_bytes)."""
+    n_impls = (1 + (1 if ctx.has_baseline else 0) + (1 if ctx.has_incumbent else 0) +
+               (len(ctx.task.peers) if ctx.with_peers else 0))
+    return pool_size(per_set, n_impls)
+
+
 def arena_bytes(ctx, scenarios):
     """How much shared GPU memory each executor needs for the largest scenario: the timing sets of
     every implementation it runs (the correctness trials need one set, which the timing reuses)."""
     n_peers = len(ctx.task.peers) if ctx.with_peers else 0
-    n_impls = 1 + (1 if ctx.has_baseline else 0) + (1 if ctx.has_incumbent else 0) + n_peers
     need = {"cand": 0, "ref": 0, "inc": 0, "peer": 0}
     for scenario in scenarios:
         inputs = ctx.oracle.inputs(scenario.params, 0)
         per_set = set_bytes(ctx.task, {k: tuple(v.shape) for k, v in inputs.items()},
                             ctx.oracle.output_shapes(scenario.params))
         del inputs
-        pool = pool_size(per_set, n_impls)
+        pool = scenario_pool(ctx, per_set)
         need["cand"] = max(need["cand"], pool * per_set)
         need["ref"] = max(need["ref"], pool * per_set)
         need["inc"] = max(need["inc"], pool * per_set)
@@ -106,7 +119,7 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
     shapes_in = {k: tuple(v.shape) for k, v in probe.items()}
     shapes_out = ctx.oracle.output_shapes(scenario.params)
     del probe
-    pool = pool_size(set_bytes(task, shapes_in, shapes_out), len(impls))
+    pool = scenario_pool(ctx, set_bytes(task, shapes_in, shapes_out))
     policy, unsupported, sets = dict(task.timing), dict(kept["unsupported"]) if kept else {}, {}
     pin = Pinning([0] + [ex.pid for ex in (ctx.cand, ctx.refx, getattr(ctx, "incx", None), getattr(ctx, "peerx", None))
                          if ex is not None])
@@ -172,11 +185,12 @@ def _event_ms(reply, name, key="ms"):
 def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin, unsupported, confirming, kept):
     task, rng = ctx.task, timer.rng
     rcs = {}
-    samples = {n: {"ms": [], "wall_ms": [], "excess_ms": [], "busy_ms": [], "tail_ms": []} for n in impls}
+    samples = {n: {"ms": [], "event_ms": [], "span_ms": [], "wall_ms": [], "excess_ms": [], "busy_ms": [],
+                   "tail_ms": []} for n in impls}
+    offsets = getattr(ctx, "event_offsets", None) or {}
     rechecks = Rechecks(ctx, timer.params)
     cand_reps = 0
     clocks, dropped = [], 0
-    offsets = getattr(ctx, "event_offsets", None) or {}
     t_start = time.monotonic()
     while True:
         chosen = {name: sets[name].get(rng.randrange(pool)) for name in impls}
@@ -193,9 +207,12 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
                 return fail(entry, "rejected", "during timing: " + "; ".join(found))
             ms = _event_ms(reply, name)
             s = samples[name]
-            # The figure: the event time less what the harness's events add on this path (measured by
-            # the parent against CUPTI, harness/event_offsets.py); the bounds use the event time itself.
-            s["ms"].append(corrected(ms, offsets.get("peers" if name.startswith("peer:") else "native")))
+            span = _span_ms(reply)
+            s["event_ms"].append(ms)
+            s["span_ms"].append(span)
+            # The stopping rule's figure; the scenario's are chosen from one clock at the end (choose_clock).
+            s["ms"].append(span if span is not None else
+                           corrected(ms, offsets.get("peers" if name.startswith("peer:") else "native")))
             s["wall_ms"].append(wall)
             s["excess_ms"].append(wall - ms)
             s["busy_ms"].append(busy)
@@ -227,16 +244,55 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
                   scenario, seed_base, confirming, summary, kept)
 
 
+def _span_ms(reply):
+    """The call's span from CUPTI's records (executor.py), or None: absent, unreadable or not a time."""
+    spans = reply.get("span_ms")
+    if not isinstance(spans, list) or len(spans) != 1:
+        return None
+    v = spans[0]
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1e6 else None
+
+
+def choose_clock(ctx, samples):
+    """Every implementation's figures from one clock: CUPTI's spans when every call of every one has
+    one, else the event times less what the harness's events add on each path (measured by the parent
+    against CUPTI, harness/event_offsets.py). With spans, `gap_ms` (event time - span: what ran inside
+    the events but outside the GPU's records) is kept for the bounds. Returns the clock's name."""
+    timed = {n: s for n, s in samples.items() if s.get("event_ms")}
+    spans = getattr(ctx, "clock", "events") == "cupti" and timed and all(
+        len(s["span_ms"]) == len(s["event_ms"]) and None not in s["span_ms"] for s in timed.values())
+    offsets = getattr(ctx, "event_offsets", None) or {}
+    for name, s in timed.items():
+        if spans:
+            s["ms"] = list(s["span_ms"])
+            s["gap_ms"] = [e - sp for e, sp in zip(s["event_ms"], s["span_ms"])]
+        else:
+            offset = offsets.get("peers" if name.startswith("peer:") else "native")
+            s["ms"] = [corrected(e, offset) for e in s["event_ms"]]
+    if spans or getattr(ctx, "clock", "events") != "cupti":
+        return "cupti" if spans else "events"
+    missing = sorted(n for n, s in timed.items() if None in s["span_ms"] or len(s["span_ms"]) != len(s["event_ms"]))
+    if not getattr(ctx, "clock_fallback_said", False):
+        ctx.clock_fallback_said = True
+        ctx.messages.append(f"timing: CUPTI's records were missing for {', '.join(missing)}: scenarios like that are "
+                            f"timed by their events (timing.clock)")
+    return "events"
+
+
 def _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, seconds, scenario, seed_base, confirming, clocks,
            kept):
+    clock = choose_clock(ctx, samples)
     cand = timing_entry(entry, samples, unsupported, seconds, pool, 1)
     timing = entry["timing"]
     timing["pad_ms"] = PAD_MS
+    timing["clock"] = clock
     if clocks is not None:   # NVML after every round (harness/nvml.py); throttled rounds dropped
         timing["clocks"] = clocks
     timing["excess_ms"] = {k: median(s["excess_ms"]) for k, s in samples.items() if s["excess_ms"]}
     timing["busy_ms"] = {k: median(s["busy_ms"]) for k, s in samples.items() if s["busy_ms"]}
     timing["tail_ms"] = {k: median(s["tail_ms"]) for k, s in samples.items() if s["tail_ms"]}
+    if clock == "cupti":
+        timing["gap_ms"] = {k: median(s["gap_ms"]) for k, s in samples.items() if s.get("gap_ms")}
     if definite_failures(ctx, entry, rcs, rechecks, scenario):
         return None
     if cand and "baseline" in samples and samples["baseline"]["ms"]:
@@ -249,14 +305,18 @@ def _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, seconds, scena
     elif cand:
         ctx.messages.append(f"{scenario.id}: timed without a baseline: the candidate's event times were not checked "
                             f"against the wall clock")
-    if kept:   # every round of the candidate against the kept median
+    if kept and clock != getattr(ctx, "clock", clock):
+        ctx.messages.append(f"{scenario.id}: the peers' kept figures are {ctx.clock} times and this scenario's are "
+                            f"{clock} times: no comparison with the peers")
+        kept, timing["peers"] = None, "kept, another clock"
+    elif kept:   # every round of the candidate against the kept median
         n = len(samples["candidate"]["ms"])
         for p, ms in kept["ms"].items():
             samples[f"peer:{p}"] = {"ms": [ms] * n}
     out = figures(ctx, entry, samples, rcs, rechecks, scenario, seed_base, 1)
     if getattr(ctx, "peer_figures", None) is not None:
-        timing["peers"] = "kept" if kept else "measured"
-        if not kept:
+        timing.setdefault("peers", "kept" if kept else "measured")
+        if not kept and clock == getattr(ctx, "clock", clock):
             _keep_peers(ctx, scenario, samples, unsupported)
     return out
 
@@ -292,9 +352,16 @@ def bounds(timing, samples, seed_base):
                "baseline's (median of {n} paired calls, 95 % interval from {lo} us; limit {limit} us): work "
                "outside the timed window (a stream that does not wait for the legacy stream, host work after the "
                "end event) or a time that was not measured; launch on the stream you are given and finish before "
-               "returning"))
+               "returning"),
+              ("gap_ms", max(GAP_MARGIN_MS, RELATIVE_MARGIN / 2 * kernel),
+               "the candidate's calls spent {d} us more inside their events but outside the GPU work CUPTI recorded "
+               "than the baseline's (median of {n} paired calls, 95 % interval from {lo} us; limit {limit} us): host "
+               "work before the first launch or after the last, or a record of the work that does not match it; "
+               "launch the work and return"))
     timing["bounds"] = {}
     for key, limit, text in checks:
+        if key not in samples["candidate"] or key not in samples["baseline"]:
+            continue       # gap_ms: only when the figures are CUPTI's spans
         diffs = [c - b for c, b in zip(samples["candidate"][key], samples["baseline"][key])]
         ci = median_ci(diffs, rng)
         timing["bounds"][key] = {"median": median(diffs), "ci": ci, "limit": limit}

@@ -47,11 +47,19 @@ def _gpu_setup(ctx, ex, size, with_torch=False, later=False):
     from .cuda_driver import PAD_PTX
     from .executor_memory import CudaArena
     ex.arena = CudaArena(ctx.device.driver(), size, ctx.device.torch_device)
-    msg = {"cmd": "cuda", "size": ex.arena.size, "pad_ptx": PAD_PTX.read_text(), "torch": with_torch}
+    msg = {"cmd": "cuda", "size": ex.arena.size, "pad_ptx": PAD_PTX.read_text(), "torch": with_torch,
+           "cupti": getattr(ctx, "cupti_path", None)}
     if later:
         ex.send(msg, fds=[ex.arena.fd])
     else:
-        ex.request(msg, fds=[ex.arena.fd], timeout=ctx.opts.call_timeout + 120)
+        _cupti_status(ctx, ex, ex.request(msg, fds=[ex.arena.fd], timeout=ctx.opts.call_timeout + 120))
+
+
+def _cupti_status(ctx, ex, reply):
+    """What each executor said of CUPTI (device_info.timing_clock.executors): "on", or why not."""
+    clock = ctx.result_info.get("timing_clock") if getattr(ctx, "result_info", None) is not None else None
+    if isinstance(clock, dict) and isinstance(reply, dict) and "cupti" in reply:
+        clock.setdefault("executors", {})[ex.role] = str(reply["cupti"])[:300]
 
 
 def argtypes(task):
@@ -214,7 +222,8 @@ def peers_ready(ctx):
         return
     t0 = time.monotonic()
     try:
-        peerx.collect(ctx.opts.call_timeout + 120)
+        for reply in peerx.collect(ctx.opts.call_timeout + 120):
+            _cupti_status(ctx, peerx, reply)
     except ChildFailure as exc:
         raise TaskError(str(ctx.task.reference_path), f"the peers' executor did not start: {exc}") from None
     ctx.peers_wait = getattr(ctx, "peers_wait", 0.0) + time.monotonic() - t0   # time_spent.peers_wait

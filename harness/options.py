@@ -34,6 +34,9 @@ class Options:
     # CUDA: keep the peers' figures per GPU and use them in later evaluations (harness/peer_figures.py).
     # Off by default until it has been seen on the GPU host (docs/harness.md, "Speed").
     keep_peers: bool = False
+    # CUDA: each timed call's figure is the span of its kernels as CUPTI records them in the executor
+    # (harness/cupti_activity.py), bounded by the events; False: the events less their offset only.
+    cupti: bool = True
     # The peers' executor, already starting (executor_pair.EarlyPeers: the command line starts it
     # before it imports torch). evaluate() owns it from here and closes what it does not use.
     early: object = None

@@ -8,11 +8,15 @@ import random
 from harness.executor_cuda_timing import EXCESS_MARGIN_MS, TAIL_MARGIN_MS, bounds
 
 
-def _calls(n, rng, kernel=0.012, tail=0.009, busy=0.17, excess=0.56, shift=None):
+def _calls(n, rng, kernel=0.012, tail=0.009, busy=0.17, excess=0.56, shift=None, gap=None):
     shift = shift or {}
     out = {"ms": [], "tail_ms": [], "busy_ms": [], "excess_ms": []}
+    if gap is not None:
+        out["gap_ms"] = []
     for _ in range(n):
         out["ms"].append(kernel * rng.uniform(0.98, 1.02))
+        if gap is not None:   # events - CUPTI span: 2.3 us on the H200, within 0.4 us over kernels
+            out["gap_ms"].append(gap + rng.uniform(-0.0004, 0.0004) + shift.get("gap_ms", 0.0))
         out["tail_ms"].append(tail + rng.uniform(-0.001, 0.002) + shift.get("tail_ms", 0.0))
         out["busy_ms"].append(busy + rng.uniform(-0.01, 0.01) + shift.get("busy_ms", 0.0))
         # the wall clock: heavy-tailed, a context switch now and then (up to 0.4 ms)
@@ -29,6 +33,31 @@ def test_identical_code_passes_every_bound_whatever_the_noise():
         timing = {}
         assert bounds(timing, samples, seed) is None, (seed, timing["bounds"])
         assert set(timing["bounds"]) == {"tail_ms", "busy_ms", "excess_ms"}
+
+
+def test_identical_code_timed_by_cupti_passes_the_gap_bound_too():
+    for seed in range(200):
+        rng = random.Random(seed)
+        n = rng.choice([10, 11, 20, 59])
+        # the two kernels' own latencies may differ by up to 1 us (launch shape)
+        samples = {"candidate": _calls(n, rng, gap=0.0023 + rng.uniform(-0.0005, 0.0005)),
+                   "baseline": _calls(n, rng, gap=0.0023)}
+        timing = {}
+        assert bounds(timing, samples, seed) is None, (seed, timing["bounds"])
+        assert set(timing["bounds"]) == {"tail_ms", "busy_ms", "excess_ms", "gap_ms"}
+
+
+def test_host_work_before_the_launch_or_a_span_written_smaller_is_refused_by_the_gap():
+    rng = random.Random(4)
+    # 20 us of host work before the kernel's launch: inside the events, outside CUPTI's span; the
+    # wall clock moves by as much, far below its own 0.15 ms margin
+    samples = {"candidate": _calls(20, rng, gap=0.0023, shift={"gap_ms": 0.02, "excess_ms": 0.0}),
+               "baseline": _calls(20, rng, gap=0.0023)}
+    found = bounds({}, samples, 4)
+    assert found and "outside the GPU work CUPTI recorded" in found
+    # a span reported 5 us short of what ran (the events honest): the same gap, the same refusal
+    samples = {"candidate": _calls(20, rng, kernel=0.007, gap=0.0073), "baseline": _calls(20, rng, gap=0.0023)}
+    assert "outside the GPU work CUPTI recorded" in (bounds({}, samples, 5) or "")
 
 
 def test_work_past_the_end_event_is_refused_by_the_tail():

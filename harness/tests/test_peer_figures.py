@@ -71,3 +71,35 @@ def test_a_scenario_keeps_its_peers_only_when_every_one_was_timed_or_is_unsuppor
     other = _Ctx(tmp_path / "other")
     _keep_peers(other, a, {"candidate": {"ms": [1.0]}, "peer:cudnn": {"ms": [0.5]}}, {"flash": "failed during timing: x"})
     assert other.peer_figures.get(a, PEERS) is None
+
+
+class _Shape:
+    def __init__(self, *shape):
+        self.shape = shape
+
+
+class _Oracle:
+    """The shapes of flash_attn_fwd's largest scenario: only shapes size the arenas."""
+
+    def inputs(self, params, seed):
+        b, h, s, d = 1, 16, 16384, 128
+        return {"q": _Shape(b, h, s, d), "k": _Shape(b, h, s, d), "v": _Shape(b, h, s, d)}
+
+    def output_shapes(self, params):
+        return {"o": (1, 16, 16384, 128)}
+
+
+def test_the_pool_of_a_scenario_whose_peers_are_kept_fits_the_arena_sized_for_them():
+    # Seen on the H200: with the peers' figures kept, the candidate's pool doubled (two
+    # implementations instead of four) and no longer fit the arena sized before the figures were read.
+    from harness.executor_cuda_timing import arena_bytes, scenario_pool, set_bytes
+    ctx = type("Ctx", (), {})()
+    ctx.task, ctx.oracle, ctx.with_peers, ctx.has_baseline, ctx.has_incumbent = TASK, _Oracle(), True, True, True
+    a = _scenarios()[0]
+    need = arena_bytes(ctx, [a])
+    per_set = set_bytes(TASK, {k: v.shape for k, v in ctx.oracle.inputs(a.params, 0).items()},
+                        ctx.oracle.output_shapes(a.params))
+    ctx.kept_peers, ctx.incx = {a.id: {"ms": {"cudnn": 1.0, "flash": 1.0}, "unsupported": {}}}, None
+    for side in ("cand", "ref", "inc"):
+        assert scenario_pool(ctx, per_set) * per_set <= need[side]
+    assert scenario_pool(ctx, per_set) >= 2

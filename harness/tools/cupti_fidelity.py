@@ -253,14 +253,20 @@ def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush):
         except Exception as exc:   # a failing implementation is reported, the others measured
             row["error"] = f"{type(exc).__name__}: {exc}"
         rows.append(row)
-    src, dst = flush
+    src, dst, how, activity = flush
+    if activity is not None:   # CUPTI read by the harness's own module: every call on its own
+        try:
+            figures = {impl: _own_calls(callers[impl], calls, flush, pad_cycles) for impl in live}
+        except Exception as exc:
+            figures = {impl: {"error": f"{type(exc).__name__}: {exc}"} for impl in live}
+        return _rows(rows, figures)
     activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     try:
         with torch.profiler.profile(activities=activities) as prof:
             for impl in live:
                 for _ in range(calls):
                     torch.cuda.synchronize()
-                    dst.copy_(src)
+                    _flush(src, dst, how)
                     torch.cuda.synchronize()
                     if pad_cycles:
                         torch.cuda._sleep(pad_cycles)
@@ -269,12 +275,51 @@ def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush):
         figures = per_impl(split_calls(device_activity(prof), len(live) * calls), live, calls)
     except Exception as exc:
         figures = {impl: {"error": f"{type(exc).__name__}: {exc}"} for impl in live}
+    return _rows(rows, figures)
+
+
+def _rows(rows, figures):
     for row in rows:
         row.update(figures.get(row["impl"], {}))
         for key in ("span_ms", "kernel_sum_ms"):
             if row.get(key):
                 row[f"ratio_{key[:-3]}"] = row["harness_ms"] / row[key]
     return rows
+
+
+def _flush(src, dst, how):
+    """A cold L2 before a call: "write" copies a buffer of twice its size (the lines left dirty, as
+    after the harness's own flush in its process), "read" reads one (the lines left clean)."""
+    if how == "read":
+        src.view(torch.int64).sum()
+    else:
+        dst.copy_(src)
+
+
+def _own_calls(call, calls, flush, pad_cycles):
+    """`calls` flushed and padded calls of one implementation, each read from CUPTI on its own
+    (harness/cupti_activity.py): the records between two takes are the pad and the call."""
+    src, dst, how, act = flush
+    mine = []
+    for _ in range(calls):
+        torch.cuda.synchronize()
+        _flush(src, dst, how)
+        torch.cuda.synchronize()
+        act.take()
+        if pad_cycles:
+            torch.cuda._sleep(pad_cycles)
+        call()
+        torch.cuda.synchronize()
+        recs = sorted(act.take(), key=lambda r: (r[1], r[2]))
+        if pad_cycles:
+            recs = recs[1:]
+        if not recs:
+            raise FidelityError("a call ran nothing on the device")
+        kernels = [r for r in recs if r[0] == "kernel"]
+        mine.append({"kernel_sum_us": sum(e - b for _, b, e in kernels) / 1e3,
+                     "span_us": (max(r[2] for r in recs) - min(r[1] for r in recs)) / 1e3, "kernels": len(kernels)})
+    return {"kernel_sum_ms": median([f["kernel_sum_us"] for f in mine]) / 1e3,
+            "span_ms": median([f["span_us"] for f in mine]) / 1e3, "calls": mine}
 
 
 def evaluate(args):
@@ -293,7 +338,14 @@ def evaluate(args):
                                  f"the GPU, run this on the GPU host")
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
     size = max(2 * (getattr(props, "L2_cache_size", 0) or 0), 64 * MIB)
-    flush = tuple(torch.empty(size, dtype=torch.uint8, device="cuda") for _ in range(2))
+    activity = None
+    if args.profiler == "cupti":
+        from ..cupti_activity import Activity, find_library
+        path = find_library()
+        if path is None:
+            raise EnvironmentProblem("--profiler cupti: no libcupti found (harness/cupti_activity.py)")
+        activity = Activity(path)
+    flush = tuple(torch.empty(size, dtype=torch.uint8, device="cuda") for _ in range(2)) + (args.flush, activity)
     pad_cycles = int(MAX_CLOCK_HZ * args.pad_ms / 1e3)
     rows = []
     with tempfile.TemporaryDirectory(prefix="cupti-fidelity-") as tmp:
@@ -305,6 +357,7 @@ def evaluate(args):
             rows += measure(task, ref, libs, sc, times, args.calls, args.seed, pad_cycles, flush)
     return {"task": task.name, "candidate": str(args.candidate), "result": str(args.result),
             "calls": args.calls, "seed": args.seed, "pad_ms": args.pad_ms, "gpu": props.name,
+            "profiler": args.profiler, "flush": args.flush,
             "torch": torch.__version__, "rows": rows, "left_out": left_out,
             "summary": {"span": summarize(rows, "span_ms"), "kernel_sum": summarize(rows, "kernel_sum_ms")}}
 
@@ -320,6 +373,11 @@ def _parser():
     p.add_argument("--seed", type=int, default=0, help="seed of make_inputs")
     p.add_argument("--pad-ms", type=float, default=1.0,
                    help="sleep queued before each call so that its launches are queued (0: none)")
+    p.add_argument("--profiler", choices=["torch", "cupti"], default="torch",
+                   help="torch: torch.profiler (its CUPTI times come in 0.25 us steps on torch 2.11); cupti: "
+                        "CUPTI's records read as the harness reads them (32 ns steps), each call on its own")
+    p.add_argument("--flush", choices=["write", "read"], default="write",
+                   help="how L2 is made cold before each call: its lines left dirty (write) or clean (read)")
     p.add_argument("--json", help="write the report here")
     return p
 

@@ -9,6 +9,8 @@
 # 4. (STEPS adversarial, pytest) every CUDA adversarial candidate; harness/tests/test_cuda.py.
 # 5. (STEPS keep) flash_attn_fwd's quick set twice with --keep-peers: the second evaluation takes the
 #    peers' figures the first kept (harness/peer_figures.py); compare their figures and seconds.
+#    (STEPS kept) both full evaluations again, after `full` kept their peers' figures.
+# 6. (STEPS cupti) CUPTI's records as harness/cupti_activity.py reads them, on the host.
 # STEPS (default "profile full fidelity") picks parts, in order; quick: flash_attn_fwd's quick set.
 # Results land in $OUT as each step ends, packed into $OUT/all.tgz at the end (summary.txt beside it).
 set -u
@@ -22,10 +24,34 @@ profile)
   "$PY" -c "import pstats; p = pstats.Stats('$OUT/flash-quick.prof'); p.sort_stats('cumulative').print_stats(45); p.sort_stats('tottime').print_stats(25)" \
     > "$OUT/flash-quick-prof.txt" 2>&1 ;;
 full)
-  step rmsnorm-full 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu \
+  step rmsnorm-full 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu --keep-peers \
     --json "$OUT/rmsnorm-full.json" --table --timeout 65
-  step flash-full 215 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu \
+  step flash-full 215 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --keep-peers \
     --json "$OUT/flash-full.json" --table --timeout 203 ;;
+kept)
+  step rmsnorm-full-kept 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu --keep-peers \
+    --json "$OUT/rmsnorm-full-kept.json" --table --timeout 65
+  step flash-full-kept 215 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --keep-peers \
+    --json "$OUT/flash-full-kept.json" --table --timeout 203 ;;
+cupti)
+  step cupti-self 60 "$PY" -m harness.cupti_activity ;;
+profkept)   # where a full evaluation with the peers' figures kept spends its time (after `full`)
+  step rmsnorm-full-kept 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu --keep-peers \
+    --json "$OUT/rmsnorm-full-kept.json" --table --timeout 65
+  step flash-full-kept-prof 215 "$PY" -m cProfile -o "$OUT/flash-full-kept.prof" -m harness eval --task-dir $F \
+    --candidate $F/baseline.cu --keep-peers --json "$OUT/flash-full-kept-prof.json" --timeout 203
+  "$PY" -c "import pstats; p = pstats.Stats('$OUT/flash-full-kept.prof'); p.sort_stats('cumulative').print_stats(60); p.sort_stats('tottime').print_stats(30)" \
+    > "$OUT/flash-full-kept-prof.txt" 2>&1 ;;
+fidelity-cupti)   # the same, CUPTI read in-process as the harness reads it (32 ns steps), both L2 flushes
+  for t in rmsnorm flash; do
+    dir=$R; [ $t = flash ] && dir=$F
+    [ -f "$OUT/$t-full.json" ] || continue
+    for fl in write read; do
+      [ $t = flash ] && [ $fl = read ] && continue
+      step fidelity-$t-cupti-$fl 150 "$PY" -m harness.tools.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
+        --result "$OUT/$t-full.json" --profiler cupti --flush $fl --calls 15 --json "$OUT/fidelity-$t-cupti-$fl.json"
+    done
+  done ;;
 quick)
   step flash-quick 90 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --scenarios quick \
     --json "$OUT/flash-quick.json" --timeout 80 ;;
@@ -64,7 +90,7 @@ import json, sys
 from pathlib import Path
 out = Path(sys.argv[1])
 for p in sorted(out.glob("*.json")):
-    if p.name.startswith(("fidelity", "adversarial")):
+    if p.name.startswith(("fidelity", "adversarial")) or p.name.endswith("-prof.json"):
         continue
     r = json.loads(p.read_text())
     s = r["summary"]
@@ -77,6 +103,13 @@ for p in sorted(out.glob("*.json")):
     for sc in r["scenarios"]:
         st[sc["status"]] = st.get(sc["status"], 0) + 1
     print("  statuses:", st)
+    print("  timing_clock:", (r.get("device_info") or {}).get("timing_clock"))
+    cl, gaps = {}, []
+    for sc in r["scenarios"]:
+        t = sc.get("timing") or {}
+        cl[t.get("clock")] = cl.get(t.get("clock"), 0) + 1
+        gaps += [round(v * 1e3, 2) for v in (t.get("gap_ms") or {}).values()]
+    print("  clocks per scenario:", cl, "gap us min/median/max:", (min(gaps), sorted(gaps)[len(gaps) // 2], max(gaps)) if gaps else None)
     firsts = [sc["id"] for sc in r["scenarios"] if (sc.get("timing") or {}).get("first_loop")]
     print("  bounds re-measured:", len(firsts), firsts[:5])
     clk = [(sc.get("timing") or {}).get("clocks") for sc in r["scenarios"] if (sc.get("timing") or {}).get("clocks")]
@@ -85,10 +118,12 @@ for p in sorted(out.glob("*.json")):
               "temp max", max(c["temp_c_max"] or 0 for c in clk), "power max", max(c["power_w_max"] or 0 for c in clk),
               "reasons", sorted({x for c in clk for x in c["reasons"]}), "dropped rounds", sum(c["dropped_rounds"] for c in clk))
 PYEOF
-{ for t in rmsnorm flash; do [ -f "$OUT/fidelity-$t.log" ] && grep -A12 "^harness / CUPTI, against the span" "$OUT/fidelity-$t.log"; done
+cat "$OUT/cupti-self.log" >> "$OUT/summary.txt" 2>/dev/null
+{ for f in "$OUT"/fidelity-*.log; do [ -f "$f" ] && echo "-- $f" && grep -A6 "^harness / CUPTI, against the span" "$f"; done
   tail -n 3 "$OUT/adversarial.txt" "$OUT/pytest-cuda.log" 2>/dev/null; } >> "$OUT/summary.txt"
 cat "$OUT/walls.txt" "$OUT/summary.txt"
 head -c 4000 "$OUT/flash-quick-prof.txt" 2>/dev/null
+head -c 6000 "$OUT/flash-full-kept-prof.txt" 2>/dev/null
 cd "$OUT" && tar czf all.tgz --exclude=all.tgz --exclude=summary.txt --exclude=walls.txt --exclude='*.prof' . && \
   find . -maxdepth 1 -type f ! -name all.tgz ! -name summary.txt ! -name walls.txt -delete
 exit 0

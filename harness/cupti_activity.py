@@ -1,0 +1,176 @@
+"""The GPU's own start and end times of what a process runs, from CUPTI's activity API (ctypes only).
+
+A CUDA executor enables it before anything is loaded (executor.py, `cmd_cuda`) and reads it after
+every timed call: the call's figure is the span from the start of its first kernel, memset or copy
+to the end of its last, as the GPU recorded them. That is what torch.profiler (CUPTI too) reports
+for the same call, with no launch or event latency in it (those vary by about 0.4 us between
+kernels, which is 20 % of a 2 us kernel). The records live in the executor's process, so they are
+that process's report like its event times: the parent bounds them by the events and its own clock
+(executor_cuda_timing.py).
+
+Every record kind read here keeps `start` and `end` (uint64 ns) at offsets 16 and 24 in every
+CUPTI version since CUDA 9 (CUpti_ActivityKernel4..., CUpti_ActivityMemcpy..., CUpti_ActivityMemset...),
+and `kind` (uint32) at 0. Standard library only: the executor imports no torch.
+"""
+
+import ctypes
+import glob
+import os
+import sys
+import threading
+
+# CUpti_ActivityKind: the kinds enabled, and how they read
+KIND_MEMCPY, KIND_MEMSET, KIND_CONCURRENT_KERNEL, KIND_MEMCPY2 = 1, 2, 10, 22
+KINDS = {KIND_MEMCPY: "memcpy", KIND_MEMSET: "memset", KIND_CONCURRENT_KERNEL: "kernel", KIND_MEMCPY2: "memcpy"}
+START, END = 16, 24
+FLUSH_FORCED = 1                    # CUPTI_ACTIVITY_FLAG_FLUSH_FORCED
+ERROR_MAX_LIMIT_REACHED = 12        # CUPTI_ERROR_MAX_LIMIT_REACHED: no more records in a buffer
+BUFFER_BYTES = 1 << 20
+BUFFERS = 8                         # allocated up front: none is allocated once the filter is on
+
+_REQUESTED = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.POINTER(ctypes.c_uint8)),
+                              ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t))
+_COMPLETED = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint8),
+                              ctypes.c_size_t, ctypes.c_size_t)
+
+
+def library_candidates():
+    """Where libcupti may be, best first: $KERNELSEEK_CUPTI, the one PyTorch's wheels bring (the
+    peers' executor runs torch, whose profiler would load that one), then the CUDA toolkit's."""
+    found = []
+    if os.environ.get("KERNELSEEK_CUPTI"):
+        found.append(os.environ["KERNELSEEK_CUPTI"])
+    for site in sys.path:
+        found += sorted(glob.glob(os.path.join(site, "nvidia", "*", "lib", "libcupti.so*")), reverse=True)
+    for root in ["/usr/local/cuda", *sorted(glob.glob("/usr/local/cuda-*"), reverse=True)]:
+        found += sorted(glob.glob(os.path.join(root, "extras", "CUPTI", "lib64", "libcupti.so*")), reverse=True)
+        found += sorted(glob.glob(os.path.join(root, "targets", "*", "lib", "libcupti.so*")), reverse=True)
+    seen, out = set(), []
+    for path in found:
+        real = os.path.realpath(path)
+        if os.path.isfile(real) and real not in seen:
+            seen.add(real)
+            out.append(real)
+    return out
+
+
+def find_library():
+    """The path of the libcupti to use, or None. Not loaded here: the parent never loads CUPTI (it
+    would attach to the parent's context); each executor loads it and says whether it works."""
+    found = library_candidates()
+    return found[0] if found else None
+
+
+def read_records(buf, valid, next_record):
+    """[(kind name, start ns, end ns)] of the records in a completed buffer that read as work on the
+    GPU; `next_record(buf, valid, record_pointer) -> status` is cuptiActivityGetNextRecord."""
+    out, rec = [], ctypes.c_void_p()
+    while True:
+        status = next_record(buf, ctypes.c_size_t(valid), ctypes.byref(rec))
+        if status != 0:
+            return out
+        kind = ctypes.c_uint32.from_address(rec.value).value
+        if kind in KINDS:
+            start = ctypes.c_uint64.from_address(rec.value + START).value
+            end = ctypes.c_uint64.from_address(rec.value + END).value
+            out.append((KINDS[kind], start, end))
+
+
+class Activity:
+    """CUPTI's records of this process's kernels, memsets and copies; `take()` flushes and returns
+    those since the last `take()`. Raises OSError or RuntimeError when CUPTI cannot be enabled."""
+
+    def __init__(self, path):
+        self.lib = lib = ctypes.CDLL(path)
+        lib.cuptiActivityGetNextRecord.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p)]
+        lib.cuptiActivityGetNextRecord.restype = ctypes.c_int
+        self.path, self.records, self.lock = path, [], threading.Lock()
+        self.free = [(ctypes.c_uint8 * BUFFER_BYTES)() for _ in range(BUFFERS)]
+        self.lent = {}
+        # Kept on the object: CUPTI calls them for as long as the process lives.
+        self._requested, self._completed = _REQUESTED(self._request), _COMPLETED(self._complete)
+        self._check(lib.cuptiActivityRegisterCallbacks(self._requested, self._completed), "register callbacks")
+        for kind in KINDS:
+            self._check(lib.cuptiActivityEnable(ctypes.c_int(kind)), f"enable kind {kind}")
+
+    def _check(self, status, what):
+        if status != 0:
+            raise RuntimeError(f"CUPTI {what}: error {status}")
+
+    def _request(self, buf_out, size_out, max_out):
+        with self.lock:
+            buf = self.free.pop() if self.free else None
+        if buf is None:      # every buffer is out: CUPTI drops records (and says so), nothing allocated
+            buf_out[0] = ctypes.POINTER(ctypes.c_uint8)()
+            size_out[0] = 0
+            max_out[0] = 0
+            return
+        with self.lock:
+            self.lent[ctypes.addressof(buf)] = buf
+        buf_out[0] = ctypes.cast(buf, ctypes.POINTER(ctypes.c_uint8))
+        size_out[0] = BUFFER_BYTES
+        max_out[0] = 0
+
+    def _complete(self, _ctx, _stream, buf, _size, valid):
+        addr = ctypes.cast(buf, ctypes.c_void_p).value
+        records = read_records(ctypes.c_void_p(addr), valid, self.lib.cuptiActivityGetNextRecord) if valid else []
+        with self.lock:
+            self.records += records
+            mine = self.lent.pop(addr, None)
+            if mine is not None:
+                self.free.append(mine)
+
+    def take(self):
+        self._check(self.lib.cuptiActivityFlushAll(ctypes.c_uint32(FLUSH_FORCED)), "flush")
+        with self.lock:
+            out, self.records = self.records, []
+        return out
+
+
+def call_span_ms(records, pad_ms):
+    """A timed call's span in ms from the records taken after it: with a pad, the first record must
+    be the harness's pad (queued first, so it starts first: the call waits for it) and is left out;
+    the span runs from the start of the next record to the end of the last. None when the records
+    do not read that way (no pad, a record dropped) or nothing else ran."""
+    ordered = sorted(records, key=lambda r: (r[1], r[2]))
+    if pad_ms > 0:
+        if not ordered or ordered[0][0] != "kernel" or (ordered[0][2] - ordered[0][1]) < 0.9e6 * pad_ms:
+            return None
+        ordered = ordered[1:]
+    if not ordered:
+        return None
+    return (max(r[2] for r in ordered) - min(r[1] for r in ordered)) / 1e6
+
+
+def _self_check():
+    """`python3 -m harness.cupti_activity`: on a GPU host, the library found and the spans of the
+    harness's pad (5, 20, 100 us) and of a pad-led call, as this module reads them (one JSON line)."""
+    import json
+    import time
+    import torch
+    from .cuda_driver import Driver, PAD_PTX
+    torch.zeros(1, device="cuda").add_(1)
+    drv = Driver(torch.cuda.current_device())
+    pad = drv.pad_kernel(PAD_PTX.read_bytes())
+    path = find_library()
+    act = Activity(path)
+    out = {"library": path, "pads_us": {}, "call_us": []}
+    for us in (5, 20, 100):
+        act.take()
+        pad.launch(us / 1e3)
+        drv.synchronize()
+        out["pads_us"][us] = round(call_span_ms(act.take(), 0.0) * 1e3, 3)
+    x = torch.randn(64, 64, device="cuda")
+    for _ in range(5):
+        act.take()
+        pad.launch(0.1)
+        t0 = time.perf_counter()
+        x.add_(1.0)
+        drv.synchronize()
+        wall = time.perf_counter() - t0
+        out["call_us"].append({"span": round(call_span_ms(act.take(), 0.1) * 1e3, 3), "wall": round(wall * 1e6, 1)})
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    _self_check()

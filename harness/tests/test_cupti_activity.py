@@ -1,0 +1,94 @@
+"""CUPTI's records of a timed call (harness/cupti_activity.py) and the clock a scenario's figures come
+from (executor_cuda_timing.choose_clock): the span of the call's own work, the harness's pad left out;
+a scenario whose records are incomplete anywhere is timed by its events, every implementation alike.
+(CUPTI itself needs the GPU: scripts/gpu/timing-check.sh.)"""
+
+import ctypes
+import struct
+
+from harness.cupti_activity import KIND_CONCURRENT_KERNEL, KIND_MEMCPY, KIND_MEMSET, call_span_ms, read_records
+from harness.executor_cuda_timing import choose_clock
+
+PAD = 0.1   # ms
+
+
+def _buffer(records):
+    """A CUPTI buffer of kernel/memcpy/memset records laid out as CUPTI does (kind at 0, start and
+    end at 16 and 24), 64 bytes each, plus an API record (kind 4) that is not GPU work."""
+    raw = b""
+    for kind, start, end in records:
+        raw += struct.pack("<I12xQQ32x", kind, start, end)
+    buf = ctypes.create_string_buffer(raw, len(raw))
+    return buf, len(raw)
+
+
+def _next_record(sizes):
+    """cuptiActivityGetNextRecord over fixed-size records: 0 and the next, then 12 (no more)."""
+    def next_record(buf, valid, rec):
+        ptr = ctypes.cast(rec, ctypes.POINTER(ctypes.c_void_p))
+        cur = ptr[0]
+        nxt = buf.value if cur is None else cur + sizes
+        if nxt + sizes > buf.value + valid.value:
+            return 12
+        ptr[0] = nxt
+        return 0
+    return next_record
+
+
+def test_records_read_as_kind_start_end_and_other_kinds_are_left_out():
+    buf, n = _buffer([(KIND_CONCURRENT_KERNEL, 1000, 101000), (4, 5, 6), (KIND_MEMSET, 102000, 103000),
+                      (KIND_MEMCPY, 103500, 104000)])
+    got = read_records(ctypes.c_void_p(ctypes.addressof(buf)), n, _next_record(64))
+    assert got == [("kernel", 1000, 101000), ("memset", 102000, 103000), ("memcpy", 103500, 104000)]
+
+
+def test_the_span_leaves_the_pad_out_and_runs_from_the_first_work_to_the_last():
+    pad = ("kernel", 0, 100_500)
+    # two kernels with a gap between them (gaps inside the call count: the events hold them too)
+    assert call_span_ms([("kernel", 104_000, 106_000), pad, ("kernel", 102_000, 103_000)], PAD) == 0.004
+    assert call_span_ms([pad, ("memset", 101_000, 101_500)], PAD) == 0.0005
+
+
+def test_a_span_that_does_not_start_with_the_pad_is_not_read():
+    # the pad's record missing (dropped): the first kernel is the call's, far shorter than the pad
+    assert call_span_ms([("kernel", 102_000, 103_000), ("kernel", 104_000, 105_000)], PAD) is None
+    assert call_span_ms([("memset", 0, 200_000), ("kernel", 201_000, 202_000)], PAD) is None
+    assert call_span_ms([("kernel", 0, 100_500)], PAD) is None     # nothing ran but the pad
+    assert call_span_ms([], PAD) is None
+    assert call_span_ms([("kernel", 5, 10)], 0.0) == 5e-6          # unpadded: everything is the call
+
+
+class _Ctx:
+    def __init__(self, clock="cupti"):
+        self.clock, self.messages, self.event_offsets = clock, [], {"native": 0.0023, "peers": 0.002}
+
+
+def _samples(spans_cand, spans_base, events=(0.0123, 0.0124)):
+    return {"candidate": {"ms": [], "event_ms": list(events), "span_ms": list(spans_cand)},
+            "baseline": {"ms": [], "event_ms": list(events), "span_ms": list(spans_base)}}
+
+
+def test_every_implementation_is_timed_by_its_spans_when_every_call_has_one():
+    ctx, samples = _Ctx(), _samples([0.01, 0.0101], [0.0099, 0.01])
+    assert choose_clock(ctx, samples) == "cupti"
+    assert samples["candidate"]["ms"] == [0.01, 0.0101] and samples["baseline"]["ms"] == [0.0099, 0.01]
+    assert [round(g, 7) for g in samples["candidate"]["gap_ms"]] == [0.0023, 0.0023]
+    assert ctx.messages == []
+
+
+def test_one_missing_span_times_the_whole_scenario_by_its_events_and_says_so():
+    ctx, samples = _Ctx(), _samples([0.01, None], [0.0099, 0.01])
+    assert choose_clock(ctx, samples) == "events"
+    # the events less the native path's offset, for the baseline too (its spans were all there)
+    assert [round(v, 7) for v in samples["baseline"]["ms"]] == [0.01, 0.0101]
+    assert "gap_ms" not in samples["baseline"]
+    assert len(ctx.messages) == 1 and "CUPTI's records were missing for candidate" in ctx.messages[0]
+    choose_clock(ctx, _samples([None, None], [0.0099, 0.01]))
+    assert len(ctx.messages) == 1     # said once an evaluation
+
+
+def test_spans_a_candidate_sends_when_cupti_was_not_asked_for_are_not_used():
+    ctx, samples = _Ctx("events"), _samples([0.001, 0.001], [0.0099, 0.01])
+    assert choose_clock(ctx, samples) == "events"
+    assert [round(v, 7) for v in samples["candidate"]["ms"]] == [0.01, 0.0101]
+    assert ctx.messages == []
