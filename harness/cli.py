@@ -23,8 +23,11 @@ def _parser():
     ev.add_argument("--seeds", type=int, default=2, help="correctness seeds per scenario (>= 2)")
     ev.add_argument("--seed", type=int, help="base seed (random per evaluation when omitted)")
     ev.add_argument("--no-peers", action="store_true", help="do not time the task's peers")
-    ev.add_argument("--keep-peers", action="store_true",
-                    help="CUDA: keep the peers' figures on this GPU and use those kept by earlier evaluations")
+    ev.add_argument("--keep-peers", action="store_true", default=True,
+                    help="CUDA: keep the peers' figures on this GPU and use those kept by earlier evaluations "
+                         "(the default)")
+    ev.add_argument("--fresh-peers", dest="keep_peers", action="store_false",
+                    help="CUDA: time the peers again in this evaluation, neither using nor keeping kept figures")
     ev.add_argument("--events-only", action="store_true",
                     help="CUDA: time calls by their events only, not by CUPTI's records of their kernels")
     ev.add_argument("--no-baseline", action="store_true", help="do not time the baseline")

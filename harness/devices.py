@@ -49,11 +49,28 @@ class CpuDevice:
         self.cache_bytes = _cpu_llc_bytes()
         self._flush_buf = None
         self._flush_value = 0.0
+        self.line_flush = None     # harness/native/flush.c, when built (use_line_flush)
+
+    def use_line_flush(self, data_dir):
+        """Flush a round's own buffers line by line (CLFLUSHOPT) instead of writing 2 x the last-level
+        cache; returns why not, or None."""
+        from . import native
+        self.line_flush, why = native.line_flusher(data_dir)
+        return why
 
     def sync(self):
         pass
 
-    def flush(self):
+    def flush(self, spans=None):
+        """`spans` [(address, bytes)]: evict exactly those lines from every cache (the round's buffers),
+        when the native flush is there; otherwise, or without spans, write over the whole cache."""
+        if spans is not None and self.line_flush is not None:
+            for addr, n in spans:
+                self.line_flush.ks_flush(addr, n)
+            return
+        self._fill_flush()
+
+    def _fill_flush(self):
         """Write a buffer of twice the last-level cache so that the next call starts cold."""
         if self._flush_buf is None:
             self._flush_buf = torch.empty(2 * self.cache_bytes // 4, dtype=torch.float32)
@@ -142,8 +159,9 @@ class CudaDevice:
     def sync(self):
         torch.cuda.synchronize(self.torch_device)
 
-    def flush(self):
-        """Write a buffer of at least twice the L2 size (256 MiB when the size is unknown)."""
+    def flush(self, spans=None):
+        """Write a buffer of at least twice the L2 size (256 MiB when the size is unknown); `spans` is
+        the CPU's (CpuDevice.flush) and not used here."""
         if self._flush_buf is None:
             size = max(2 * self.l2_bytes, 64 * MIB) if self.l2_bytes else 256 * MIB
             self._flush_buf = torch.empty(size // 4, dtype=torch.float32, device=self.torch_device)

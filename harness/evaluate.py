@@ -172,6 +172,11 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
     device = make_device(device_kind)
     info = device.info()
     result["device_info"] = info
+    if device_kind == "cpu":
+        why = device.use_line_flush(opts.cache_dir or default_cache_dir())
+        info["cache_flush"] = (f"each round's buffers, line by line "
+                               f"({'clflushopt' if device.line_flush.ks_flush_kind() else 'clflush'})"
+                               if why is None else f"2 x the last-level cache written ({why})")
     if device_kind == "cuda":
         result["gpu"], result["arch"] = info["name"], info["arch"]
         if info["arch"] not in task.architectures:
@@ -205,7 +210,7 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
             if ctx.kept_peers:
                 ctx.messages.append(f"peers: the figures of {len(ctx.kept_peers)} of {len(scenarios)} scenario(s) "
                                     f"were kept from an earlier evaluation on this GPU (the candidate's rounds "
-                                    f"are paired with their medians; without --keep-peers they are measured again)")
+                                    f"are paired with their medians; --fresh-peers measures them again)")
     try:
         ctx.child = _start_child(ctx, workdir)
     except ChildFailure as exc:

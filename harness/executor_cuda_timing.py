@@ -230,7 +230,8 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
                     for v in samples[name].values():
                         v.pop()
         if "candidate" in samples:
-            cand_reps = rechecks.record(task, [(chosen["candidate"], seed)], cand_reps)
+            cand_reps = rechecks.record(task, [(chosen["candidate"], seed)], cand_reps,
+                                        [chosen["baseline"]] if "baseline" in chosen else None)
             found = _after_candidate(ctx, ctx.cand)
             if found:
                 return fail(entry, "rejected", "during timing: " + found)

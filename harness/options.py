@@ -32,8 +32,9 @@ class Options:
     # it catch a class by themselves: each layer is tested alone, not only the first that fires.
     allowlist: bool = True
     # CUDA: keep the peers' figures per GPU and use them in later evaluations (harness/peer_figures.py).
-    # Off by default until it has been seen on the GPU host (docs/harness.md, "Speed").
-    keep_peers: bool = False
+    # Seen on the H200: the second evaluation's peer figures are the first's, flash's quick set took
+    # 5.6 s instead of 30.8 s (docs/harness.md, "Speed").
+    keep_peers: bool = True
     # CUDA: each timed call's figure is the span of its kernels as CUPTI records them in the executor
     # (harness/cupti_activity.py), bounded by the events; False: the events less their offset only.
     cupti: bool = True

@@ -3,12 +3,15 @@
 A peer (cuDNN, FlashAttention through PyTorch) is the same code on the same shapes in every
 evaluation on a host: timing it again each time costs an evaluation most of its time (its first
 call on a new shape plans cuDNN's graph: 7.9 of 13.3 s of flash_attn_fwd's quick timing stage on
-the H200), and says nothing new. So the first evaluation on a host (with `--keep-peers`) measures each scenario's peers
+the H200), and says nothing new. So the first evaluation on a host measures each scenario's peers
 in the usual rounds and keeps their medians here; later ones take them from here and pair the
 candidate's every round with the kept median. The candidate is still timed beside the baseline (and
 the incumbent) in every round: those comparisons stay paired. The entry is written and read only
 by the trusted parent, in the data dir (no sandbox binds it); one that does not parse is measured
-again. Only with `--keep-peers` (`Options.keep_peers`): not yet seen on the GPU host.
+again. On by default (`Options.keep_peers`); `--fresh-peers` measures them again. On the H200 a
+second quick flash_attn_fwd evaluation read the same peer figures as the first and took 5.6 s
+instead of 30.8 s (docs/harness.md, "Speed"). The key includes the clock the figures come from
+(CUPTI's spans or events), so figures of one are never paired with the other's.
 """
 
 import hashlib

@@ -7,7 +7,7 @@
 # 3. the harness's per-scenario times against torch.profiler's (CUPTI) for the same kernels on the
 #    same shapes (harness/tools/cupti_fidelity.py), both tasks.
 # 4. (STEPS adversarial, pytest) every CUDA adversarial candidate; harness/tests/test_cuda.py.
-# 5. (STEPS keep) flash_attn_fwd's quick set twice with --keep-peers: the second evaluation takes the
+# 5. (STEPS keep) flash_attn_fwd's quick set twice (the peers kept by default): the second evaluation takes the
 #    peers' figures the first kept (harness/peer_figures.py); compare their figures and seconds.
 #    (STEPS kept) both full evaluations again, after `full` kept their peers' figures.
 # 6. (STEPS cupti) CUPTI's records as harness/cupti_activity.py reads them, on the host.
@@ -24,22 +24,22 @@ profile)
   "$PY" -c "import pstats; p = pstats.Stats('$OUT/flash-quick.prof'); p.sort_stats('cumulative').print_stats(45); p.sort_stats('tottime').print_stats(25)" \
     > "$OUT/flash-quick-prof.txt" 2>&1 ;;
 full)
-  step rmsnorm-full 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu --keep-peers \
+  step rmsnorm-full 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu \
     --json "$OUT/rmsnorm-full.json" --table --timeout 65
-  step flash-full 215 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --keep-peers \
+  step flash-full 215 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu \
     --json "$OUT/flash-full.json" --table --timeout 203 ;;
 kept)
-  step rmsnorm-full-kept 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu --keep-peers \
+  step rmsnorm-full-kept 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu \
     --json "$OUT/rmsnorm-full-kept.json" --table --timeout 65
-  step flash-full-kept 215 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --keep-peers \
+  step flash-full-kept 215 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu \
     --json "$OUT/flash-full-kept.json" --table --timeout 203 ;;
 cupti)
   step cupti-self 60 "$PY" -m harness.cupti_activity ;;
 profkept)   # where a full evaluation with the peers' figures kept spends its time (after `full`)
-  step rmsnorm-full-kept 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu --keep-peers \
+  step rmsnorm-full-kept 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu \
     --json "$OUT/rmsnorm-full-kept.json" --table --timeout 65
   step flash-full-kept-prof 215 "$PY" -m cProfile -o "$OUT/flash-full-kept.prof" -m harness eval --task-dir $F \
-    --candidate $F/baseline.cu --keep-peers --json "$OUT/flash-full-kept-prof.json" --timeout 203
+    --candidate $F/baseline.cu --json "$OUT/flash-full-kept-prof.json" --timeout 203
   "$PY" -c "import pstats; p = pstats.Stats('$OUT/flash-full-kept.prof'); p.sort_stats('cumulative').print_stats(60); p.sort_stats('tottime').print_stats(30)" \
     > "$OUT/flash-full-kept-prof.txt" 2>&1 ;;
 fidelity-cupti)   # the same, CUPTI read in-process as the harness reads it (32 ns steps), both L2 flushes
@@ -58,7 +58,7 @@ quick)
 keep)
   for i in 1 2; do
     step flash-quick-keep$i 90 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --scenarios quick \
-      --keep-peers --json "$OUT/flash-quick-keep$i.json" --timeout 80
+      --json "$OUT/flash-quick-keep$i.json" --timeout 80
   done
   "$PY" - "$OUT" > "$OUT/keep.txt" 2>&1 <<'PYEOF'
 import json, sys
@@ -71,6 +71,12 @@ for x, y in zip(a["scenarios"], b["scenarios"]):
           round(x.get("speedup_vs_baseline") or 0, 3), round(y.get("speedup_vs_baseline") or 0, 3))
 PYEOF
   cat "$OUT/keep.txt" ;;
+adversarial-timing)   # the CUDA candidates that attack the timed calls: the pad's shadow, timed-only behaviour
+  for only in trust8 hack11 hack03; do
+    [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "adversarial-$only: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
+    step adversarial-$only 120 "$PY" -m harness.adversarial.run harness/adversarial/cuda/manifest.yaml --only $only \
+      --json "$OUT/adversarial-$only.json"
+  done ;;
 adversarial)
   step adversarial 200 "$PY" -m harness.adversarial.run harness/adversarial/cuda/manifest.yaml --json "$OUT/adversarial.json"
   "$PY" -m harness.tools.compare_results adversarial "$OUT/adversarial.json" > "$OUT/adversarial.txt" 2>&1 ;;
@@ -120,7 +126,8 @@ for p in sorted(out.glob("*.json")):
 PYEOF
 cat "$OUT/cupti-self.log" >> "$OUT/summary.txt" 2>/dev/null
 { for f in "$OUT"/fidelity-*.log; do [ -f "$f" ] && echo "-- $f" && grep -A6 "^harness / CUPTI, against the span" "$f"; done
-  tail -n 3 "$OUT/adversarial.txt" "$OUT/pytest-cuda.log" 2>/dev/null; } >> "$OUT/summary.txt"
+  tail -n 3 "$OUT/adversarial.txt" "$OUT/pytest-cuda.log" 2>/dev/null
+  for f in "$OUT"/adversarial-*.log; do [ -f "$f" ] && echo "-- $f" && tail -n 12 "$f"; done; } >> "$OUT/summary.txt"
 cat "$OUT/walls.txt" "$OUT/summary.txt"
 head -c 4000 "$OUT/flash-quick-prof.txt" 2>/dev/null
 head -c 6000 "$OUT/flash-full-kept-prof.txt" 2>/dev/null
