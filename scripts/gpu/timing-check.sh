@@ -110,6 +110,8 @@ for p in sorted(out.glob("*.json")):
         st[sc["status"]] = st.get(sc["status"], 0) + 1
     print("  statuses:", st)
     print("  timing_clock:", (r.get("device_info") or {}).get("timing_clock"))
+    print("  rechecks: calls", sum(len(sc.get("rechecked_calls") or []) for sc in r["scenarios"]),
+          "screened", sum(sc.get("rechecks_screened") or 0 for sc in r["scenarios"]))
     cl, gaps = {}, []
     for sc in r["scenarios"]:
         t = sc.get("timing") or {}
