@@ -53,13 +53,13 @@ describe('a run steered from its thread', () => {
 
     // Bob may ask questions but not control Alice's run (admins are configured).
     await say(BOB, 'pause');
-    await fake.waitFor(() => ephemeralTo(BOB).length === 1, 5000, 'the refusal');
+    await fake.waitFor(() => ephemeralTo(BOB).length === 1, 15_000, 'the refusal');
     expect(String(ephemeralTo(BOB)[0]!.args.text)).toMatch(/Only the run's owner \(<@UALICE001>\) or a KernelSeek admin/);
     expect((await runNow())!.status).toBe('waiting');
 
     // status: the card, to Alice alone.
     await say(ALICE, 'status');
-    await fake.waitFor(() => ephemeralTo(ALICE).length === 1, 5000, 'the status card');
+    await fake.waitFor(() => ephemeralTo(ALICE).length === 1, 15_000, 'the status card');
     expect(JSON.stringify(ephemeralTo(ALICE)[0]!.args.blocks)).toContain(run.id);
 
     // Asides, bot messages and edits are ignored: no question, no reaction, no reply. Counted once
@@ -75,25 +75,25 @@ describe('a run steered from its thread', () => {
 
     // budget +N adds evaluations and redraws the card; a malformed one says how to write it.
     const budget = await say(ALICE, 'budget +3');
-    await fake.waitFor(() => fake.message(CHANNEL, budget.ts)!.reactions.includes('white_check_mark'), 5000, 'the budget acknowledged');
+    await fake.waitFor(() => fake.message(CHANNEL, budget.ts)!.reactions.includes('white_check_mark'), 15_000, 'the budget acknowledged');
     expect((await runNow())!.budgetEvals).toBe(53);
-    await fake.waitFor(() => json(fake.message(CHANNEL, root.ts)).includes('eval 0/53'), 5000, 'the card with the new budget');
+    await fake.waitFor(() => json(fake.message(CHANNEL, root.ts)).includes('eval 0/53'), 15_000, 'the card with the new budget');
     await say(ALICE, 'budget 3');
-    await fake.waitFor(() => ephemeralTo(ALICE).some((c) => String(c.args.text).includes('budget +N')), 5000, 'the budget hint');
+    await fake.waitFor(() => ephemeralTo(ALICE).some((c) => String(c.args.text).includes('budget +N')), 15_000, 'the budget hint');
 
     // pause; a question asked while paused waits (no model call); after resume, the model gets it
     // once, and a later question after it, in the order they were written.
     await say(ALICE, 'Pause.');
-    await fake.waitFor(() => json(fake.message(CHANNEL, root.ts)).includes('Paused'), 5000, 'the card to say Paused');
+    await fake.waitFor(() => json(fake.message(CHANNEL, root.ts)).includes('Paused'), 15_000, 'the card to say Paused');
     const requestsBefore = fx.service!.anthropic.requests.length;
     const asked = await say(BOB, QUESTION);
     // The same message again under another event id (a second app connection): still one question.
     await sender.event(asked.event);
-    await fake.waitFor(() => fake.message(CHANNEL, asked.ts)!.reactions.includes('inbox_tray'), 5000, 'the question acknowledged');
+    await fake.waitFor(() => fake.message(CHANNEL, asked.ts)!.reactions.includes('inbox_tray'), 15_000, 'the question acknowledged');
     await settle();
     expect(fx.service!.anthropic.requests.length).toBe(requestsBefore);
     await say(ALICE, 'resume');
-    await fake.waitFor(() => json(fake.message(CHANNEL, root.ts)).includes('Running'), 5000, 'the card to say Running');
+    await fake.waitFor(() => json(fake.message(CHANNEL, root.ts)).includes('Running'), 15_000, 'the card to say Running');
     const FOLLOW_UP = 'Which measurement would change your mind?';
     await say(CAROL, FOLLOW_UP);
     const seen = () => fx.service!.anthropic.requests.slice(requestsBefore).map((r) => userTexts(r).join('\n'));
@@ -104,7 +104,7 @@ describe('a run steered from its thread', () => {
     expect(delivered.indexOf(QUESTION)).toBeLessThan(delivered.indexOf(FOLLOW_UP));
     const humanQuestions = (await fx.db.store.questions.forRun(run.id)).filter((q) => q.source === 'human');
     expect(humanQuestions.map((q) => q.author)).toEqual([BOB, CAROL]);
-    await fake.waitFor(() => fake.messages.some((m) => json(m).includes(`Question from <@${BOB}>`)), 5000, 'the question-asked message');
+    await fake.waitFor(() => fake.messages.some((m) => json(m).includes(`Question from <@${BOB}>`)), 15_000, 'the question-asked message');
 
     // The next decision card: Bob presses "Ask from the bank"; its buttons give way to a note.
     const decisionCards = () => fake.messages.filter((m) => m.threadTs === root.ts && JSON.stringify(m.blocks ?? []).includes('Decision point:'));
@@ -112,9 +112,9 @@ describe('a run steered from its thread', () => {
     const card = decisionCards().at(-1)!;
     const press = await sender.action({ actionId: 'ks_ask_bank', value: run.id, user: BOB, channel: CHANNEL, messageTs: card.ts, threadTs: root.ts, responseUrl: fake.responseUrl('bank'), messageBlocks: card.blocks! });
     expect(press.status).toBe(200);
-    await fake.waitFor(() => ephemeralTo(BOB).some((c) => String(c.args.text).includes('The bank will ask')), 5000, 'the confirmation to Bob');
+    await fake.waitFor(() => ephemeralTo(BOB).some((c) => String(c.args.text).includes('The bank will ask')), 15_000, 'the confirmation to Bob');
     await fake.waitFor(() => fake.messages.some((m) => json(m).includes('Question from the bank')), 10_000, 'the bank question');
-    await fake.waitFor(() => !json(fake.message(CHANNEL, card.ts)).includes('ks_ask_bank'), 5000, 'the buttons to give way');
+    await fake.waitFor(() => !json(fake.message(CHANNEL, card.ts)).includes('ks_ask_bank'), 15_000, 'the buttons to give way');
     expect(json(fake.message(CHANNEL, card.ts))).toContain('The bank asked a question.');
     // The first decision card was answered by Bob's question: its buttons are gone too.
     const first = decisionCards()[0]!;
@@ -124,13 +124,13 @@ describe('a run steered from its thread', () => {
 
     // Promote Bob's question: Carol (not an admin) is refused; the admin's reaction offers the form.
     await sender.event({ type: 'reaction_added', user: CAROL, reaction: 'bank', item: { type: 'message', channel: CHANNEL, ts: asked.ts }, item_user: BOB, event_ts: '1.0' });
-    await fake.waitFor(() => ephemeralTo(CAROL).length === 1, 5000, 'Carol refused');
+    await fake.waitFor(() => ephemeralTo(CAROL).length === 1, 15_000, 'Carol refused');
     expect(String(ephemeralTo(CAROL)[0]!.args.text)).toMatch(/Only KernelSeek admins/);
     await sender.event({ type: 'reaction_added', user: ADMIN, reaction: 'bank', item: { type: 'message', channel: CHANNEL, ts: asked.ts }, item_user: BOB, event_ts: '1.0' });
-    await fake.waitFor(() => ephemeralTo(ADMIN).length === 1, 5000, 'the offer to the admin');
+    await fake.waitFor(() => ephemeralTo(ADMIN).length === 1, 15_000, 'the offer to the admin');
     expect(JSON.stringify(ephemeralTo(ADMIN)[0]!.args.blocks)).toContain(`"value":"${run.id}:${question.id}"`);
     await sender.action({ actionId: 'ks_promote_question', value: `${run.id}:${question.id}`, user: ADMIN, channel: CHANNEL, messageTs: root.ts, threadTs: root.ts, responseUrl: fake.responseUrl('promote') });
-    await fake.waitFor(() => fake.callsOf('views.open').length === 1, 5000, 'the form');
+    await fake.waitFor(() => fake.callsOf('views.open').length === 1, 15_000, 'the form');
     const view = fake.callsOf('views.open')[0]!.args.view as { callback_id: string; private_metadata: string };
     // Submitted without a decision point: the form says what is missing and nothing is added.
     const incomplete = await sender.viewSubmission({
@@ -150,7 +150,7 @@ describe('a run steered from its thread', () => {
       },
     });
     expect(complete.status).toBe(200);
-    await fake.waitFor(() => fake.messages.some((m) => json(m).includes(`added question ${question.id} to the bank`)), 5000, 'the promotion note');
+    await fake.waitFor(() => fake.messages.some((m) => json(m).includes(`added question ${question.id} to the bank`)), 15_000, 'the promotion note');
     const promoted = (await fx.db.store.bank.active()).find((e) => e.originQuestionId === question.id);
     expect(promoted).toMatchObject({ kind: 'limit_rejection', triggers: ['claimed_limit', 'plateau'], source: 'promoted', promotedBy: ADMIN, text: QUESTION });
 
@@ -161,9 +161,9 @@ describe('a run steered from its thread', () => {
     const summary = fake.messages.find((m) => m.threadTs === root.ts && /stopped:/.test(m.text))!;
     expect(json(summary)).toContain('No candidate was correct on every scenario');
     expect(json(summary)).toContain('2 from people, 1 from the bank');
-    await fake.waitFor(() => json(fake.message(CHANNEL, root.ts)).includes('Stopped'), 5000, 'the final card');
+    await fake.waitFor(() => json(fake.message(CHANNEL, root.ts)).includes('Stopped'), 15_000, 'the final card');
     // A reply after the end is not passed on, and says why.
     await say(BOB, 'One more thing?');
-    await fake.waitFor(() => ephemeralTo(BOB).some((c) => String(c.args.text).includes('has ended')), 5000, 'the note that the run ended');
+    await fake.waitFor(() => ephemeralTo(BOB).some((c) => String(c.args.text).includes('has ended')), 15_000, 'the note that the run ended');
   }, 120_000);
 });
