@@ -28,6 +28,20 @@ def make_device(kind):
     return CpuDevice()
 
 
+def _cpu_cache_bytes(level):
+    """Size of cpu0's unified or data cache at `level` (sysfs), or 0 when unknown."""
+    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            if int((index / "level").read_text()) != level or (index / "type").read_text().strip() == "Instruction":
+                continue
+            text = (index / "size").read_text().strip().upper()
+            mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+            return int(text.rstrip("KMG")) * mult
+        except (OSError, ValueError):
+            continue
+    return 0
+
+
 def _cpu_llc_bytes():
     """Size of the largest CPU cache level (sysfs), or 32 MiB when unknown."""
     best = 0
@@ -50,6 +64,10 @@ class CpuDevice:
         self._flush_buf = None
         self._flush_value = 0.0
         self.line_flush = None     # harness/native/flush.c, when built (use_line_flush)
+        # What a line flush leaves warm: the core's own caches (code, stack, the last call's data).
+        # Written over too, so every call starts with them cold as well (2 x L2: 4 MiB here).
+        self.private_bytes = 2 * (_cpu_cache_bytes(2) or MIB)
+        self._private_buf = None
 
     def use_line_flush(self, data_dir):
         """Flush a round's own buffers line by line (CLFLUSHOPT) instead of writing 2 x the last-level
@@ -67,6 +85,10 @@ class CpuDevice:
         if spans is not None and self.line_flush is not None:
             for addr, n in spans:
                 self.line_flush.ks_flush(addr, n)
+            if self._private_buf is None:
+                self._private_buf = torch.empty(self.private_bytes // 4, dtype=torch.float32)
+            self._flush_value += 1.0
+            self._private_buf.fill_(self._flush_value)
             return
         self._fill_flush()
 

@@ -175,7 +175,8 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
     if device_kind == "cpu":
         why = device.use_line_flush(opts.cache_dir or default_cache_dir())
         info["cache_flush"] = (f"each round's buffers, line by line "
-                               f"({'clflushopt' if device.line_flush.ks_flush_kind() else 'clflush'})"
+                               f"({'clflushopt' if device.line_flush.ks_flush_kind() else 'clflush'}), then "
+                               f"{device.private_bytes >> 20} MiB written over the core's own caches"
                                if why is None else f"2 x the last-level cache written ({why})")
     if device_kind == "cuda":
         result["gpu"], result["arch"] = info["name"], info["arch"]
