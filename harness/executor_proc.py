@@ -348,7 +348,50 @@ def _reap(pid):
         pass
 
 
+def _children(pid):
+    """The live children of `pid` from /proc/<pid>/task/*/children, or None when the kernel has no
+    such file (CONFIG_PROC_CHILDREN); [] when `pid` is gone."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    kids = set()
+    for tid in tasks:
+        try:
+            fd = os.open(f"/proc/{pid}/task/{tid}/children", os.O_RDONLY)
+        except FileNotFoundError:
+            if not os.path.exists(f"/proc/{pid}/task/{tid}"):
+                continue       # the thread exited meanwhile
+            return None
+        except OSError:
+            continue
+        try:
+            kids.update(int(c) for c in os.read(fd, 1 << 16).split())
+        finally:
+            os.close(fd)
+    live = []
+    for c in sorted(kids):
+        fields = _stat_fields(c)
+        if fields and fields[0] not in (b"Z", b"X"):
+            live.append(c)
+    return live
+
+
 def _subtree(root):
+    """Every live descendant of `root`: from each process's children files (a few reads, where a
+    scan of /proc read every process's stat: 3.2 ms a watched call on the GPU host), else the scan."""
+    found, todo = [], [root]
+    while todo:
+        p = todo.pop()
+        kids = _children(p)
+        if kids is None:
+            return _subtree_by_scan(root)
+        found += kids
+        todo += kids
+    return found
+
+
+def _subtree_by_scan(root):
     parents, found, todo = _parents(), [], [root]
     while todo:
         p = todo.pop()

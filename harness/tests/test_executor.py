@@ -6,6 +6,7 @@ candidate with the filter off: the parent's own observations (its mapping of the
 kernel's CPU accounting, /proc) must still catch it.
 """
 
+import os
 import signal
 import subprocess
 import sys
@@ -195,3 +196,27 @@ def test_the_executor_runs_inside_bubblewrap_without_the_checkout(candidate, cac
                                cache_dir=cache_dir, allowlist=False, with_peers=False, sandbox=False))
     assert outside["status"] == "runtime_error" and "returned 7" in outside["scenarios"][0]["reason"], texts(outside)
     assert any("not run inside bubblewrap (turned off)" in m for m in outside["messages"])
+
+
+def test_the_subtree_from_children_files_is_the_subtree_a_scan_of_proc_finds():
+    # A watched call looks for processes the candidate started inside its sandbox: read from each
+    # process's children files instead of every process's stat (3.2 ms a call on the GPU host).
+    # Grandchildren count; a zombie child does not; an orphan re-parented away is in neither.
+    import subprocess
+    import time
+    from harness.executor_proc import _subtree, _subtree_by_scan
+    p = subprocess.Popen(["sh", "-c", "sh -c 'sleep 30' & sleep 30 & (sleep 30 &); true & wait"])
+    try:
+        deadline = time.monotonic() + 5
+        while len(_subtree_by_scan(p.pid)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        found = sorted(_subtree(p.pid))
+        assert found == sorted(_subtree_by_scan(p.pid)) and len(found) >= 3, found
+    finally:
+        for c in _subtree_by_scan(p.pid):
+            try:
+                os.kill(c, 9)
+            except OSError:
+                pass
+        p.kill()
+        p.wait()
