@@ -11,6 +11,12 @@
 #    peers' figures the first kept (harness/peer_figures.py); compare their figures and seconds.
 #    (STEPS kept) both full evaluations again, after `full` kept their peers' figures.
 # 6. (STEPS cupti) CUPTI's records as harness/cupti_activity.py reads them, on the host.
+# 7. (STEPS profkept) rmsnorm full again and flash full under cProfile, the peers kept (after `full`);
+#    (STEPS fidelity-cupti) step 3 with CUPTI read in-process (32 ns steps), 15 calls, both flushes;
+#    (STEPS adversarial-timing) the CUDA candidates that attack the timed calls (trust8, hack11,
+#    hack03), each skipped once $SECONDS passes $DEADLINE.
+# This session's calls: "cupti keep full kept fidelity" (336 s), "cupti full profkept fidelity-cupti
+# pytest" (477 s), DEADLINE=290 "full kept quick adversarial-timing" (249 s); docs/harness.md.
 # STEPS (default "profile full fidelity") picks parts, in order; quick: flash_attn_fwd's quick set.
 # Results land in $OUT as each step ends, packed into $OUT/all.tgz at the end (summary.txt beside it).
 set -u
