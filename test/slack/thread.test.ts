@@ -106,6 +106,11 @@ describe('a run steered from its thread', () => {
     expect(humanQuestions.map((q) => q.author)).toEqual([BOB, CAROL]);
     await fake.waitFor(() => fake.messages.some((m) => json(m).includes(`Question from <@${BOB}>`)), 15_000, 'the question-asked message');
 
+    // Carol's follow-up may be delivered at the second decision point and close that card ("Carol
+    // asked a question."): the card Bob presses is the one still open once her question has landed.
+    await fake.waitFor(() => fake.messages.some((m) => json(m).includes(`Question from <@${CAROL}>`)), 15_000, "Carol's question-asked message");
+    await settle();
+
     // The next decision card: Bob presses "Ask from the bank"; its buttons give way to a note.
     const decisionCards = () => fake.messages.filter((m) => m.threadTs === root.ts && JSON.stringify(m.blocks ?? []).includes('Decision point:'));
     await fake.waitFor(() => decisionCards().length >= 2 && json(decisionCards().at(-1)).includes('ks_ask_bank'), 10_000, 'the second decision card');
