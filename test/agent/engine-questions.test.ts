@@ -35,7 +35,9 @@ describe('questions', () => {
       },
     });
     const run = await fx.service!.engine.startRun({ task: 'cpu_softmax', owner: 'alice', origin: 'api', questionTimeoutSeconds: 30, budgets: { steps: 3 } });
-    await waitFor('the first decision point', fx.runOf(run.id), (r) => r?.status === 'waiting');
+    const first = await waitFor('the first decision point', fx.runOf(run.id), (r) => r?.status === 'waiting');
+    const decisionOf = (r: { state: unknown } | null | undefined) => (r?.state as { decision?: { at: string } } | undefined)?.decision;
+    const firstAt = decisionOf(first)?.at;
     expect((await fx.service!.engine.getStatus(run.id)).waitingFor).toMatchObject({ trigger: 'stopped' });
     const submitted = await fx.service!.engine.submitQuestion(run.id, { text: 'What would change if the rows were much longer?', author: 'alice', idempotencyKey: 'slack:1.001' });
     expect(submitted).toMatchObject({ created: true, delivery: 'answers_decision' });
@@ -45,7 +47,9 @@ describe('questions', () => {
     // The second decision point: nobody answers; the timeout is shortened through the store so the
     // test does not wait 30 s (the deadline is data, as it is for a worker that restarts).
     await waitFor('the second decision point', () => fx.db.store.questions.forRun(run.id), (q) => q.length === 1 && q[0]!.deliveredAt !== null);
-    const waiting = await waitFor('waiting again', fx.runOf(run.id), (r) => r?.status === 'waiting' && (r.state as { decision?: unknown }).decision != null);
+    // The second decision, not the first one still on record (a CI run patched the first's deadline,
+    // and the second then waited its full 30 s).
+    const waiting = await waitFor('waiting again', fx.runOf(run.id), (r) => r?.status === 'waiting' && decisionOf(r) != null && decisionOf(r)!.at !== firstAt);
     const decisionAt = Date.parse((waiting!.state as { decision: { at: string } }).decision.at);
     await fx.db.store.agentRuns.patchState(run.id, { decision: { ...(waiting!.state as { decision: object }).decision, deadline: new Date(Date.now() + 1500).toISOString() } });
     // Wake the waiting turn: it sees the new deadline and schedules itself for it.
