@@ -97,8 +97,8 @@ def _eval(args):
     from .options import Options
     opts = Options(task_dir=args.task_dir, candidate=args.candidate, scenarios=args.scenarios,
                    device=args.device, seeds=args.seeds, seed=args.seed, with_peers=not args.no_peers,
-                   keep_peers=args.keep_peers, cupti=not args.events_only, with_baseline=not args.no_baseline, cache_dir=args.cache_dir,
-                   incumbent=args.incumbent, call_timeout=args.call_timeout, timeout=args.timeout,
+                   keep_peers=args.keep_peers, cupti=not args.events_only, with_baseline=not args.no_baseline,
+                   cache_dir=args.cache_dir, incumbent=args.incumbent, call_timeout=args.call_timeout, timeout=args.timeout,
                    progress=Progress(args.progress))
     opts.early = _early_peers(opts)
     try:

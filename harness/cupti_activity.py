@@ -24,7 +24,6 @@ KIND_MEMCPY, KIND_MEMSET, KIND_CONCURRENT_KERNEL, KIND_MEMCPY2 = 1, 2, 10, 22
 KINDS = {KIND_MEMCPY: "memcpy", KIND_MEMSET: "memset", KIND_CONCURRENT_KERNEL: "kernel", KIND_MEMCPY2: "memcpy"}
 START, END = 16, 24
 FLUSH_FORCED = 1                    # CUPTI_ACTIVITY_FLAG_FLUSH_FORCED
-ERROR_MAX_LIMIT_REACHED = 12        # CUPTI_ERROR_MAX_LIMIT_REACHED: no more records in a buffer
 BUFFER_BYTES = 1 << 20
 BUFFERS = 8                         # allocated up front: none is allocated once the filter is on
 
@@ -84,7 +83,7 @@ class Activity:
         self.lib = lib = ctypes.CDLL(path)
         lib.cuptiActivityGetNextRecord.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p)]
         lib.cuptiActivityGetNextRecord.restype = ctypes.c_int
-        self.path, self.records, self.lock = path, [], threading.Lock()
+        self.records, self.lock = [], threading.Lock()
         self.free = [(ctypes.c_uint8 * BUFFER_BYTES)() for _ in range(BUFFERS)]
         self.lent = {}
         # Kept on the object: CUPTI calls them for as long as the process lives.
@@ -100,15 +99,11 @@ class Activity:
     def _request(self, buf_out, size_out, max_out):
         with self.lock:
             buf = self.free.pop() if self.free else None
-        if buf is None:      # every buffer is out: CUPTI drops records (and says so), nothing allocated
-            buf_out[0] = ctypes.POINTER(ctypes.c_uint8)()
-            size_out[0] = 0
-            max_out[0] = 0
-            return
-        with self.lock:
-            self.lent[ctypes.addressof(buf)] = buf
-        buf_out[0] = ctypes.cast(buf, ctypes.POINTER(ctypes.c_uint8))
-        size_out[0] = BUFFER_BYTES
+            if buf is not None:
+                self.lent[ctypes.addressof(buf)] = buf
+        # Every buffer out: a null one, and CUPTI drops records (and says so); nothing is allocated.
+        buf_out[0] = ctypes.POINTER(ctypes.c_uint8)() if buf is None else ctypes.cast(buf, ctypes.POINTER(ctypes.c_uint8))
+        size_out[0] = 0 if buf is None else BUFFER_BYTES
         max_out[0] = 0
 
     def _complete(self, _ctx, _stream, buf, _size, valid):

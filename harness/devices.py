@@ -28,31 +28,41 @@ def make_device(kind):
     return CpuDevice()
 
 
-def _cpu_cache_bytes(level):
-    """Size of cpu0's unified or data cache at `level` (sysfs), or 0 when unknown."""
+def _cpu_caches():
+    """[(level, type, bytes)] of cpu0's caches (sysfs); those that do not read are left out."""
+    out = []
     for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
         try:
-            if int((index / "level").read_text()) != level or (index / "type").read_text().strip() == "Instruction":
-                continue
             text = (index / "size").read_text().strip().upper()
             mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
-            return int(text.rstrip("KMG")) * mult
+            out.append((int((index / "level").read_text()), (index / "type").read_text().strip(),
+                        int(text.rstrip("KMG")) * mult))
         except (OSError, ValueError):
             continue
-    return 0
+    return out
 
 
 def _cpu_llc_bytes():
-    """Size of the largest CPU cache level (sysfs), or 32 MiB when unknown."""
-    best = 0
-    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
-        try:
-            text = (index / "size").read_text().strip().upper()
-            mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
-            best = max(best, int(text.rstrip("KMG")) * mult)
-        except (OSError, ValueError):
-            continue
-    return best or 32 * MIB
+    """Size of the largest CPU cache level, or 32 MiB when unknown."""
+    return max((size for _, _, size in _cpu_caches()), default=0) or 32 * MIB
+
+
+def _cpu_l2_bytes():
+    """Size of cpu0's L2 (unified or data), or 1 MiB when unknown."""
+    return next((size for level, kind, size in _cpu_caches() if level == 2 and kind != "Instruction"), 0) or MIB
+
+
+def _coalesced(spans, gap=4096):
+    """[(address, bytes)] sorted and merged where less than `gap` apart (a round's slots lie page by page
+    in one buffer): a few native calls a round instead of one a slot."""
+    out = []
+    for addr, n in sorted(spans):
+        if out and addr <= out[-1][0] + out[-1][1] + gap:
+            last_addr, last_n = out[-1]
+            out[-1] = (last_addr, max(last_n, addr + n - last_addr))
+        else:
+            out.append((addr, n))
+    return out
 
 
 class CpuDevice:
@@ -61,13 +71,12 @@ class CpuDevice:
     def __init__(self):
         self.torch_device = torch.device("cpu")
         self.cache_bytes = _cpu_llc_bytes()
-        self._flush_buf = None
+        self._bufs = {}            # bytes -> the buffer written over by a flush of that size
         self._flush_value = 0.0
         self.line_flush = None     # harness/native/flush.c, when built (use_line_flush)
         # What a line flush leaves warm: the core's own caches (code, stack, the last call's data).
         # Written over too, so every call starts with them cold as well (2 x L2: 4 MiB here).
-        self.private_bytes = 2 * (_cpu_cache_bytes(2) or MIB)
-        self._private_buf = None
+        self.private_bytes = 2 * _cpu_l2_bytes()
 
     def use_line_flush(self, data_dir):
         """Flush a round's own buffers line by line (CLFLUSHOPT) instead of writing 2 x the last-level
@@ -83,21 +92,19 @@ class CpuDevice:
         """`spans` [(address, bytes)]: evict exactly those lines from every cache (the round's buffers),
         when the native flush is there; otherwise, or without spans, write over the whole cache."""
         if spans is not None and self.line_flush is not None:
-            for addr, n in spans:
+            for addr, n in _coalesced(spans):
                 self.line_flush.ks_flush(addr, n)
-            if self._private_buf is None:
-                self._private_buf = torch.empty(self.private_bytes // 4, dtype=torch.float32)
-            self._flush_value += 1.0
-            self._private_buf.fill_(self._flush_value)
-            return
-        self._fill_flush()
+            self._write_over(self.private_bytes)
+        else:
+            self._write_over(2 * self.cache_bytes)   # twice the last-level cache: the next call starts cold
 
-    def _fill_flush(self):
-        """Write a buffer of twice the last-level cache so that the next call starts cold."""
-        if self._flush_buf is None:
-            self._flush_buf = torch.empty(2 * self.cache_bytes // 4, dtype=torch.float32)
+    def _write_over(self, nbytes):
+        """Write a buffer of `nbytes` (kept between flushes) with a new value."""
+        buf = self._bufs.get(nbytes)
+        if buf is None:
+            buf = self._bufs[nbytes] = torch.empty(nbytes // 4, dtype=torch.float32)
         self._flush_value += 1.0
-        self._flush_buf.fill_(self._flush_value)
+        buf.fill_(self._flush_value)
 
     def stream_handle(self):
         return None

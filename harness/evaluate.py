@@ -197,8 +197,9 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
         info["event_offset_ms"] = dict(ctx.event_offsets or {}, how=how)
         # Each executor enables CUPTI's records of its calls from this library (harness/cupti_activity.py).
         ctx.cupti_path = cupti_activity.find_library() if opts.cupti else None
-        ctx.clock, ctx.result_info = ("cupti" if ctx.cupti_path else "events"), info
-        info["timing_clock"] = {"cupti": ctx.cupti_path} if ctx.cupti_path else {
+        ctx.clock = "cupti" if ctx.cupti_path else "events"
+        # The executors add what they said of CUPTI to it as they start (executor_pair._cupti_status).
+        ctx.timing_clock = info["timing_clock"] = {"cupti": ctx.cupti_path} if ctx.cupti_path else {
             "events": "not asked" if not opts.cupti else "no libcupti found"}
         if ctx.with_peers and task.peers and opts.keep_peers:
             ctx.peer_figures = PeerFigures(data_dir, task, info,

@@ -25,7 +25,7 @@ import struct
 import sys
 import traceback
 
-from .cupti_activity import call_span_ms
+from .cupti_activity import Activity, call_span_ms
 from .native.calls import Table, native_batch
 
 MAX_FRAME = 1 << 20
@@ -160,7 +160,6 @@ class Executor:
         before anything is loaded; "on", or why not (the calls are then timed by their events only)."""
         if not path:
             return "not asked"
-        from .cupti_activity import Activity
         g = self.gpu
         try:
             act = Activity(path)

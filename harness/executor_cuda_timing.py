@@ -211,8 +211,7 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
             s["event_ms"].append(ms)
             s["span_ms"].append(span)
             # The stopping rule's figure; the scenario's are chosen from one clock at the end (choose_clock).
-            s["ms"].append(span if span is not None else
-                           corrected(ms, offsets.get("peers" if name.startswith("peer:") else "native")))
+            s["ms"].append(span if span is not None else _event_figure(offsets, name, ms))
             s["wall_ms"].append(wall)
             s["excess_ms"].append(wall - ms)
             s["busy_ms"].append(busy)
@@ -254,25 +253,30 @@ def _span_ms(reply):
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1e6 else None
 
 
+def _event_figure(offsets, name, ms):
+    """An event time less what the harness's events add on its implementation's path (the peers' or
+    the native one), as the parent measured it against CUPTI (harness/event_offsets.py)."""
+    return corrected(ms, offsets.get("peers" if name.startswith("peer:") else "native"))
+
+
 def choose_clock(ctx, samples):
     """Every implementation's figures from one clock: CUPTI's spans when every call of every one has
     one, else the event times less what the harness's events add on each path (measured by the parent
     against CUPTI, harness/event_offsets.py). With spans, `gap_ms` (event time - span: what ran inside
     the events but outside the GPU's records) is kept for the bounds. Returns the clock's name."""
     timed = {n: s for n, s in samples.items() if s.get("event_ms")}
-    spans = getattr(ctx, "clock", "events") == "cupti" and timed and all(
-        len(s["span_ms"]) == len(s["event_ms"]) and None not in s["span_ms"] for s in timed.values())
+    asked = getattr(ctx, "clock", "events") == "cupti"
+    missing = sorted(n for n, s in timed.items() if None in s["span_ms"] or len(s["span_ms"]) != len(s["event_ms"]))
+    spans = asked and bool(timed) and not missing
     offsets = getattr(ctx, "event_offsets", None) or {}
     for name, s in timed.items():
         if spans:
             s["ms"] = list(s["span_ms"])
             s["gap_ms"] = [e - sp for e, sp in zip(s["event_ms"], s["span_ms"])]
         else:
-            offset = offsets.get("peers" if name.startswith("peer:") else "native")
-            s["ms"] = [corrected(e, offset) for e in s["event_ms"]]
-    if spans or getattr(ctx, "clock", "events") != "cupti":
+            s["ms"] = [_event_figure(offsets, name, e) for e in s["event_ms"]]
+    if spans or not asked or not missing:
         return "cupti" if spans else "events"
-    missing = sorted(n for n, s in timed.items() if None in s["span_ms"] or len(s["span_ms"]) != len(s["event_ms"]))
     if not getattr(ctx, "clock_fallback_said", False):
         ctx.clock_fallback_said = True
         ctx.messages.append(f"timing: CUPTI's records were missing for {', '.join(missing)}: scenarios like that are "

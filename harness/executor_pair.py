@@ -57,8 +57,8 @@ def _gpu_setup(ctx, ex, size, with_torch=False, later=False):
 
 def _cupti_status(ctx, ex, reply):
     """What each executor said of CUPTI (device_info.timing_clock.executors): "on", or why not."""
-    clock = ctx.result_info.get("timing_clock") if getattr(ctx, "result_info", None) is not None else None
-    if isinstance(clock, dict) and isinstance(reply, dict) and "cupti" in reply:
+    clock = getattr(ctx, "timing_clock", None)
+    if clock is not None and isinstance(reply, dict) and "cupti" in reply:
         clock.setdefault("executors", {})[ex.role] = str(reply["cupti"])[:300]
 
 

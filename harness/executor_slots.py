@@ -22,12 +22,10 @@ class Slot:
         self.bs, self.j, self.table, self.owner = bs, j, table, owner
         self.id = bs.id
         self.tensors = {n: bs.tensors[f"{n}#{j}"] for n in names}
-
-    def span(self):
-        """(address in the parent, bytes) of this slot's tensors: what a round's cache flush evicts."""
+        # (address in the parent, bytes) of this slot's tensors: what a round's cache flush evicts.
         start = min(t.data_ptr() for t in self.tensors.values())
         end = max(t.data_ptr() + t.numel() * t.element_size() for t in self.tensors.values())
-        return start, end - start
+        self.span = (start, end - start)
 
     def ref(self, name):
         return self.bs.ref(f"{name}#{self.j}")

@@ -243,7 +243,7 @@ def _loop(ctx, timer, entry, impls, sets, sizes, policy, scenario, seed_base, pi
             owners.setdefault(_side(name), name)
         order = impls + [f"null:{side}" for side in owners]
         rng.shuffle(order)
-        ctx.device.flush([slot.span() for slots in chosen.values() for slot in slots])
+        ctx.device.flush([slot.span for slots in chosen.values() for slot in slots])
         for name in order:
             if name.startswith("null:"):
                 side = name[5:]

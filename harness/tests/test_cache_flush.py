@@ -23,9 +23,9 @@ def test_a_device_with_the_line_flush_never_writes_the_big_buffer(tmp_path):
     assert dev.use_line_flush(tmp_path) is None
     t = torch.ones(4096)
     dev.flush([(t.data_ptr(), t.numel() * 4)])
-    assert dev._flush_buf is None          # no 2 x LLC buffer was ever allocated
+    assert 2 * dev.cache_bytes not in dev._bufs      # no 2 x LLC buffer was ever allocated
     dev.flush()                            # no spans: the written flush, as before
-    assert dev._flush_buf is not None and dev._flush_buf.numel() * 4 == 2 * dev.cache_bytes
+    assert dev._bufs[2 * dev.cache_bytes].numel() * 4 == 2 * dev.cache_bytes
 
 
 def test_an_evaluation_says_which_flush_it_used(tmp_path):
@@ -35,3 +35,11 @@ def test_an_evaluation_says_which_flush_it_used(tmp_path):
                               with_peers=False, cache_dir=str(tmp_path)))
     assert result["status"] == "ok", result["messages"]
     assert result["device_info"]["cache_flush"].startswith("each round's buffers, line by line")
+
+
+def test_a_rounds_spans_are_flushed_in_a_few_runs_covering_every_byte():
+    from harness.devices import _coalesced
+    spans = [(12288, 100), (0, 4000), (4096, 4000), (40960, 10), (8192, 4100)]
+    assert _coalesced(spans) == [(0, 12388), (40960, 10)]
+    covered = lambda runs, a: any(s <= a < s + n for s, n in runs)   # noqa: E731
+    assert all(covered(_coalesced(spans), a) for s, n in spans for a in range(s, s + n))

@@ -71,23 +71,28 @@ def split_calls(activity, expected):
     for i, call in enumerate(calls):
         if call and PAD_KERNEL in call[0][0]:
             call = call[1:]
-        if not call:
-            raise FidelityError(f"call {i} ran nothing on the device")
-        kernels = [a for a in call if a[1] == "kernel"]
-        figures.append({"kernel_sum_us": sum(end - start for _, _, start, end in kernels),
-                        "span_us": max(a[3] for a in call) - min(a[2] for a in call),
-                        "kernels": len(kernels)})
+        figures.append(call_figure(call, i))
     return figures
+
+
+def call_figure(call, i):
+    """One call's `kernel_sum_us`, `span_us` and `kernels` from its activity [(name, kind, start_us,
+    end_us)], the pad left out; FidelityError when it ran nothing."""
+    if not call:
+        raise FidelityError(f"call {i} ran nothing on the device")
+    kernels = [a for a in call if a[1] == "kernel"]
+    return {"kernel_sum_us": sum(end - start for _, _, start, end in kernels),
+            "span_us": max(a[3] for a in call) - min(a[2] for a in call), "kernels": len(kernels)}
+
+
+def _medians(mine):
+    return {"kernel_sum_ms": median([f["kernel_sum_us"] for f in mine]) / 1e3,
+            "span_ms": median([f["span_us"] for f in mine]) / 1e3, "calls": mine}
 
 
 def per_impl(figures, impls, calls):
     """The calls of `impls`, `calls` each in that order, -> {impl: medians (ms) and the calls}."""
-    out = {}
-    for j, impl in enumerate(impls):
-        mine = figures[j * calls:(j + 1) * calls]
-        out[impl] = {"kernel_sum_ms": median([f["kernel_sum_us"] for f in mine]) / 1e3,
-                     "span_ms": median([f["span_us"] for f in mine]) / 1e3, "calls": mine}
-    return out
+    return {impl: _medians(figures[j * calls:(j + 1) * calls]) for j, impl in enumerate(impls)}
 
 
 
@@ -301,7 +306,7 @@ def _own_calls(call, calls, flush, pad_cycles):
     (harness/cupti_activity.py): the records between two takes are the pad and the call."""
     src, dst, how, act = flush
     mine = []
-    for _ in range(calls):
+    for i in range(calls):
         torch.cuda.synchronize()
         _flush(src, dst, how)
         torch.cuda.synchronize()
@@ -310,16 +315,9 @@ def _own_calls(call, calls, flush, pad_cycles):
             torch.cuda._sleep(pad_cycles)
         call()
         torch.cuda.synchronize()
-        recs = sorted(act.take(), key=lambda r: (r[1], r[2]))
-        if pad_cycles:
-            recs = recs[1:]
-        if not recs:
-            raise FidelityError("a call ran nothing on the device")
-        kernels = [r for r in recs if r[0] == "kernel"]
-        mine.append({"kernel_sum_us": sum(e - b for _, b, e in kernels) / 1e3,
-                     "span_us": (max(r[2] for r in recs) - min(r[1] for r in recs)) / 1e3, "kernels": len(kernels)})
-    return {"kernel_sum_ms": median([f["kernel_sum_us"] for f in mine]) / 1e3,
-            "span_ms": median([f["span_us"] for f in mine]) / 1e3, "calls": mine}
+        recs = sorted(((kind, kind, b / 1e3, e / 1e3) for kind, b, e in act.take()), key=lambda r: (r[2], r[3]))
+        mine.append(call_figure(recs[1:] if pad_cycles else recs, i))
+    return _medians(mine)
 
 
 def evaluate(args):
