@@ -37,7 +37,7 @@ from .event_offsets import corrected
 from .executor_eval import device_findings
 from .executor_proc import ChildFailure
 from .executor_rounds import Pinning, done
-from .executor_slots import Slots
+from .executor_slots import make_slots
 from .executor_timing import (Rechecks, Timer, definite_failures, drop_unsupported_peers, figures, implementations,
                               taken, timing_entry, _after_candidate, _executor, _message)
 from .scenario_eval import SET_BUDGET_BYTES, fail
@@ -124,8 +124,8 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
     pin = Pinning([0] + [ex.pid for ex in (ctx.cand, ctx.refx, getattr(ctx, "incx", None), getattr(ctx, "peerx", None))
                          if ex is not None])
     try:
-        for name in impls:
-            sets[name] = Slots(_executor(ctx, name), task, shapes_in, shapes_out, pool)
+        sets.update(make_slots({name: _executor(ctx, name) for name in impls}, task, shapes_in, shapes_out, pool,
+                               timer.rng))
         drop_unsupported_peers(ctx, timer, impls, sets, unsupported)
         for _ in range(max(1, policy["warmup_reps"])):   # lazy loading, clocks, caches: not counted
             pin.round(timer.rng)

@@ -8,6 +8,7 @@ in place) anything new that could run later is a rejection: a thread, a process,
 POSIX timer, a forbidden library.
 """
 
+import secrets
 import shutil
 import tempfile
 import time
@@ -112,9 +113,7 @@ def start_pair(ctx, workdir):
         _gpu_setup(ctx, cand, sizes.get("cand", 0))
         clean, libs_before, threads_before = cand.status_fields(), cand.libraries(), len(cand.threads())
         cand.running = "candidate (loading the library)"
-        info = cand.start({"library": cpaths["candidate"], "entry": task.entry, "argtypes": argtypes(task),
-                           "batcher": ctx.batcher, "threads_allowed": not ctx.single_threaded},   # single-threaded: no thread may start
-                          timeout=opts.call_timeout + 120)
+        info = cand.start(_library_msg(ctx, cpaths["candidate"]), timeout=opts.call_timeout + 120)
         cand.running = None
         findings = _load_findings(ctx, cand, clean, libs_before, threads_before)
         # Threads an executor may have once the candidate runs: its own (one; on CUDA the driver's too)
@@ -229,17 +228,31 @@ def peers_ready(ctx):
     ctx.peers_wait = getattr(ctx, "peers_wait", 0.0) + time.monotonic() - t0   # time_spent.peers_wait
 
 
+# How many copies of a CPU task's library each executor loads; every timed call goes through one drawn
+# at random, on a stack shifted by a random amount (harness/native/batch.c: a process's layout made
+# identical code read up to 15 % apart from one process to the next, for the process's whole life).
+LIBRARY_COPIES = 8
+
+
+def _library_msg(ctx, library):
+    """The init request that loads `library` in an executor (the candidate's, a twin)."""
+    msg = {"library": library, "entry": ctx.task.entry, "argtypes": argtypes(ctx.task), "batcher": ctx.batcher,
+           "threads_allowed": not ctx.single_threaded}   # single-threaded: no thread may start
+    if ctx.batcher:
+        msg.update(copies=LIBRARY_COPIES, layout_seed=secrets.randbits(64))
+    return msg
+
+
 def _twin(ctx, workdir, role, library, binds, arena_size):
     """An executor like the candidate's (same init, same filter, no torch) running `library`: the
     baseline's, the incumbent's. Closed again when it does not start (ChildFailure)."""
-    task, opts = ctx.task, ctx.opts
+    opts = ctx.opts
     ex = ExecutorProcess(workdir, role, opts.call_timeout, confine=opts.confine, sandboxed=ctx.sandboxed,
                          binds=binds + ctx.batcher_binds)
     try:
         ex.ready()
         _gpu_setup(ctx, ex, arena_size)
-        ex.start({"library": library, "entry": task.entry, "argtypes": argtypes(task), "batcher": ctx.batcher,
-                  "threads_allowed": not ctx.single_threaded}, timeout=opts.call_timeout + 120)
+        ex.start(_library_msg(ctx, library), timeout=opts.call_timeout + 120)
     except ChildFailure:
         _close(ex)
         raise

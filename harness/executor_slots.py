@@ -7,7 +7,7 @@ Slot looks like a BufferSet (tensors, ref, spec) to the code that fills, calls a
 """
 
 from .executor_eval import call_args
-from .executor_memory import close_set, new_set
+from .executor_memory import close_set, new_sets
 from .protocol import DTYPES
 from .shm import ALIGN, poison, unwritten
 
@@ -34,19 +34,45 @@ class Slot:
         return self.bs.spec(f"{name}#{self.j}")
 
 
-class Slots:
-    def __init__(self, ex, task, input_shapes, output_shapes, count, scalars=None):
-        """`scalars` (the scenario's): the executor is also sent every slot's argument list once
-        (cmd_table), and timed requests name slots by index (`Slot.table`)."""
-        self.ex, specs, names = ex, [], []
-        tensors = [a for a in task.args if a.kind == "tensor"]
-        for j in range(count):
-            for arg in tensors:
+def _specs(task, input_shapes, output_shapes, count):
+    """Every slot's tensors, slot after slot: [(name#j, dtype, shape)]."""
+    specs = []
+    for j in range(count):
+        for arg in task.args:
+            if arg.kind == "tensor":
                 shape = input_shapes[arg.name] if arg.role == "input" else output_shapes[arg.name]
                 specs.append((f"{arg.name}#{j}", arg.dtype, shape))
-        names = [a.name for a in tensors]
-        self.outputs = [a.name for a in tensors if a.role == "output"]
-        self.bs = new_set(ex, specs)
+    return specs
+
+
+def make_slots(executors, task, input_shapes, output_shapes, count, rng, scalars=None):
+    """{name: Slots of `count` slots} for the implementations a round times ({name: executor}), their
+    memory made together (executor_memory.new_sets: on a CPU task the pages of all of them allocated
+    in one random order). `scalars` ({name: the scenario's scalars}): those executors are also sent
+    every slot's argument list once (cmd_table), and timed requests name slots by index."""
+    scalars = scalars or {}
+    specs = _specs(task, input_shapes, output_shapes, count)
+    made = new_sets([(ex, specs) for ex in executors.values()], rng)
+    out = {}
+    try:
+        for (name, ex), bs in zip(executors.items(), made):
+            out[name] = Slots(ex, task, bs, count, scalars.get(name))
+    except BaseException:
+        for (name, ex), bs in zip(executors.items(), made):
+            if name in out:
+                out[name].close()
+            else:
+                close_set(ex, bs)
+        raise
+    return out
+
+
+class Slots:
+    def __init__(self, ex, task, bs, count, scalars=None):
+        """`count` slots laid out one after another in `bs` (make_slots)."""
+        self.ex, self.bs = ex, bs
+        names = [a.name for a in task.args if a.kind == "tensor"]
+        self.outputs = [a.name for a in task.args if a.kind == "tensor" and a.role == "output"]
         table = self.bs.id if scalars is not None else None
         self.slots = [Slot(self.bs, j, names, table, self) for j in range(count)]
         # Every slot's copy of one tensor as one [count, numel] view: the slots are laid out alike, one

@@ -30,7 +30,7 @@ from .executor_eval import (GAP_MARGIN_MS, OTHER_THREADS_CPU_MS, RECHECK_BYTES, 
                             call_args, fill, other_threads_finding, outputs_of)
 from .executor_proc import ChildFailure
 from .executor_rounds import Pinning, done, paired_ratios
-from .executor_slots import Slots, slot_bytes
+from .executor_slots import make_slots, slot_bytes
 from .scenario_eval import SET_BUDGET_BYTES, fail
 from .shm import unwritten
 from .stats import median, ratio_ci, rse_of_median, verdict
@@ -98,8 +98,7 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
     pin = Pinning([0] + [ex.pid for ex in (ctx.cand, ctx.refx, getattr(ctx, "incx", None), getattr(ctx, "peerx", None))
                          if ex is not None])
     try:
-        for name in impls:
-            sets[name] = Slots(_executor(ctx, name), task, shapes_in, shapes_out, 1, _table(name, timer))
+        sets.update(_slots(ctx, impls, shapes_in, shapes_out, 1, timer))
         est = _warm_up(ctx, timer, impls, sets, policy, unsupported)
         # What the parent spends per call of a round, outside the clock: fresh inputs (make_inputs)
         # written for every implementation, and poison. Its CPU time, the smallest of three: on a
@@ -122,8 +121,7 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
                     min(math.ceil(TARGET_BATCH_MS / fastest), int(budget // max(parent_ms, 1e-3))))
         batch = max(1, min(MAX_BATCH, room, calls))
         pool = max(batch, min(4, room))      # slots per implementation; each batch draws `batch` of them
-        for name in impls:
-            sets[name] = Slots(_executor(ctx, name), task, shapes_in, shapes_out, pool, _table(name, timer))
+        sets.update(_slots(ctx, impls, shapes_in, shapes_out, pool, timer))
         return _loop(ctx, timer, entry, impls, sets, (pool, batch), policy, scenario, seed_base, pin, unsupported)
     finally:
         pin.restore()
@@ -131,10 +129,11 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
             s.close()
 
 
-def _table(name, timer):
-    """The scalars for a Slots table: native implementations are called by slot index (peers take
-    tensors)."""
-    return None if name.startswith("peer:") else timer.scalars
+def _slots(ctx, impls, shapes_in, shapes_out, count, timer):
+    """Every implementation's slots, made together (make_slots); native implementations are called
+    by slot index (a table of their argument lists), the peers take tensors."""
+    return make_slots({name: _executor(ctx, name) for name in impls}, ctx.task, shapes_in, shapes_out, count,
+                      timer.rng, {name: timer.scalars for name in impls if not name.startswith("peer:")})
 
 
 def implementations(ctx):

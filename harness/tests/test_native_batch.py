@@ -47,7 +47,7 @@ def _executor(lib, batcher):
     ex.fn.restype = ctypes.c_int
     ex.fn.argtypes = [_CTYPES[k] for k in KINDS]
     ex.kinds = KINDS
-    ex.batch = _native_batch(batcher, ex.fn, KINDS) if batcher else None
+    ex.batch = _native_batch(batcher, [ex.fn], KINDS) if batcher else None
     return ex
 
 
@@ -92,5 +92,51 @@ def test_an_index_outside_the_table_is_refused(tmp_path, entry_lib):
 def test_a_prototype_that_does_not_fit_falls_back(tmp_path, entry_lib):
     from harness.native.calls import native_batch as _native_batch
     batcher, _ = native.batcher(tmp_path, tmp_path / "data")
-    assert _native_batch(batcher, ctypes.CDLL(entry_lib).entry, ["int64"] * 17) is None
-    assert _native_batch(batcher, ctypes.CDLL(entry_lib).entry, ["float32"] * 9) is None
+    assert _native_batch(batcher, [ctypes.CDLL(entry_lib).entry], ["int64"] * 17) is None
+    assert _native_batch(batcher, [ctypes.CDLL(entry_lib).entry], ["float32"] * 9) is None
+
+
+# Where the call runs from: its own code's address and its frame's.
+WHERE = r"""
+#include <stdint.h>
+static uintptr_t code[256], frame[256];
+static int calls;
+int where(int64_t k) {
+  code[calls % 256] = (uintptr_t)&where;
+  frame[calls % 256] = (uintptr_t)__builtin_frame_address(0);
+  calls++;
+  return (int)k;
+}
+uintptr_t code_at(int i) { return code[i]; }
+uintptr_t frame_at(int i) { return frame[i]; }
+int calls_made(void) { return calls; }
+"""
+
+
+def test_calls_are_spread_over_copies_of_the_library_and_shifted_stacks(tmp_path):
+    """Identical code read up to 11 % apart from one process layout to another (docs/harness.md,
+    "Layout"): every timed call goes through a copy of the library drawn at random and runs on a
+    stack shifted by a random multiple of 16 bytes, so no implementation keeps one layout's luck."""
+    from harness.executor import _load_copies
+    from harness.native.calls import Table, native_batch
+    src, lib = tmp_path / "where.c", tmp_path / "where.so"
+    src.write_text(WHERE)
+    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
+    batcher, why = native.batcher(tmp_path, tmp_path / "data")
+    assert why is None, why
+    libs = _load_copies(str(lib), 4)
+    for copy in libs:
+        copy.code_at.restype = copy.frame_at.restype = ctypes.c_size_t
+    assert len({ctypes.cast(copy.where, ctypes.c_void_p).value for copy in libs}) == 4, "four copies, four addresses"
+    call = native_batch(batcher, [copy.where for copy in libs], ["int64"], seed=12345)
+    table = Table([[k] for k in range(200)], ["int64"])
+    assert call(table, list(range(200)), False) == list(range(200))
+    made = [copy.calls_made() for copy in libs]
+    assert sum(made) == 200 and min(made) > 20, f"calls per copy: {made}"
+    frames = [copy.frame_at(i) for copy, n in zip(libs, made) for i in range(n)]
+    assert len(set(frames)) > 100, "the stack moves from call to call"
+    assert max(frames) - min(frames) <= 4096 + 64
+    assert {f % 16 for f in frames} == {frames[0] % 16}, "every shift keeps the ABI's 16-byte alignment"
+    # A null request calls nothing, in any copy.
+    assert call(table, list(range(10)), True) == [0] * 10
+    assert [copy.calls_made() for copy in libs] == made

@@ -8,6 +8,7 @@ verdict that says faster or slower only when the interval excludes 1.0.
 import copy
 import math
 import random
+import statistics
 
 import pytest
 
@@ -175,11 +176,30 @@ def test_the_same_kernel_as_incumbent_reads_the_same(cache_dir, tmp_path):
                               with_peers=False))
     s = result["summary"]
     lo, hi = s["speedup_vs_incumbent_ci"]
-    # Within 1 % of reading the same: identical code in two executors keeps an offset of its own for a
-    # whole evaluation (docs/harness.md: 0.98-1.02 on the quick set's larger scenarios; 0.993 here in CI), which no
-    # interval over rounds sees; the engine's new-best margin (1 %) is set above it.
+    # Within 1 % of reading the same: identical code in two executors can keep an offset of its own for
+    # a whole evaluation, which no interval over rounds sees (0.993 here in CI once; the test above
+    # bounds it); the engine's new-best margin (1 %) is set above it.
     assert lo <= 1.01 and hi >= 0.99, s
     assert not (s["verdict_vs_incumbent"] == "faster" and lo > 1.01), s
+
+
+def test_identical_code_in_three_executors_reads_alike_from_one_evaluation_to_the_next(cache_dir):
+    # The attack on an interval over rounds is an offset that holds for a whole evaluation, which it
+    # cannot show: the same baseline, in the candidate's executor, its twin and the incumbent's, read
+    # 0.88-1.21x on r256-c1024 over 15 evaluations (sd of the log 0.06) while the rounds of each said
+    # +-2 %. Its causes on the development VM: where each implementation's buffers were allocated
+    # (executor_memory.new_sets) and where each process's stack and code lie (native/batch.c). With
+    # both defences the sd is about 0.02; without the first 0.06-0.07, without the second 0.04.
+    logs = {"baseline": [], "incumbent": []}
+    baseline = str(CPU_TASK / "baseline.cpp")
+    for _ in range(12):
+        r = evaluate(Options(task_dir=str(CPU_TASK), candidate=baseline, incumbent=baseline, scenarios="r256-c1024",
+                             cache_dir=cache_dir, with_peers=False))
+        assert r["status"] == "ok", r["messages"]
+        for key, xs in logs.items():
+            xs.append(math.log(r["scenarios"][0][f"speedup_vs_{key}"]))
+    for key, xs in logs.items():
+        assert statistics.stdev(xs) < 0.045, (key, [round(math.exp(x), 3) for x in xs])
 
 
 def test_an_incumbent_that_does_not_build_is_left_out_with_the_reason(cache_dir, tmp_path):
