@@ -32,6 +32,7 @@ class ElfInfo:
     symbols: list    # from .symtab (objects) or .dynsym (shared libraries)
     needed: list
     rpath: list
+    load_bytes: int = 0   # what its loadable segments take in memory once mapped (PT_LOAD p_memsz)
 
     def undefined(self):
         """Names the file needs from elsewhere (global or weak undefined symbols)."""
@@ -102,4 +103,21 @@ def parse_elf(data, name="<bytes>"):
                     needed.append(cstr(names, val))
                 elif tag in (DT_RPATH, DT_RUNPATH):
                     rpath.append(cstr(names, val))
-    return ElfInfo(kind=kind, symbols=symbols, needed=needed, rpath=rpath)
+    return ElfInfo(kind=kind, symbols=symbols, needed=needed, rpath=rpath, load_bytes=_load_bytes(data, name))
+
+
+PT_LOAD = 1
+
+
+def _load_bytes(data, name):
+    e_phoff, = struct.unpack_from("<Q", data, 0x20)
+    e_phentsize, e_phnum = struct.unpack_from("<HH", data, 0x36)
+    total = 0
+    for i in range(e_phnum if e_phoff and e_phentsize >= 56 else 0):
+        off = e_phoff + i * e_phentsize
+        if off + 56 > len(data):
+            raise ElfError(f"{name}: truncated program header table")
+        p_type, = struct.unpack_from("<I", data, off)
+        if p_type == PT_LOAD:
+            total += struct.unpack_from("<Q", data, off + 40)[0]
+    return total

@@ -17,6 +17,7 @@ from pathlib import Path
 from . import native, sandbox
 from .build import default_cache_dir
 from .denylist import ALWAYS, families, match_library
+from .elf import read_elf
 from .errors import TaskError
 from .executor_proc import INSIDE, ChildFailure, ExecutorProcess
 
@@ -113,7 +114,7 @@ def start_pair(ctx, workdir):
         _gpu_setup(ctx, cand, sizes.get("cand", 0))
         clean, libs_before, threads_before = cand.status_fields(), cand.libraries(), len(cand.threads())
         cand.running = "candidate (loading the library)"
-        info = cand.start(_library_msg(ctx, cpaths["candidate"]), timeout=opts.call_timeout + 120)
+        info = cand.start(_library_msg(ctx, "candidate", cpaths["candidate"]), timeout=opts.call_timeout + 120)
         cand.running = None
         findings = _load_findings(ctx, cand, clean, libs_before, threads_before)
         # Threads an executor may have once the candidate runs: its own (one; on CUDA the driver's too)
@@ -121,14 +122,14 @@ def start_pair(ctx, workdir):
         ctx.thread_allowance = threads_before
         # The baseline's executor is the candidate's twin (same init, same filter, no torch): identical
         # code must read the same in both. The peers (PyTorch) get a third executor of their own.
-        refx = _twin(ctx, workdir, "reference", rpaths["baseline"],
+        refx = _twin(ctx, workdir, "reference", "baseline", rpaths["baseline"],
                      [b for b in rbinds if b[1].startswith(f"{INSIDE}/baseline")], sizes.get("ref", 0))
         refx.calibrated = False
         if ipaths.get("incumbent"):
             # The run's best so far: a former candidate, so an executor of its own, the candidate's twin.
             # One that does not start is left out of the timing; the candidate is not blamed for it.
             try:
-                incx = _twin(ctx, workdir, "incumbent", ipaths["incumbent"], ibinds, sizes.get("inc", 0))
+                incx = _twin(ctx, workdir, "incumbent", "incumbent", ipaths["incumbent"], ibinds, sizes.get("inc", 0))
             except ChildFailure as exc:
                 ctx.has_incumbent = False
                 ctx.messages.append(f"incumbent: not timed: its executor did not start: {exc}")
@@ -232,27 +233,36 @@ def peers_ready(ctx):
 # at random, on a stack shifted by a random amount (harness/native/batch.c: a process's layout made
 # identical code read up to 15 % apart from one process to the next, for the process's whole life).
 LIBRARY_COPIES = 8
+# ... fewer for a library whose segments are large (static tables: each copy has its own).
+COPIES_BYTES = 256 << 20
 
 
-def _library_msg(ctx, library):
-    """The init request that loads `library` in an executor (the candidate's, a twin)."""
+def _library_msg(ctx, key, library):
+    """The init request that loads ctx.libs[key] (seen inside the executor as `library`) in an
+    executor (the candidate's, a twin)."""
     msg = {"library": library, "entry": ctx.task.entry, "argtypes": argtypes(ctx.task), "batcher": ctx.batcher,
            "threads_allowed": not ctx.single_threaded}   # single-threaded: no thread may start
     if ctx.batcher:
-        msg.update(copies=LIBRARY_COPIES, layout_seed=secrets.randbits(64))
+        size = read_elf(ctx.libs[key]).load_bytes
+        copies = max(1, min(LIBRARY_COPIES, COPIES_BYTES // max(1, size)))
+        if copies < LIBRARY_COPIES:
+            ctx.messages.append(f"timing: the {key}'s library takes {size / 2 ** 20:.0f} MiB once loaded: "
+                                f"{copies} cop{'y' if copies == 1 else 'ies'} of it, not {LIBRARY_COPIES}, "
+                                f"for its timed calls to be spread over")
+        msg.update(copies=copies, layout_seed=secrets.randbits(64))
     return msg
 
 
-def _twin(ctx, workdir, role, library, binds, arena_size):
-    """An executor like the candidate's (same init, same filter, no torch) running `library`: the
-    baseline's, the incumbent's. Closed again when it does not start (ChildFailure)."""
+def _twin(ctx, workdir, role, key, library, binds, arena_size):
+    """An executor like the candidate's (same init, same filter, no torch) running `library` (ctx.libs[key]):
+    the baseline's, the incumbent's. Closed again when it does not start (ChildFailure)."""
     opts = ctx.opts
     ex = ExecutorProcess(workdir, role, opts.call_timeout, confine=opts.confine, sandboxed=ctx.sandboxed,
                          binds=binds + ctx.batcher_binds)
     try:
         ex.ready()
         _gpu_setup(ctx, ex, arena_size)
-        ex.start(_library_msg(ctx, library), timeout=opts.call_timeout + 120)
+        ex.start(_library_msg(ctx, key, library), timeout=opts.call_timeout + 120)
     except ChildFailure:
         _close(ex)
         raise

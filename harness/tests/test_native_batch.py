@@ -140,3 +140,18 @@ def test_calls_are_spread_over_copies_of_the_library_and_shifted_stacks(tmp_path
     # A null request calls nothing, in any copy.
     assert call(table, list(range(10)), True) == [0] * 10
     assert [copy.calls_made() for copy in libs] == made
+
+
+def test_a_library_with_large_segments_is_loaded_fewer_times(cache_dir, tmp_path):
+    """Each copy has statics of its own: a 100 MiB table is loaded two times, not eight."""
+    from harness.evaluate import Options, evaluate
+    from .conftest import CPU_TASK
+    src = (CPU_TASK / "baseline.cpp").read_text()
+    big = tmp_path / "big.cpp"
+    big.write_text(src + "\n__attribute__((used)) static float table[100 << 18];  // 100 MiB of zeros\n")
+    result = evaluate(Options(task_dir=str(CPU_TASK), candidate=str(big), scenarios="r7-c33", cache_dir=cache_dir,
+                              with_peers=False))
+    assert result["status"] == "ok", result["messages"]
+    assert any(m.startswith("timing: the candidate's library takes 100 MiB once loaded: 2 copies of it, not 8")
+               for m in result["messages"]), result["messages"]
+    assert not any("baseline's library" in m for m in result["messages"])
