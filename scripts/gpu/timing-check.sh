@@ -15,6 +15,8 @@
 #    (STEPS fidelity-cupti) step 3 with CUPTI read in-process (32 ns steps), 15 calls, both flushes;
 #    (STEPS adversarial-timing) the CUDA candidates that attack the timed calls (trust8, hack11,
 #    hack03), each skipped once $SECONDS passes $DEADLINE.
+# 8. (STEPS aa) rmsnorm (all) and flash_attn_fwd (quick) evaluated AA_RUNS (6) times against
+#    themselves as baseline and incumbent: how far identical code reads apart between evaluations.
 # This session's calls: "cupti keep full kept fidelity" (336 s), "cupti full profkept fidelity-cupti
 # pytest" (477 s), DEADLINE=290 "full kept quick adversarial-timing" (249 s); docs/harness.md.
 # STEPS (default "profile full fidelity") picks parts, in order; quick: flash_attn_fwd's quick set.
@@ -58,6 +60,13 @@ fidelity-cupti)   # the same, CUPTI read in-process as the harness reads it (32 
         --result "$OUT/$t-full.json" --profiler cupti --flush $fl --calls 15 --json "$OUT/fidelity-$t-cupti-$fl.json"
     done
   done ;;
+aa)   # identical code in three executors (candidate, twin, incumbent) over AA_RUNS evaluations: the
+      # offsets an evaluation's rounds cannot show (harness/tools/aa_spread.py; on the CPU they were
+      # the buffers' allocation and the processes' layout, docs/harness.md "Layout")
+  step aa-rmsnorm 150 "$PY" -m harness.tools.aa_spread --task-dir $R --scenarios all --runs "${AA_RUNS:-6}" \
+    --out "$OUT/aa-rmsnorm"
+  step aa-flash-quick 150 "$PY" -m harness.tools.aa_spread --task-dir $F --scenarios quick --runs "${AA_RUNS:-6}" \
+    --out "$OUT/aa-flash-quick" ;;
 quick)
   step flash-quick 90 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --scenarios quick \
     --json "$OUT/flash-quick.json" --timeout 80 ;;
