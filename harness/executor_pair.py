@@ -242,7 +242,7 @@ def _library_msg(ctx, key, library):
     executor (the candidate's, a twin)."""
     msg = {"library": library, "entry": ctx.task.entry, "argtypes": argtypes(ctx.task), "batcher": ctx.batcher,
            "threads_allowed": not ctx.single_threaded}   # single-threaded: no thread may start
-    if ctx.batcher:
+    if ctx.batcher and ctx.libs.get(key):    # (no baseline library: --no-baseline)
         size = read_elf(ctx.libs[key]).load_bytes
         copies = max(1, min(LIBRARY_COPIES, COPIES_BYTES // max(1, size)))
         if copies < LIBRARY_COPIES:

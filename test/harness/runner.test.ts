@@ -66,8 +66,8 @@ describe('runHarness with the real harness on cpu_softmax', () => {
       { task: 'cpu_softmax', source: await readFile(BASELINE, 'utf8'), fileName: 'kernel.cpp', scenarios: 'r7-c33', options: SMALL },
       { config, env: ENV, onProgress: (p) => progress.push(p) },
     );
-    expect(outcome.status).toBe('ok');
     if (outcome.status === 'harness_error') throw new Error(outcome.message);
+    expect(outcome.status).toBe('ok');
     expect(EvalResultSchema.safeParse(outcome.result).success).toBe(true);
     expect(outcome.result.correct).toBe(true);
     expect(outcome.result.scenarios.map((s) => s.id)).toEqual(['r7-c33']);
