@@ -145,6 +145,7 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
         _stop(result, status, "compile failed; see compile.log" if stage == "compile" else text + "; ".join(reasons))
         return None
     libs = {"candidate": str(workdir / "candidate.so")}
+    load_bytes = {"candidate": b.lib.load_bytes}   # what each library takes once loaded (its copies' cost)
     # Copies: a separate file per role, so candidate and baseline never share one loaded library
     # even when the candidate is the baseline's source (the loader shares libraries by inode).
     b.write_library(libs["candidate"])
@@ -158,6 +159,7 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
         if inc is not None:
             result["incumbent"]["sha256"] = hashlib.sha256(inc_source).hexdigest()
             libs["incumbent"] = str(workdir / "incumbent.so")
+            load_bytes["incumbent"] = inc.lib.load_bytes
             inc.write_library(libs["incumbent"])
         else:
             result["messages"].append(f"incumbent: not timed: {note}")
@@ -165,6 +167,7 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
         libs["baseline"] = str(workdir / "baseline.so")
         base = _build_baseline(task, opts.cache_dir)
         result["messages"].extend(base.notes)
+        load_bytes["baseline"] = base.lib.load_bytes
         base.write_library(libs["baseline"])
 
     spent["build"] = round(time.monotonic() - t_build, 3)   # checks and compiles: candidate, incumbent, baseline
@@ -187,7 +190,7 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
     ctx.sandboxed, ctx.early_peers = early.sandboxed, early.take_peers()
     # Set before any executor starts: they take it at start and hold it inside every call.
     ctx.deadline = deadline
-    ctx.libs, ctx.device = libs, device
+    ctx.libs, ctx.load_bytes, ctx.device = libs, load_bytes, device
     ctx.has_incumbent = "incumbent" in libs
     if device_kind == "cuda" and ctx.uses_executor:
         ctx.arena_bytes = executor_cuda_timing.arena_bytes(ctx, scenarios)

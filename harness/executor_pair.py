@@ -17,7 +17,6 @@ from pathlib import Path
 from . import native, sandbox
 from .build import default_cache_dir
 from .denylist import ALWAYS, families, match_library
-from .elf import read_elf
 from .errors import TaskError
 from .executor_proc import INSIDE, ChildFailure, ExecutorProcess
 
@@ -243,7 +242,7 @@ def _library_msg(ctx, key, library):
     msg = {"library": library, "entry": ctx.task.entry, "argtypes": argtypes(ctx.task), "batcher": ctx.batcher,
            "threads_allowed": not ctx.single_threaded}   # single-threaded: no thread may start
     if ctx.batcher and ctx.libs.get(key):    # (no baseline library: --no-baseline)
-        size = read_elf(ctx.libs[key]).load_bytes
+        size = ctx.load_bytes[key]
         copies = max(1, min(LIBRARY_COPIES, COPIES_BYTES // max(1, size)))
         if copies < LIBRARY_COPIES:
             ctx.messages.append(f"timing: the {key}'s library takes {size / 2 ** 20:.0f} MiB once loaded: "

@@ -91,12 +91,15 @@ int main(int argc, char **argv) {
 
 
 def build(workdir, task_dir):
+    from ..build import build as harness_build
     from ..task import load_task
     task = load_task(task_dir)
-    cxx = os.environ.get("KERNELSEEK_CXX") or shutil.which("g++") or "g++"
     lib = os.path.join(workdir, "kernel.so")
-    # The harness's own flags for a cpu candidate (harness/build.py).
-    subprocess.run([cxx, "-O2", "-std=c++17", "-fPIC", "-shared", str(task.baseline), "-o", lib], check=True)
+    # Built as an evaluation builds the baseline (harness/build.py: its flags, its sandbox).
+    b = harness_build(task, task.baseline.read_bytes(), os.path.join(workdir, "cache"), namespace="baseline")
+    if not b.ok:
+        raise SystemExit(f"layout_probe: the baseline did not build: {b.log[-400:]}")
+    b.write_library(lib)
     copies = [lib]
     for k in range(1, 8):
         copies.append(os.path.join(workdir, f"kernel{k}.so"))
