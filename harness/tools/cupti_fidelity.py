@@ -17,6 +17,7 @@ included, so its figure is set against the median span first and the median kern
 """
 
 import argparse
+import contextlib
 import ctypes
 import hashlib
 import json
@@ -261,7 +262,7 @@ def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush):
     src, dst, how, activity = flush
     if activity is not None:   # CUPTI read by the harness's own module: every call on its own
         try:
-            figures = {impl: _own_calls(callers[impl], calls, flush, pad_cycles) for impl in live}
+            figures = {impl: _own_calls(callers[impl], calls, flush, pad_cycles, impl) for impl in live}
         except Exception as exc:
             figures = {impl: {"error": f"{type(exc).__name__}: {exc}"} for impl in live}
         return _rows(rows, figures)
@@ -294,14 +295,64 @@ def _rows(rows, figures):
 
 def _flush(src, dst, how):
     """A cold L2 before a call: "write" copies a buffer of twice its size (the lines left dirty, as
-    after the harness's own flush in its process), "read" reads one (the lines left clean)."""
-    if how == "read":
+    after the harness's own flush in its process), "read" reads one (the lines left clean); with
+    `src` an OtherProcess, that process writes its buffer as the harness's parent does."""
+    if isinstance(src, OtherProcess):
+        src.flush()
+    elif how == "read":
         src.view(torch.int64).sum()
     else:
         dst.copy_(src)
 
 
-def _own_calls(call, calls, flush, pad_cycles):
+# The harness's parent flushes L2 from its own process, so every timed call runs in a context the GPU
+# has just switched back to (contexts of two processes take turns): the same, in a process of ours.
+_FLUSHER = """
+import sys, torch
+buf = torch.empty(int(sys.argv[1]) // 4, dtype=torch.float32, device="cuda")
+buf.zero_(); torch.cuda.synchronize()
+sys.stdout.buffer.write(b"."); sys.stdout.buffer.flush()
+while sys.stdin.buffer.read(1):
+    buf.zero_(); torch.cuda.synchronize()
+    sys.stdout.buffer.write(b"."); sys.stdout.buffer.flush()
+"""
+
+
+class OtherProcess:
+    """An L2 flush made by another process (devices.CudaDevice.flush's write, from its own context)."""
+
+    def __init__(self, nbytes):
+        import subprocess
+        self.proc = subprocess.Popen([sys.executable, "-c", _FLUSHER, str(nbytes)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE)
+        self._wait()
+
+    def _wait(self):
+        if self.proc.stdout.read(1) != b".":
+            raise FidelityError(f"the flushing process ended ({self.proc.wait()})")
+
+    def flush(self):
+        self.proc.stdin.write(b"f")
+        self.proc.stdin.flush()
+        self._wait()
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def _pad(pad, impl):
+    """Queue the pad before a call: torch.cuda._sleep's one thread for `pad` cycles, or (pad a Pad)
+    the harness's own pad, every SM's thread slots for the executors' time (native or a peer's)."""
+    if isinstance(pad, int):
+        if pad:
+            torch.cuda._sleep(pad)
+        return
+    from ..executor_cuda_timing import PAD_MS, PEER_PAD_MS
+    pad.launch(PAD_MS if impl in ("candidate", "baseline") else PEER_PAD_MS)
+
+
+def _own_calls(call, calls, flush, pad_cycles, impl):
     """`calls` flushed and padded calls of one implementation, each read from CUPTI on its own
     (harness/cupti_activity.py): the records between two takes are the pad and the call."""
     src, dst, how, act = flush
@@ -311,8 +362,7 @@ def _own_calls(call, calls, flush, pad_cycles):
         _flush(src, dst, how)
         torch.cuda.synchronize()
         act.take()
-        if pad_cycles:
-            torch.cuda._sleep(pad_cycles)
+        _pad(pad_cycles, impl)
         call()
         torch.cuda.synchronize()
         recs = sorted(((kind, kind, b / 1e3, e / 1e3) for kind, b, e in act.take()), key=lambda r: (r[2], r[3]))
@@ -343,10 +393,22 @@ def evaluate(args):
         if path is None:
             raise EnvironmentProblem("--profiler cupti: no libcupti found (harness/cupti_activity.py)")
         activity = Activity(path)
-    flush = tuple(torch.empty(size, dtype=torch.uint8, device="cuda") for _ in range(2)) + (args.flush, activity)
-    pad_cycles = int(MAX_CLOCK_HZ * args.pad_ms / 1e3)
+    if args.flush_in == "other" or args.pad == "harness":
+        if activity is None:
+            raise UsageError("--flush-in other and --pad harness need --profiler cupti (every call read on its own)")
+    if args.flush_in == "other":
+        other = OtherProcess(size)
+        flush = (other, None, "write", activity)
+    else:
+        other = None
+        flush = tuple(torch.empty(size, dtype=torch.uint8, device="cuda") for _ in range(2)) + (args.flush, activity)
+    if args.pad == "harness":
+        from ..cuda_driver import Driver
+        pad_cycles = Driver(torch.cuda.current_device()).pad_kernel()
+    else:
+        pad_cycles = int(MAX_CLOCK_HZ * args.pad_ms / 1e3)
     rows = []
-    with tempfile.TemporaryDirectory(prefix="cupti-fidelity-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="cupti-fidelity-") as tmp, (contextlib.closing(other) if other else contextlib.nullcontext()):
         libs = {"candidate": _library(task, source, "candidate", tmp)}
         if any("baseline" in times for _, times in planned):
             libs["baseline"] = _library(task, task.baseline.read_bytes(), "baseline", tmp)
@@ -355,7 +417,7 @@ def evaluate(args):
             rows += measure(task, ref, libs, sc, times, args.calls, args.seed, pad_cycles, flush)
     return {"task": task.name, "candidate": str(args.candidate), "result": str(args.result),
             "calls": args.calls, "seed": args.seed, "pad_ms": args.pad_ms, "gpu": props.name,
-            "profiler": args.profiler, "flush": args.flush,
+            "profiler": args.profiler, "flush": args.flush, "flush_in": args.flush_in, "pad": args.pad,
             "torch": torch.__version__, "rows": rows, "left_out": left_out,
             "summary": {"span": summarize(rows, "span_ms"), "kernel_sum": summarize(rows, "kernel_sum_ms")}}
 
@@ -376,8 +438,15 @@ def _parser():
                         "CUPTI's records read as the harness reads them (32 ns steps), each call on its own")
     p.add_argument("--flush", choices=["write", "read"], default="write",
                    help="how L2 is made cold before each call: its lines left dirty (write) or clean (read)")
+    p.add_argument("--flush-in", choices=["self", "other"], default="self",
+                   help="other: the flush made by another process, from its own context, as the harness's parent "
+                        "makes it (the call's context switched back in first); needs --profiler cupti")
+    p.add_argument("--pad", choices=["sleep", "harness"], default="sleep",
+                   help="harness: the harness's own pad (every SM's thread slots, its native or peer length) "
+                        "instead of torch.cuda._sleep's one thread for --pad-ms; needs --profiler cupti")
     p.add_argument("--json", help="write the report here")
     return p
+
 
 
 def main(argv=None):
