@@ -43,6 +43,7 @@ class Context:
         self.deadline = None
         self.has_baseline = opts.with_baseline
         self.has_incumbent = False       # set once the incumbent built and passed the checks
+        self.screens = {}                # scenario id -> the re-checks' screen (executor_eval.run_correctness)
         self.with_peers = opts.with_peers and bool(task.peers)
         self.uses_executor = uses_executor(device_kind)
         self.stages = executor_eval if self.uses_executor else scenario_eval

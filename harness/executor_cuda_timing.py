@@ -68,7 +68,10 @@ TAIL_MARGIN_MS = 0.005
 # that gap. Paired with the baseline's, the candidate's may exceed it by this much.
 GAP_MARGIN_MS = 0.003
 RELATIVE_MARGIN = 0.1
-SETS_MIN, SETS_MAX = 2, 4
+# Sets (slots) each implementation's rounds draw from at random, as many as SET_BUDGET_BYTES allows:
+# spread over the arena (executor_memory.slot_stride), each is a placement of its own, and the
+# more a round draws from, the less one placement's cost weighs in the median.
+SETS_MIN, SETS_MAX = 2, 32
 
 
 def set_bytes(task, shapes_in, shapes_out):
@@ -127,12 +130,13 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
         sets.update(make_slots({name: _executor(ctx, name) for name in impls}, task, shapes_in, shapes_out, pool,
                                timer.rng))
         drop_unsupported_peers(ctx, timer, impls, sets, unsupported)
-        for _ in range(max(1, policy["warmup_reps"])):   # lazy loading, clocks, caches: not counted
-            pin.round(timer.rng)
-            for name in impls:
-                bs = sets[name].get(0)
-                timer.fresh(bs)
-                _call(ctx, name, bs, timer, pad=False)
+        # Lazy loading (through every copy of a library), clocks, caches: not counted, and so one
+        # request of warmup_reps calls an implementation, with no flush or pad between them.
+        pin.round(timer.rng)
+        for name in impls:
+            bs = sets[name].get(0)
+            timer.fresh(bs)
+            _call(ctx, name, bs, timer, pad=False, calls=max(1, policy["warmup_reps"]))
         first = _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin, unsupported, False, kept)
         if first is RECHECK:
             # A bound that fires on identical-looking noise (one executor's requests slower for a few
@@ -159,8 +163,9 @@ def capped(sample, dev):
     return not (top and sample.get("sm_mhz")) or sample["sm_mhz"] < CAPPED_CLOCK * top
 
 
-def _call(ctx, name, bs, timer, pad=True):
-    """(reply, wall ms, busy ms) of one call: flushed, synchronised, timed from here."""
+def _call(ctx, name, bs, timer, pad=True, calls=1):
+    """(reply, wall ms, busy ms) of one call: flushed, synchronised, timed from here. pad=False: the
+    warm-up's `calls` calls, in one request."""
     ex = _executor(ctx, name)
     ctx.device.flush()
     ctx.device.sync()
@@ -168,7 +173,10 @@ def _call(ctx, name, bs, timer, pad=True):
     t0 = time.perf_counter_ns()
     # The CPU loop's request (one set here), with the pad before the call's events.
     pad_ms = (PEER_PAD_MS if name.startswith("peer:") else PAD_MS) if pad else 0.0
-    reply = ex.request(dict(_message(ctx, name, [bs], timer.scalars, timer.params), pad_ms=pad_ms))
+    msg = dict(_message(ctx, name, [bs] * calls, timer.scalars, timer.params), pad_ms=pad_ms)
+    if not pad:
+        msg["warm"] = True
+    reply = ex.request(msg)
     t1 = time.perf_counter_ns()
     ex.running = None
     busy = ctx.device.busy_ms()

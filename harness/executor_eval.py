@@ -218,7 +218,7 @@ def run_correctness(ctx, scenario, entry, seeds):
     task, oracle = ctx.task, ctx.oracle
     scalars = task.scalar_values(scenario)
     entry["seeds"] = list(seeds)
-    checks, first_refs, sets, nondeterministic = [], None, None, False
+    checks, first_refs, sets, nondeterministic, limits = [], None, None, False, {}
     try:
         for seed in seeds:
             inputs, ref, tols = oracle.expected(scenario.params, seed)
@@ -268,6 +268,7 @@ def run_correctness(ctx, scenario, entry, seeds):
                                                             f"{diff:.3g} in {arg.name} (> tolerance "
                                                             f"{tols[arg.name][0]:.3g}) (hack 8)")
             checks.append({"seed": seed, **{k: worst[k] for k in ("max_abs_err", "tolerance", "lowp_err", "output")}})
+            limits = _screen_from_baseline(ctx, scenario, inputs, ref, tols, scalars, limits)
             if first_refs is None:
                 first_refs = ref
             elif all(max_abs_diff(ref[a.name], first_refs[a.name]) == 0 for a in task.outputs()):
@@ -276,9 +277,40 @@ def run_correctness(ctx, scenario, entry, seeds):
     finally:
         if sets is not None:
             sets.close()
+    if limits:
+        ctx.screens[scenario.id] = limits
     worst = max(checks, key=lambda c: c["max_abs_err"] / c["tolerance"] if c["tolerance"] else 0)
     entry.update(correct=True, status="ok", max_abs_err=worst["max_abs_err"], tolerance=worst["tolerance"],
                  lowp_err=worst["lowp_err"], checks=checks, nondeterministic=nondeterministic)
+
+
+def _screen_from_baseline(ctx, scenario, inputs, ref, tols, scalars, limits):
+    """The timing's screen (executor_timing.screen_limits), built up over the correctness seeds: the
+    baseline called once on each seed's inputs in its own executor, and per output the smallest
+    tolerance less SCREEN_FACTOR x the baseline's error against the reference. Returns the limits so
+    far, or None (and from then on) when the baseline cannot give one: then every re-checked timed
+    call computes the reference again."""
+    if limits is None or not ctx.has_baseline or getattr(ctx, "refx", None) is None:
+        return None
+    from .executor_timing import screen_limits
+    shapes = {k: tuple(v.shape) for k, v in inputs.items()}
+    sets = Sets(ctx.refx, ctx.task, shapes, ctx.oracle.output_shapes(scenario.params))
+    try:
+        bs = sets.get(0)
+        fill(ctx.task, bs, inputs)
+        ctx.device.sync()
+        ctx.refx.running = "baseline (its error on the correctness inputs)"
+        reply = ctx.refx.request({"cmd": "call", "args": call_args(ctx.task, bs, scalars)})
+        ctx.refx.running = None
+        if _rc(reply, 1)[0] != 0:
+            return None
+        ctx.device.sync()
+        mine = screen_limits(ctx.task, {k: v.clone() for k, v in outputs_of(ctx.task, bs).items()}, ref, tols)
+    finally:
+        sets.close()
+    if mine is None:
+        return None
+    return {k: min(v, limits.get(k, v)) for k, v in mine.items()}
 
 
 def _same_int(t):

@@ -81,6 +81,31 @@ def new_sets(wanted, rng):
     return made
 
 
+# On a CUDA task a scenario's slots are spread over the room its arenas have left, a multiple of this
+# apart: each slot on physical memory of its own.
+SPREAD_ALIGN = 2 << 20
+
+
+def slot_stride(executors, slot_bytes, count):
+    """Bytes from one slot's start to the next's, for `count` slots of `slot_bytes` in each of
+    `executors` ([executor], one set each; several may share an arena). On a CPU task, or with no
+    room, the slots are packed (slot_bytes). On a CUDA task they are spread as far apart as every
+    arena allows (SPREAD_ALIGN multiples), so that the calls a round draws at random run on
+    different memory: what a tiny kernel costs depends on where its few lines lie (the DRAM
+    channels and banks, the pages the walk reads, with L2 flushed), and in one place per
+    implementation that was an offset of up to 7 % that held for a whole evaluation
+    (docs/harness.md, "Placement")."""
+    sets_in = {}
+    for ex in executors:
+        arena = getattr(ex, "arena", None)
+        if arena is None:
+            return slot_bytes
+        sets_in[id(arena)] = (arena, sets_in.get(id(arena), (arena, 0))[1] + 1)
+    room = min((a.size - a.used) // n for a, n in sets_in.values())
+    stride = room // max(1, count) // SPREAD_ALIGN * SPREAD_ALIGN
+    return max(slot_bytes, stride)
+
+
 def close_set(ex, bs):
     arena = getattr(ex, "arena", None)
     if arena is not None:

@@ -7,9 +7,9 @@ Slot looks like a BufferSet (tensors, ref, spec) to the code that fills, calls a
 """
 
 from .executor_eval import call_args
-from .executor_memory import close_set, new_sets
+from .executor_memory import close_set, new_sets, slot_stride
 from .protocol import DTYPES
-from .shm import ALIGN, poison, unwritten
+from .shm import ALIGN, layout, poison, unwritten
 
 
 def slot_bytes(set_bytes, task):
@@ -34,14 +34,20 @@ class Slot:
         return self.bs.spec(f"{name}#{self.j}")
 
 
-def _specs(task, input_shapes, output_shapes, count):
-    """Every slot's tensors, slot after slot: [(name#j, dtype, shape)]."""
+def _specs(task, input_shapes, output_shapes, count, stride=None):
+    """Every slot's tensors, slot after slot: [(name#j, dtype, shape)]; with `stride` (bytes, a page
+    multiple at least one slot's size), each slot but the last followed by an unused gap up to it."""
     specs = []
     for j in range(count):
+        mine = []
         for arg in task.args:
             if arg.kind == "tensor":
                 shape = input_shapes[arg.name] if arg.role == "input" else output_shapes[arg.name]
-                specs.append((f"{arg.name}#{j}", arg.dtype, shape))
+                mine.append((f"{arg.name}#{j}", arg.dtype, shape))
+        specs += mine
+        gap = (stride or 0) - layout(mine)[1]
+        if gap > 0 and j < count - 1:
+            specs.append((f"~gap#{j}", "uint8", (gap,)))
     return specs
 
 
@@ -51,7 +57,8 @@ def make_slots(executors, task, input_shapes, output_shapes, count, rng, scalars
     in one random order). `scalars` ({name: the scenario's scalars}): those executors are also sent
     every slot's argument list once (cmd_table), and timed requests name slots by index."""
     scalars = scalars or {}
-    specs = _specs(task, input_shapes, output_shapes, count)
+    one = layout(_specs(task, input_shapes, output_shapes, 1))[1]
+    specs = _specs(task, input_shapes, output_shapes, count, slot_stride(list(executors.values()), one, count))
     made = new_sets([(ex, specs) for ex in executors.values()], rng)
     out = {}
     try:

@@ -458,7 +458,8 @@ def figures(ctx, entry, samples, rcs, rechecks, scenario, seed_base, batch):
     # allow (each needs the reference for its inputs again: tens of ms on flash's large shapes).
     order = list(rechecks.reservoir)
     rechecks.secret.shuffle(order)
-    checked, t0, screen, n_screened = [], time.monotonic(), None, 0
+    checked, t0, n_screened = [], time.monotonic(), 0
+    screen = getattr(ctx, "screens", {}).get(scenario.id)   # from the correctness seeds (executor_eval.py)
     for rep, seed, outs, twin in order:
         if len(checked) >= RECHECK_MIN and time.monotonic() - t0 > RECHECK_SECONDS:
             break

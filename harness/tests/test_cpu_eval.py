@@ -39,6 +39,9 @@ def test_every_scenario_is_correct_and_timed(full_eval):
         assert len(set(s["seeds"])) >= 2
         assert s["time_ms"] > 0 and s["baseline_ms"] > 0 and s["peer_ms"]["torch"] > 0
         assert s["timing"]["reps"] >= 3 and s["rechecked_calls"]
+        # the baseline's error on the correctness seeds gives the re-checks' screen: no timed call of an
+        # honest candidate needed the reference computed again
+        assert s["rechecks_screened"] == len(s["rechecked_calls"]), s
         assert s["tflops"] > 0 and s["gbps"] > 0 and 0 < s["pct_of_peak"] < 100
         # where the time went: both stages, the timing stage at least as long as its own loop
         assert s["stage_seconds"]["correctness"] > 0 and s["stage_seconds"]["timing"] >= s["timing"]["seconds"]

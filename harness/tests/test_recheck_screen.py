@@ -1,8 +1,10 @@
-"""The timed calls' value re-checks (executor_timing.figures): the first drawn call is checked against
-the reference computed again; the rest are screened against the baseline's outputs of the same round
-(same inputs, the baseline trusted) and checked against the reference whenever they fall outside the
-screen's limit. The attack: wrong by a few tolerances on some timed calls only, the first drawn one
-honest, so that only the screen stands between it and a correct verdict."""
+"""The timed calls' value re-checks (executor_timing.figures): each is screened against the baseline's
+outputs of the same round (same inputs, the baseline trusted) and checked against the reference
+computed again whenever it falls outside the screen's limit. The screen comes from the correctness
+seeds (the baseline's error there, executor_eval.run_correctness) or, without one, from the first
+drawn call checked in full. The attack: wrong by a few tolerances on some timed calls only (the first
+drawn one honest, or the first itself), so that only the screen stands between it and a correct
+verdict."""
 
 import torch
 
@@ -44,12 +46,34 @@ def _rechecks(errors):
     return r
 
 
-def _figures(rechecks):
+def _figures(rechecks, screens=None):
     entry = {"timing": {}}
     samples = {"candidate": {"ms": [1.0] * 10, "wall_ms": [1.0] * 10},
                "baseline": {"ms": [1.0] * 10, "wall_ms": [1.0] * 10}}
-    figures(_Ctx(), entry, samples, {}, rechecks, SCENARIO, 0, 1)
+    ctx = _Ctx()
+    if screens is not None:
+        ctx.screens = screens
+    figures(ctx, entry, samples, {}, rechecks, SCENARIO, 0, 1)
     return entry
+
+
+def _correctness_screen():
+    """The screen run_correctness leaves: from seed 1's tolerance and a baseline 1e-8 off there."""
+    _, ref, tols = ORACLE.expected(SCENARIO.params, 1)
+    return {SCENARIO.id: screen_limits(TASK, {OUT: ref[OUT].float() + 1e-8}, ref, tols)}
+
+
+def test_with_the_correctness_seeds_screen_no_timed_call_needs_the_reference_again():
+    entry = _figures(_rechecks([0.0] * 6), _correctness_screen())
+    assert entry.get("status") != "incorrect", entry
+    assert entry["rechecked_calls"] == [1, 2, 3, 4, 5, 6]
+    assert entry["rechecks_screened"] == 6
+
+
+def test_with_the_correctness_seeds_screen_a_first_drawn_call_wrong_by_a_few_tolerances_is_refused():
+    _, _, tols = ORACLE.expected(SCENARIO.params, 1)
+    entry = _figures(_rechecks([3 * tols[OUT][0], 0.0, 0.0]), _correctness_screen())
+    assert entry["status"] == "incorrect" and "timed call #1 (re-checked after timing" in entry["reason"], entry
 
 
 def test_honest_timed_calls_are_screened_after_the_first_full_check():

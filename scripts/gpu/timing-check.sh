@@ -60,6 +60,29 @@ fidelity-cupti)   # the same, CUPTI read in-process as the harness reads it (32 
         --result "$OUT/$t-full.json" --profiler cupti --flush $fl --calls 15 --json "$OUT/fidelity-$t-cupti-$fl.json"
     done
   done ;;
+fidelity-cond)   # which of the tool's conditions moves its figures towards the harness's: the flush from
+      # another process (the call's context switched back in, as after the harness's parent's flush)
+      # and the harness's own pad, on flash's smallest scenarios (sq113) and rmsnorm (after `full`)
+  for t in rmsnorm flash; do
+    dir=$R sel=all; [ $t = flash ] && dir=$F sel=sq113
+    [ -f "$OUT/$t-full.json" ] || continue
+    for c in "self sleep" "other sleep" "self harness" "other harness"; do
+      set -- $c
+      [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "cond-$t-$1-$2: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
+      step cond-$t-$1-$2 120 "$PY" -m harness.tools.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
+        --result "$OUT/$t-full.json" --profiler cupti --calls 15 --scenarios $sel --flush-in $1 --pad $2 \
+        --json "$OUT/cond-$t-$1-$2.json"
+    done
+  done ;;
+fidelity-like)   # step 3 on CUPTI with the harness's conditions (flush from another process, its pad)
+  for t in ${FID_TASKS:-rmsnorm flash}; do
+    dir=$R; [ $t = flash ] && dir=$F
+    [ -f "$OUT/$t-full.json" ] || continue
+    [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "fidelity-$t-like: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
+    step fidelity-$t-like 200 "$PY" -m harness.tools.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
+      --result "$OUT/$t-full.json" --profiler cupti --calls 15 --flush-in other --pad harness \
+      --json "$OUT/fidelity-$t-like.json"
+  done ;;
 aa)   # identical code in three executors (candidate, twin, incumbent) over AA_RUNS evaluations: the
       # offsets an evaluation's rounds cannot show (harness/tools/aa_spread.py; on the CPU they were
       # the buffers' allocation and the processes' layout, docs/harness.md "Layout")
@@ -67,6 +90,12 @@ aa)   # identical code in three executors (candidate, twin, incumbent) over AA_R
     --out "$OUT/aa-rmsnorm"
   step aa-flash-quick 150 "$PY" -m harness.tools.aa_spread --task-dir $F --scenarios quick --runs "${AA_RUNS:-6}" \
     --out "$OUT/aa-flash-quick" ;;
+aa-rms|aa-rms-copies)   # rmsnorm's part of `aa` alone; -copies: each executor's library loaded 8 times, a copy
+      # drawn per call (KERNELSEEK_CUDA_COPIES, harness/executor_pair.py)
+  copies=1; [ $s = aa-rms-copies ] && copies=8
+  export KERNELSEEK_CUDA_COPIES=$copies
+  step $s 150 "$PY" -m harness.tools.aa_spread --task-dir $R --scenarios all --runs "${AA_RUNS:-6}" --out "$OUT/$s"
+  unset KERNELSEEK_CUDA_COPIES ;;
 quick)
   step flash-quick 90 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --scenarios quick \
     --json "$OUT/flash-quick.json" --timeout 80 ;;
@@ -142,12 +171,12 @@ for p in sorted(out.glob("*.json")):
               "reasons", sorted({x for c in clk for x in c["reasons"]}), "dropped rounds", sum(c["dropped_rounds"] for c in clk))
 PYEOF
 cat "$OUT/cupti-self.log" >> "$OUT/summary.txt" 2>/dev/null
-{ for f in "$OUT"/fidelity-*.log; do [ -f "$f" ] && echo "-- $f" && grep -A6 "^harness / CUPTI, against the span" "$f"; done
+{ for f in "$OUT"/fidelity-*.log "$OUT"/cond-*.log; do [ -f "$f" ] && echo "-- $f" && grep -A6 "^harness / CUPTI, against the span" "$f"; done
   tail -n 3 "$OUT/adversarial.txt" "$OUT/pytest-cuda.log" 2>/dev/null
   for f in "$OUT"/adversarial-*.log; do [ -f "$f" ] && echo "-- $f" && tail -n 12 "$f"; done; } >> "$OUT/summary.txt"
 cat "$OUT/walls.txt" "$OUT/summary.txt"
 head -c 4000 "$OUT/flash-quick-prof.txt" 2>/dev/null
 head -c 6000 "$OUT/flash-full-kept-prof.txt" 2>/dev/null
-cd "$OUT" && tar czf all.tgz --exclude=all.tgz --exclude=summary.txt --exclude=walls.txt --exclude='*.prof' . && \
+cd "$OUT" && tar czf /tmp/ks-all.tgz --exclude=summary.txt --exclude=walls.txt --exclude='*.prof' . && mv /tmp/ks-all.tgz all.tgz && \
   find . -maxdepth 1 -type f ! -name all.tgz ! -name summary.txt ! -name walls.txt -delete
 exit 0

@@ -1,0 +1,74 @@
+"""A CUDA task's timing slots are spread over the room its arenas have left (executor_memory.slot_stride):
+each slot a round may draw lies on memory of its own, 2 MiB multiples apart, so that one placement's
+cost (a tiny kernel's few lines, their DRAM banks and page walks, with L2 flushed) cannot hold for
+every call of an implementation. Checked here on arenas whose memory is host memory (the layout is
+the same arithmetic); the slots' views, poison and unwritten checks must see through the gaps."""
+
+import random
+
+import torch
+
+from harness.executor_memory import SPREAD_ALIGN, CudaArena, slot_stride
+from harness.executor_slots import make_slots
+from harness.shm import ALIGN
+from harness.task import load_task
+
+from .conftest import CPU_TASK
+
+TASK = load_task(CPU_TASK)
+SHAPES_IN = {"x": (7, 33)}
+SHAPES_OUT = {"y": (7, 33)}
+
+
+def _arena(size):
+    arena = CudaArena.__new__(CudaArena)
+    arena.drv, arena.size, arena.used, arena.live = None, size, 0, 0
+    arena.u8 = torch.zeros(size, dtype=torch.uint8)
+    return arena
+
+
+class _Ex:
+    def __init__(self, arena):
+        self.arena = arena
+
+
+def _slots(executors, count):
+    return make_slots(executors, TASK, SHAPES_IN, SHAPES_OUT, count, random.Random(0))
+
+
+def test_slots_are_spread_as_far_as_every_arena_allows():
+    cand, peers = _Ex(_arena(64 << 20)), _Ex(_arena(96 << 20))
+    # the peers' arena holds two implementations' sets: 48 MiB each, 12 MiB a slot; the candidate's 16 MiB
+    stride = slot_stride([cand, peers, peers], ALIGN * 2, 4)
+    assert stride == 12 << 20 and stride % SPREAD_ALIGN == 0
+    made = _slots({"candidate": cand, "peer:a": peers, "peer:b": peers}, 4)
+    for slots in made.values():
+        starts = [s.tensors["x"].data_ptr() for s in slots.slots]
+        assert [b - a for a, b in zip(starts, starts[1:])] == [stride] * 3
+    assert peers.arena.used <= peers.arena.size and cand.arena.used <= cand.arena.size
+
+
+def test_outputs_are_poisoned_and_read_through_the_gaps():
+    ex = _Ex(_arena(32 << 20))
+    slots = _slots({"candidate": ex}, 3)["candidate"]
+    slots.poison_outputs()
+    assert slots.unwritten_outputs(slots.slots) == {0: ["y"], 1: ["y"], 2: ["y"]}
+    slots.get(1).tensors["y"].fill_(1.0)
+    assert slots.unwritten_outputs(slots.slots) == {0: ["y"], 2: ["y"]}
+    gap = ex.arena.u8[slots.get(0).span[0] - ex.arena.u8.data_ptr() + ALIGN * 2:][:ALIGN]
+    assert not gap.any()     # the gap after a slot is never written
+
+
+def test_without_room_the_slots_are_packed():
+    one = 2 * ALIGN
+    ex = _Ex(_arena(4 * one))
+    assert slot_stride([ex], one, 4) == one
+    slots = _slots({"candidate": ex}, 4)["candidate"]
+    starts = [s.tensors["x"].data_ptr() for s in slots.slots]
+    assert [b - a for a, b in zip(starts, starts[1:])] == [one] * 3
+
+
+def test_a_cpu_task_packs_its_slots():
+    class _Cpu:
+        arena = None
+    assert slot_stride([_Cpu()], 8192, 16) == 8192
