@@ -20,7 +20,6 @@ import gc
 import json
 import mmap
 import os
-import random
 import socket
 import struct
 import sys
@@ -136,8 +135,7 @@ class Executor:
                 fn.restype = ctypes.c_int
                 fn.argtypes = [_CTYPES[k] for k in msg["argtypes"]]
                 fns.append(fn)
-            self.fn, self.fns = fns[0], fns
-            self.copy_rng = random.Random(int(msg.get("layout_seed", 0)))
+            self.fn = fns[0]
             self.kinds = list(msg["argtypes"])
             if msg.get("batcher"):
                 self.batch = native_batch(msg["batcher"], fns, msg["argtypes"], int(msg.get("layout_seed", 0)))
@@ -257,21 +255,13 @@ class Executor:
         batch = msg["batch"] if "batch" in msg else [msg["args"]] * int(msg.get("n", 1))
         argvs = [self._argv(args) for args in batch]
         if self.gpu is not None:
-            return self._timed_gpu([(lambda: 0) if msg.get("null") else self._gpu_call(argv, msg.get("warm"))
+            fn = self.fn
+            return self._timed_gpu([(lambda: 0) if msg.get("null") else (lambda argv=argv: int(fn(*argv)))
                                     for argv in argvs], float(msg.get("pad_ms", 0.0)))
         if msg.get("null"):
             return {"rc": [0] * len(argvs)}
         fn = self.fn
         return {"rc": [int(fn(*argv)) for argv in argvs]}
-
-    def _gpu_call(self, argv, warm):
-        """One call through a copy of the library drawn at random; `warm`: through every copy (each
-        copy's runtime starts and loads its kernels on its first call), the first failing code kept."""
-        fns = self.fns
-        if warm and len(fns) > 1:
-            return lambda: next((rc for rc in [int(f(*argv)) for f in fns] if rc), 0)
-        fn = fns[self.copy_rng.randrange(len(fns))] if len(fns) > 1 else fns[0]
-        return lambda: int(fn(*argv))
 
     def _timed_gpu(self, calls, pad_ms):
         """Each call between two events on the legacy stream, which waits for every blocking stream's
@@ -287,8 +277,9 @@ class Executor:
         for call in calls:
             try:
                 drv.synchronize()
-                if cupti is not None:
-                    _take(cupti)    # what ran before this call
+                if cupti is not None and not g.get("taken"):
+                    _take(cupti)    # what ran before this call (nothing, right after the last call's take)
+                g["taken"] = False
                 if pad_ms > 0:
                     g["pad"].launch(pad_ms)
                 drv.record(g["start"], legacy)
@@ -307,6 +298,11 @@ class Executor:
                 if cupti is not None:
                     records = _take(cupti)
                     spans.append(None if records is None else call_span_ms(records, pad_ms))
+                    # Until another request, this process queues no GPU work (the checks below read
+                    # and reset state through the driver), so the next call needs no take (a forced
+                    # flush of CUPTI's buffers) of its own first. Were a record left, it would come
+                    # before that call's pad, and the call would have no span (call_span_ms).
+                    g["taken"] = records is not None
                 found += g["state"].check_and_reset(g["stream"])
             except RuntimeError as exc:   # a fault in the call: the context is unusable from here on
                 raise CallFailed(f"the call failed on the GPU: {exc}") from None
@@ -382,6 +378,8 @@ def main(argv):
             return 0   # the parent went away
         if msg.get("cmd") == "exit":
             return 0
+        if ex.gpu is not None and msg.get("cmd") != "call":
+            ex.gpu["taken"] = False
         try:
             reply = handlers[msg["cmd"]](msg, fds)
             reply.update(type="done", seq=msg.get("seq"))

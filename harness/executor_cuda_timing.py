@@ -130,8 +130,8 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
         sets.update(make_slots({name: _executor(ctx, name) for name in impls}, task, shapes_in, shapes_out, pool,
                                timer.rng))
         drop_unsupported_peers(ctx, timer, impls, sets, unsupported)
-        # Lazy loading (through every copy of a library), clocks, caches: not counted, and so one
-        # request of warmup_reps calls an implementation, with no flush or pad between them.
+        # Lazy loading, clocks, caches: not counted, and so one request of warmup_reps calls an
+        # implementation, with no flush or pad between them.
         pin.round(timer.rng)
         for name in impls:
             bs = sets[name].get(0)
@@ -173,10 +173,7 @@ def _call(ctx, name, bs, timer, pad=True, calls=1):
     t0 = time.perf_counter_ns()
     # The CPU loop's request (one set here), with the pad before the call's events.
     pad_ms = (PEER_PAD_MS if name.startswith("peer:") else PAD_MS) if pad else 0.0
-    msg = dict(_message(ctx, name, [bs] * calls, timer.scalars, timer.params), pad_ms=pad_ms)
-    if not pad:
-        msg["warm"] = True
-    reply = ex.request(msg)
+    reply = ex.request(dict(_message(ctx, name, [bs] * calls, timer.scalars, timer.params), pad_ms=pad_ms))
     t1 = time.perf_counter_ns()
     ex.running = None
     busy = ctx.device.busy_ms()

@@ -8,7 +8,6 @@ in place) anything new that could run later is a rejection: a thread, a process,
 POSIX timer, a forbidden library.
 """
 
-import os
 import secrets
 import shutil
 import tempfile
@@ -249,9 +248,6 @@ def _library_msg(ctx, key, library):
             ctx.messages.append(f"timing: the {key}'s library takes {size / 2 ** 20:.0f} MiB once loaded: "
                                 f"{copies} cop{'y' if copies == 1 else 'ies'} of it, not {LIBRARY_COPIES}, "
                                 f"for its timed calls to be spread over")
-        msg.update(copies=copies, layout_seed=secrets.randbits(64))
-    elif ctx.task.device == "cuda" and ctx.libs.get(key):
-        copies = max(1, min(LIBRARY_COPIES, int(os.environ.get("KERNELSEEK_CUDA_COPIES", "1") or 1)))
         msg.update(copies=copies, layout_seed=secrets.randbits(64))
     return msg
 
