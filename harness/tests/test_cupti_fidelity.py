@@ -190,3 +190,14 @@ def test_report_shows_each_row_and_both_summaries():
     ksum = next(l for l in lines if l.strip().startswith("candidate") and "within" in l and "1.0526" in l)
     assert ksum.endswith("NOT met")
     assert any(l.strip().startswith("torch_rms_norm no figures (1 not measured)") for l in lines)
+
+
+def test_the_timestamps_step_is_read_from_the_records_and_reported():
+    # 0.25 us steps (seen in the tool's process on the H200) against 32 ns ones (the executors')
+    assert cf._gcd_of([("kernel", 1000, 3250), ("kernel", 3500, 5750)]) == 250
+    assert cf._gcd_of([("kernel", 1_000_000, 1_002_176)]) == 32 * 68 and cf._gcd_of([("kernel", 5, 5)]) == 0
+    rows = [{"calls": [{"step_ns": 500}, {"step_ns": 750}]}, {"calls": [{"step_ns": 0}]}, {"error": "x"}]
+    assert cf._step(rows) == 250 and cf._step([{"calls": []}]) is None
+    report = {"rows": [], "left_out": [], "timestamp_step_ns": 250,
+              "summary": {"span": cf.summarize([], "span_ms"), "kernel_sum": cf.summarize([], "kernel_sum_ms")}}
+    assert "CUPTI's timestamps here came in steps of 250 ns" in cf.render(report)

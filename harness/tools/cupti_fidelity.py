@@ -21,6 +21,7 @@ import contextlib
 import ctypes
 import hashlib
 import json
+import math
 import os
 import sys
 import tempfile
@@ -139,6 +140,8 @@ def render(report):
         lines.append(f"{r['id']:44} {r['impl']:10} {r['harness_ms']:11.4f} {r['kernel_sum_ms']:11.4f} "
                      f"{r['span_ms']:10.4f} {_ratio(r.get('ratio_span'))} {_ratio(r.get('ratio_kernel_sum'))}")
     lines += [f"left out: {note}" for note in report["left_out"]]
+    if report.get("timestamp_step_ns"):
+        lines.append(f"CUPTI's timestamps here came in steps of {report['timestamp_step_ns']} ns")
     for key, what in (("span", "the span (first kernel start to last kernel end)"),
                       ("kernel_sum", "the kernel sum")):
         lines.append(f"harness / CUPTI, against {what}; met = all within ±5 % and median |ratio-1| <= 1 %:")
@@ -365,9 +368,30 @@ def _own_calls(call, calls, flush, pad_cycles, impl):
         _pad(pad_cycles, impl)
         call()
         torch.cuda.synchronize()
-        recs = sorted(((kind, kind, b / 1e3, e / 1e3) for kind, b, e in act.take()), key=lambda r: (r[2], r[3]))
-        mine.append(call_figure(recs[1:] if pad_cycles else recs, i))
+        raw = act.take()
+        recs = sorted(((kind, kind, b / 1e3, e / 1e3) for kind, b, e in raw), key=lambda r: (r[2], r[3]))
+        mine.append(dict(call_figure(recs[1:] if pad_cycles else recs, i), step_ns=_gcd_of(raw)))
     return _medians(mine)
+
+
+def _gcd_of(records):
+    """The largest step every timestamp of these records [(kind, start ns, end ns)] is a multiple of,
+    relative to the first (0 when there is one timestamp)."""
+    stamps = [t for _, b, e in records for t in (b, e)]
+    step = 0
+    for t in stamps[1:]:
+        step = math.gcd(step, abs(t - stamps[0]))
+    return step
+
+
+def _step(rows):
+    """The timestamps' step over every call read on its own (None with torch.profiler)."""
+    step = None
+    for r in rows:
+        for c in r.get("calls") or []:
+            if c.get("step_ns"):
+                step = math.gcd(step or 0, c["step_ns"])
+    return step
 
 
 def evaluate(args):
@@ -380,19 +404,27 @@ def evaluate(args):
         raise UsageError(f"--candidate: {exc}") from None
     result = _read_result(args.result, task, source)
     planned, left_out = plan(task, result, args.scenarios)
-    if not torch.cuda.is_available():
-        raise EnvironmentProblem(f"CUDA is not available to PyTorch here (torch {torch.__version__}, "
-                                 f"torch.cuda.is_available() is False): the kernels are profiled on "
-                                 f"the GPU, run this on the GPU host")
-    props = torch.cuda.get_device_properties(torch.cuda.current_device())
-    size = max(2 * (getattr(props, "L2_cache_size", 0) or 0), 64 * MIB)
-    activity = None
+    # CUPTI enabled before this process's CUDA runtime starts. On the H200 (2026-12-02) its records
+    # came in 0.25 us steps here, enabled after torch had started CUDA, while the executors' came in
+    # 32 ns steps; timestamp_step_ns in the report says which this run saw.
+    activity, cupti_error = None, None
     if args.profiler == "cupti":
         from ..cupti_activity import Activity, find_library
         path = find_library()
         if path is None:
             raise EnvironmentProblem("--profiler cupti: no libcupti found (harness/cupti_activity.py)")
-        activity = Activity(path)
+        try:
+            activity = Activity(path)
+        except (OSError, RuntimeError) as exc:
+            cupti_error = exc
+    if not torch.cuda.is_available():
+        raise EnvironmentProblem(f"CUDA is not available to PyTorch here (torch {torch.__version__}, "
+                                 f"torch.cuda.is_available() is False): the kernels are profiled on "
+                                 f"the GPU, run this on the GPU host")
+    if cupti_error is not None:
+        raise EnvironmentProblem(f"--profiler cupti: CUPTI cannot be enabled: {cupti_error}")
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    size = max(2 * (getattr(props, "L2_cache_size", 0) or 0), 64 * MIB)
     if args.flush_in == "other" or args.pad == "harness":
         if activity is None:
             raise UsageError("--flush-in other and --pad harness need --profiler cupti (every call read on its own)")
@@ -419,6 +451,7 @@ def evaluate(args):
             "calls": args.calls, "seed": args.seed, "pad_ms": args.pad_ms, "gpu": props.name,
             "profiler": args.profiler, "flush": args.flush, "flush_in": args.flush_in, "pad": args.pad,
             "torch": torch.__version__, "rows": rows, "left_out": left_out,
+            "timestamp_step_ns": _step(rows),
             "summary": {"span": summarize(rows, "span_ms"), "kernel_sum": summarize(rows, "kernel_sum_ms")}}
 
 
