@@ -17,8 +17,11 @@
 #    hack03), each skipped once $SECONDS passes $DEADLINE.
 # 8. (STEPS aa) rmsnorm (all) and flash_attn_fwd (quick) evaluated AA_RUNS (6) times against
 #    themselves as baseline and incumbent: how far identical code reads apart between evaluations.
-# This session's calls: "cupti keep full kept fidelity" (336 s), "cupti full profkept fidelity-cupti
-# pytest" (477 s), DEADLINE=290 "full kept quick adversarial-timing" (249 s); docs/harness.md.
+# 9. (STEPS fidelity-cond) the tool's flush and pad against the harness's, on flash sq113 and rmsnorm;
+#    (STEPS fidelity-like) step 3 under the harness's conditions (FID_TASKS picks the tasks);
+#    (STEPS aa-rms) the rmsnorm part of `aa` alone.
+# 2026-12-02's calls: "full aa fidelity-cond profkept fidelity-like" (502 s), "full kept aa-rms
+# fidelity-like" (348 s), "full kept quick fidelity-like pytest aa-rms" (342 s); docs/harness.md.
 # STEPS (default "profile full fidelity") picks parts, in order; quick: flash_attn_fwd's quick set.
 # Results land in $OUT as each step ends, packed into $OUT/all.tgz at the end (summary.txt beside it).
 set -u
