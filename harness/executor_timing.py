@@ -329,16 +329,18 @@ class Rechecks:
 
 # A re-checked call is screened against the baseline's output of the same round (same inputs, the
 # baseline trusted) instead of the reference computed again, when it lies within the output's
-# tolerance less SCREEN_FACTOR times the baseline's own error (measured against the reference on the
-# first call checked in full): then |candidate - reference| <= |candidate - baseline| + |baseline -
-# reference| stays within the tolerance as long as the baseline's error on these inputs is under
-# SCREEN_FACTOR - 1 times its error on the first. A call outside it is checked against the reference.
+# tolerance less SCREEN_FACTOR times the baseline's own error, measured against the reference on the
+# first correctness seed (executor_eval._screen_from_baseline) or, without one, on the first call
+# checked in full: then |candidate - reference| <= |candidate - baseline| + |baseline - reference|
+# stays within the tolerance as long as the baseline's error on these inputs stays under
+# SCREEN_FACTOR times its error there. A call outside it is checked against the reference.
 SCREEN_FACTOR = 3.0
 
 
 def screen_limits(task, twin, ref, tols):
-    """{output: limit} for the screen, from the first call checked in full; None when the baseline's
-    own error leaves no room (then every re-check computes the reference)."""
+    """{output: limit} for the screen, from the baseline's outputs `twin` on inputs whose reference
+    `ref` and tolerances `tols` are known; None when the baseline's own error leaves no room (then
+    every re-check computes the reference)."""
     limits = {}
     for arg in task.outputs():
         if arg.name not in twin:

@@ -20,7 +20,6 @@ stack shifted by a random 16-4096 bytes (what the executor's batch loop does).
 import argparse
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
