@@ -351,6 +351,13 @@ class Executor:
         return {"rc": [0] * len(calls)}
 
 
+def _before(ex, msg):
+    """Any request but a call may queue GPU work of the executor's own (the pad's check, CUPTI's):
+    the next timed call takes CUPTI's records before its pad again."""
+    if ex.gpu is not None and msg.get("cmd") != "call":
+        ex.gpu["taken"] = False
+
+
 def _take(cupti):
     """The records since the last take, or None when CUPTI could not flush (the call's figure is then
     its events')."""
@@ -378,8 +385,7 @@ def main(argv):
             return 0   # the parent went away
         if msg.get("cmd") == "exit":
             return 0
-        if ex.gpu is not None and msg.get("cmd") != "call":
-            ex.gpu["taken"] = False
+        _before(ex, msg)
         try:
             reply = handlers[msg["cmd"]](msg, fds)
             reply.update(type="done", seq=msg.get("seq"))
