@@ -19,7 +19,8 @@
 #    themselves as baseline and incumbent: how far identical code reads apart between evaluations.
 # 9. (STEPS fidelity-cond) the tool's flush and pad against the harness's, on flash sq113 and rmsnorm;
 #    (STEPS fidelity-like) step 3 under the harness's conditions (FID_TASKS picks the tasks);
-#    (STEPS aa-rms) the rmsnorm part of `aa` alone.
+#    (STEPS aa-rms) the rmsnorm part of `aa` alone; (STEPS pytest-runtime) test_cuda.py's candidates
+#    caught at run time, which `pytest` leaves out.
 # 2026-12-02's calls: "full aa fidelity-cond profkept fidelity-like" (502 s), "full kept aa-rms
 # fidelity-like" (348 s), "full kept quick fidelity-like pytest aa-rms" (342 s); docs/harness.md.
 # STEPS (default "profile full fidelity") picks parts, in order; quick: flash_attn_fwd's quick set.
@@ -128,6 +129,9 @@ pytest)
   [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "pytest-cuda: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
   step pytest-cuda 200 "$PY" -m pytest -q harness/tests/test_cuda.py harness/tests/test_cuda_driver.py harness/tests/test_nvml.py \
     -k "not caught_at_run_time" ;;
+pytest-runtime)   # the CUDA candidates caught at run time (hack11 and the rest of the CUDA manifest's)
+  [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "pytest-runtime: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
+  step pytest-runtime 300 "$PY" -m pytest -q harness/tests/test_cuda.py -k caught_at_run_time ;;
 fidelity)
   for t in rmsnorm flash; do
     dir=$R; [ $t = flash ] && dir=$F
@@ -173,7 +177,7 @@ for p in sorted(out.glob("*.json")):
 PYEOF
 cat "$OUT/cupti-self.log" >> "$OUT/summary.txt" 2>/dev/null
 { for f in "$OUT"/fidelity-*.log "$OUT"/cond-*.log; do [ -f "$f" ] && echo "-- $f" && grep -A6 "^harness / CUPTI, against the span" "$f"; done
-  tail -n 3 "$OUT/adversarial.txt" "$OUT/pytest-cuda.log" 2>/dev/null
+  tail -n 3 "$OUT/adversarial.txt" "$OUT/pytest-cuda.log" "$OUT/pytest-runtime.log" 2>/dev/null
   for f in "$OUT"/adversarial-*.log; do [ -f "$f" ] && echo "-- $f" && tail -n 12 "$f"; done; } >> "$OUT/summary.txt"
 cat "$OUT/walls.txt" "$OUT/summary.txt"
 head -c 4000 "$OUT/flash-quick-prof.txt" 2>/dev/null
