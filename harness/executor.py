@@ -25,7 +25,7 @@ import struct
 import sys
 import traceback
 
-from .cupti_activity import Activity, call_span_ms
+from .cupti_activity import Activity, call_span_ms, timestamp_step
 from .native.calls import Table, native_batch
 
 MAX_FRAME = 1 << 20
@@ -199,7 +199,12 @@ class Executor:
         if span is None or span < 0.009:
             return f"unavailable: a 0.01 ms pad read {span} ms"
         g["cupti"] = act
-        return "on"
+        # How fine the GPU's timestamps are in this process (said in device_info.timing_clock).
+        for _ in range(4):
+            g["pad"].launch(0.003)
+        g["drv"].synchronize()
+        step = timestamp_step(act.take())
+        return f"on, timestamps in {step} ns steps" if step else "on"
 
     def cmd_map(self, msg, fds):
         if len(fds) != 1:

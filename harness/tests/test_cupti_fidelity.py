@@ -194,8 +194,9 @@ def test_report_shows_each_row_and_both_summaries():
 
 def test_the_timestamps_step_is_read_from_the_records_and_reported():
     # 0.25 us steps (seen in the tool's process on the H200) against 32 ns ones (the executors')
-    assert cf._gcd_of([("kernel", 1000, 3250), ("kernel", 3500, 5750)]) == 250
-    assert cf._gcd_of([("kernel", 1_000_000, 1_002_176)]) == 32 * 68 and cf._gcd_of([("kernel", 5, 5)]) == 0
+    assert cf.timestamp_step([("kernel", 1000, 3250), ("kernel", 3500, 5750)]) == 250
+    assert cf.timestamp_step([("kernel", 1_000_000, 1_002_176)]) == 32 * 68
+    assert cf.timestamp_step([("kernel", 5, 5)]) == 0 and cf.timestamp_step([]) == 0
     rows = [{"calls": [{"step_ns": 500}, {"step_ns": 750}]}, {"calls": [{"step_ns": 0}]}, {"error": "x"}]
     assert cf._step(rows) == 250 and cf._step([{"calls": []}]) is None
     report = {"rows": [], "left_out": [], "timestamp_step_ns": 250,

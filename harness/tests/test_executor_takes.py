@@ -29,11 +29,11 @@ class _Cupti:
     """Records queued as the executor launches; take() returns and clears them, counting takes."""
 
     def __init__(self):
-        self.records, self.takes, self.t = [], 0, 0
+        self.records, self.takes, self.t, self.gap = [], 0, 0, 1000
 
     def run(self, ns):
         self.records.append(("kernel", self.t, self.t + ns))
-        self.t += ns + 1000
+        self.t += ns + self.gap
 
     def take(self):
         self.takes += 1
@@ -87,3 +87,13 @@ def test_work_left_between_two_calls_costs_the_second_its_span_and_is_never_coun
     cupti.run(500)                                  # work that ran between the two calls anyway
     reply = ex._timed_gpu([lambda: (cupti.run(3000), 0)[1]], PAD_MS)
     assert reply["span_ms"] == [None]
+
+
+def test_the_executor_says_how_fine_its_timestamps_are(monkeypatch):
+    ex, cupti = _executor()
+    cupti.gap = 1250                                # every timestamp 250 ns steps apart, not 500
+    monkeypatch.setattr(ex_mod, "Activity", lambda path: cupti)
+    g = ex.gpu
+    del g["cupti"]
+    assert ex._cupti("libcupti.so") == "on, timestamps in 250 ns steps" and g["cupti"] is cupti
+    assert ex._cupti("") == "not asked"

@@ -31,6 +31,7 @@ import torch
 
 from ..api import Unsupported
 from ..cupti import device_activity, kind_of, kineto_activity
+from ..cupti_activity import timestamp_step
 from ..build import build
 from ..devices import MAX_CLOCK_HZ, MIB
 from ..executor import _CTYPES
@@ -370,18 +371,8 @@ def _own_calls(call, calls, flush, pad_cycles, impl):
         torch.cuda.synchronize()
         raw = act.take()
         recs = sorted(((kind, kind, b / 1e3, e / 1e3) for kind, b, e in raw), key=lambda r: (r[2], r[3]))
-        mine.append(dict(call_figure(recs[1:] if pad_cycles else recs, i), step_ns=_gcd_of(raw)))
+        mine.append(dict(call_figure(recs[1:] if pad_cycles else recs, i), step_ns=timestamp_step(raw)))
     return _medians(mine)
-
-
-def _gcd_of(records):
-    """The largest step every timestamp of these records [(kind, start ns, end ns)] is a multiple of,
-    relative to the first (0 when there is one timestamp)."""
-    stamps = [t for _, b, e in records for t in (b, e)]
-    step = 0
-    for t in stamps[1:]:
-        step = math.gcd(step, abs(t - stamps[0]))
-    return step
 
 
 def _step(rows):
