@@ -171,7 +171,7 @@ def _call(ctx, name, bs, timer, pad=True, calls=1):
     ctx.device.sync()
     ex.running = name
     t0 = time.perf_counter_ns()
-    # The CPU loop's request (one set here), with the pad before the call's events.
+    # The CPU loop's request (one set here, `calls` times), with the pad before the call's events.
     pad_ms = (PEER_PAD_MS if name.startswith("peer:") else PAD_MS) if pad else 0.0
     reply = ex.request(dict(_message(ctx, name, [bs] * calls, timer.scalars, timer.params), pad_ms=pad_ms))
     t1 = time.perf_counter_ns()

@@ -193,16 +193,24 @@ def calibrate_threads(ctx, inputs, shapes_out, scalars):
         return
     refx = ctx.refx
     refx.calibrated = True
+    before = len(refx.threads())
+    baseline_call(ctx, inputs, shapes_out, scalars, "baseline (a first call)")
+    ctx.thread_allowance += max(0, len(refx.threads()) - before)
+
+
+def baseline_call(ctx, inputs, shapes_out, scalars, running):
+    """One call of the baseline in its own executor on `inputs`: (return code, a copy of its outputs)."""
+    refx = ctx.refx
     sets = Sets(refx, ctx.task, {k: tuple(v.shape) for k, v in inputs.items()}, shapes_out)
     try:
         bs = sets.get(0)
         fill(ctx.task, bs, inputs)
         ctx.device.sync()
-        before = len(refx.threads())
-        refx.running = "baseline (a first call)"
-        refx.request({"cmd": "call", "args": call_args(ctx.task, bs, scalars)})
+        refx.running = running
+        reply = refx.request({"cmd": "call", "args": call_args(ctx.task, bs, scalars)})
         refx.running = None
-        ctx.thread_allowance += max(0, len(refx.threads()) - before)
+        ctx.device.sync()
+        return _rc(reply, 1)[0], {k: v.clone() for k, v in outputs_of(ctx.task, bs).items()}
     finally:
         sets.close()
 
@@ -293,22 +301,9 @@ def _screen_from_baseline(ctx, scenario, inputs, ref, tols, scalars):
     if not ctx.has_baseline or getattr(ctx, "refx", None) is None:
         return None
     from .executor_timing import screen_limits
-    shapes = {k: tuple(v.shape) for k, v in inputs.items()}
-    sets = Sets(ctx.refx, ctx.task, shapes, ctx.oracle.output_shapes(scenario.params))
-    try:
-        bs = sets.get(0)
-        fill(ctx.task, bs, inputs)
-        ctx.device.sync()
-        ctx.refx.running = "baseline (its error on the correctness inputs)"
-        reply = ctx.refx.request({"cmd": "call", "args": call_args(ctx.task, bs, scalars)})
-        ctx.refx.running = None
-        if _rc(reply, 1)[0] != 0:
-            return None
-        ctx.device.sync()
-        mine = screen_limits(ctx.task, {k: v.clone() for k, v in outputs_of(ctx.task, bs).items()}, ref, tols)
-    finally:
-        sets.close()
-    return mine
+    rc, outs = baseline_call(ctx, inputs, ctx.oracle.output_shapes(scenario.params), scalars,
+                             "baseline (its error on the correctness inputs)")
+    return screen_limits(ctx.task, outs, ref, tols) if rc == 0 else None
 
 
 def _same_int(t):

@@ -109,6 +109,7 @@ class ExecutorProcess:
         self.running = None          # what the executor is doing now (for a timeout's message)
         self.deadline = None         # the evaluation's time limit (time.monotonic()), set by the caller
         self.clock = None
+        self._maps = None     # (the last /proc/PID/maps read, the libraries in it): libraries()
 
     # -- talking ----------------------------------------------------------------------------------
     def request(self, msg, fds=None, timeout=None):
@@ -224,9 +225,8 @@ class ExecutorProcess:
                 raw = fh.read()
         except OSError:
             return set()
-        seen = getattr(self, "_maps", None)
-        if seen is not None and seen[0] == raw:
-            return set(seen[1])
+        if self._maps is not None and self._maps[0] == raw:
+            return set(self._maps[1])
         libs = set()
         for line in raw.decode("utf-8", "replace").splitlines():
             parts = line.split(None, 5)
