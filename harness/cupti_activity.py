@@ -140,14 +140,31 @@ def call_span_ms(records, pad_ms):
     be the harness's pad (queued first, so it starts first: the call waits for it) and is left out;
     the span runs from the start of the next record to the end of the last. None when the records
     do not read that way (no pad, a record dropped) or nothing else ran."""
+    layout = call_layout(records, pad_ms)
+    return None if layout is None else layout["span"]
+
+
+def call_layout(records, pad_ms):
+    """The span (ms, as call_span_ms) with how it lay on the GPU: `lead`, from the pad's end to the
+    call's first record (the host still queueing the call when the pad ended: what the pad did not
+    cover; None without a pad), and `idle`, the time inside the span where none of the call's records
+    ran (gaps between its kernels, copies and memsets). None where call_span_ms is None."""
     ordered = sorted(records, key=lambda r: (r[1], r[2]))
+    lead_from = None
     if pad_ms > 0:
         if not ordered or ordered[0][0] != "kernel" or (ordered[0][2] - ordered[0][1]) < 0.9e6 * pad_ms:
             return None
+        lead_from = ordered[0][2]
         ordered = ordered[1:]
     if not ordered:
         return None
-    return (max(r[2] for r in ordered) - min(r[1] for r in ordered)) / 1e6
+    first, idle, reach = ordered[0][1], 0, ordered[0][1]
+    for _, start, end in ordered:
+        if start > reach:
+            idle += start - reach
+        reach = max(reach, end)
+    return {"span": (reach - first) / 1e6, "idle": idle / 1e6,
+            "lead": None if lead_from is None else max(0, first - lead_from) / 1e6}
 
 
 def _self_check():

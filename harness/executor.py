@@ -25,7 +25,7 @@ import struct
 import sys
 import traceback
 
-from .cupti_activity import Activity, call_span_ms, timestamp_step
+from .cupti_activity import Activity, call_layout, call_span_ms, timestamp_step
 from .native.calls import Table, native_batch
 
 MAX_FRAME = 1 << 20
@@ -278,7 +278,7 @@ class Executor:
         parent bounds them by its own wall clock."""
         g = self.gpu
         drv, legacy, rcs, times, tails, found = g["drv"], 0x1, [], [], [], []
-        cupti, spans = g.get("cupti"), []
+        cupti, spans, leads, idles = g.get("cupti"), [], [], []
         for call in calls:
             try:
                 drv.synchronize()
@@ -302,7 +302,10 @@ class Executor:
                 tails.append(drv.elapsed_ms(g["end"], g["after"]))
                 if cupti is not None:
                     records = _take(cupti)
-                    spans.append(None if records is None else call_span_ms(records, pad_ms))
+                    layout = None if records is None else call_layout(records, pad_ms)
+                    spans.append(None if layout is None else layout["span"])
+                    leads.append(None if layout is None else layout["lead"])
+                    idles.append(None if layout is None else layout["idle"])
                     # Until another request, this process queues no GPU work (the checks below read
                     # and reset state through the driver), so the next call needs no take (a forced
                     # flush of CUPTI's buffers) of its own first. Were a record left, it would come
@@ -313,7 +316,7 @@ class Executor:
                 raise CallFailed(f"the call failed on the GPU: {exc}") from None
         reply = {"rc": rcs, "ms": times, "tail_ms": tails, "device": found}
         if cupti is not None:
-            reply["span_ms"] = spans
+            reply.update(span_ms=spans, lead_ms=leads, idle_ms=idles)
         return reply
 
     def _tensors(self, specs):

@@ -191,7 +191,7 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
     task, rng = ctx.task, timer.rng
     rcs = {}
     samples = {n: {"ms": [], "event_ms": [], "span_ms": [], "wall_ms": [], "excess_ms": [], "busy_ms": [],
-                   "tail_ms": []} for n in impls}
+                   "tail_ms": [], "lead_ms": [], "idle_ms": []} for n in impls}
     offsets = getattr(ctx, "event_offsets", None) or {}
     rechecks = Rechecks(ctx, timer.params)
     cand_reps = 0
@@ -221,6 +221,8 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
             s["excess_ms"].append(wall - ms)
             s["busy_ms"].append(busy)
             s["tail_ms"].append(_event_ms(reply, name, "tail_ms"))
+            s["lead_ms"].append(_span_ms(reply, "lead_ms", zero=True))
+            s["idle_ms"].append(_span_ms(reply, "idle_ms", zero=True))
         sample = ctx.device.clocks()
         if sample is not None:
             clocks.append(sample)
@@ -249,13 +251,15 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
                   scenario, seed_base, confirming, summary, kept)
 
 
-def _span_ms(reply):
-    """The call's span from CUPTI's records (executor.py), or None: absent, unreadable or not a time."""
-    spans = reply.get("span_ms")
+def _span_ms(reply, key="span_ms", zero=False):
+    """The call's span from CUPTI's records (executor.py), or None: absent, unreadable or not a time;
+    `key` lead_ms or idle_ms (zero=True: 0 is a time): how the span lay on the GPU."""
+    spans = reply.get(key)
     if not isinstance(spans, list) or len(spans) != 1:
         return None
     v = spans[0]
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1e6 else None
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and (0 <= v if zero else 0 < v) and v < 1e6
+    return float(v) if ok else None
 
 
 def _event_figure(offsets, name, ms):
@@ -303,6 +307,10 @@ def _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, seconds, scena
     timing["tail_ms"] = {k: median(s["tail_ms"]) for k, s in samples.items() if s["tail_ms"]}
     if clock == "cupti":
         timing["gap_ms"] = {k: median(s["gap_ms"]) for k, s in samples.items() if s.get("gap_ms")}
+        # How the spans lay on the GPU (the executors' own reading, shown, not judged): from the pad's
+        # end to the call's first work (what the pad did not cover), and the GPU idle inside the span.
+        for key in ("lead_ms", "idle_ms"):
+            timing[key] = {k: median(v) for k, s in samples.items() for v in [[x for x in s[key] if x is not None]] if v}
     if definite_failures(ctx, entry, rcs, rechecks, scenario):
         return None
     if cand and "baseline" in samples and samples["baseline"]["ms"]:

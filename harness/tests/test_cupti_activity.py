@@ -6,7 +6,8 @@ a scenario whose records are incomplete anywhere is timed by its events, every i
 import ctypes
 import struct
 
-from harness.cupti_activity import KIND_CONCURRENT_KERNEL, KIND_MEMCPY, KIND_MEMSET, call_span_ms, read_records
+from harness.cupti_activity import (KIND_CONCURRENT_KERNEL, KIND_MEMCPY, KIND_MEMSET, call_layout, call_span_ms,
+                                     read_records)
 from harness.executor_cuda_timing import choose_clock
 
 PAD = 0.1   # ms
@@ -47,6 +48,17 @@ def test_the_span_leaves_the_pad_out_and_runs_from_the_first_work_to_the_last():
     # two kernels with a gap between them (gaps inside the call count: the events hold them too)
     assert call_span_ms([("kernel", 104_000, 106_000), pad, ("kernel", 102_000, 103_000)], PAD) == 0.004
     assert call_span_ms([pad, ("memset", 101_000, 101_500)], PAD) == 0.0005
+
+
+def test_the_layout_says_what_the_pad_did_not_cover_and_where_the_gpu_idled_in_the_span():
+    pad = ("kernel", 0, 100_500)
+    # a memset, 1 us idle, a kernel overlapping a copy, 0.5 us idle, a kernel; the call's first record
+    # 2 us after the pad ended (the host was still queueing it)
+    got = call_layout([pad, ("memset", 102_500, 103_000), ("kernel", 104_000, 108_000),
+                       ("memcpy", 105_000, 109_000), ("kernel", 109_500, 110_500)], PAD)
+    assert got == {"span": 0.008, "idle": 0.0015, "lead": 0.002}
+    assert call_layout([("kernel", 5, 10), ("kernel", 5, 9)], 0.0) == {"span": 5e-6, "idle": 0.0, "lead": None}
+    assert call_layout([("kernel", 102_000, 103_000)], PAD) is None     # no pad record first
 
 
 def test_a_span_that_does_not_start_with_the_pad_is_not_read():

@@ -27,19 +27,35 @@ import sys
 import tempfile
 from pathlib import Path
 
-import torch
+from ..cupti_activity import Activity, call_layout, find_library, timestamp_step   # stdlib only
 
-from ..api import Unsupported
-from ..cupti import device_activity, kind_of, kineto_activity
-from ..cupti_activity import timestamp_step
-from ..build import build
-from ..devices import MAX_CLOCK_HZ, MIB
-from ..executor import _CTYPES
-from ..executor_pair import argtypes
-from ..errors import EnvironmentProblem, HarnessError, UsageError
-from ..scenarios import select_scenarios
-from ..stats import median
-from ..task import load_reference, load_task
+
+def _early_activity(argv):
+    """With --cupti-early (and --profiler cupti), CUPTI's records enabled before torch is imported,
+    as this program's first act: which order gives the fine timestamps is what tools/cupti_step.py
+    measures. (None otherwise, or when CUPTI cannot be enabled: evaluate() then says why.)"""
+    if "--cupti-early" not in argv:
+        return None
+    try:
+        return Activity(find_library())
+    except (OSError, RuntimeError, TypeError, AttributeError):
+        return None
+
+
+_EARLY = _early_activity(sys.argv[1:]) if __name__ == "__main__" else None
+
+import torch  # noqa: E402  (after CUPTI, when asked to)
+
+from ..api import Unsupported  # noqa: E402
+from ..cupti import device_activity, kind_of, kineto_activity  # noqa: E402
+from ..build import build  # noqa: E402
+from ..devices import MAX_CLOCK_HZ, MIB  # noqa: E402
+from ..executor import _CTYPES  # noqa: E402
+from ..executor_pair import argtypes  # noqa: E402
+from ..errors import EnvironmentProblem, HarnessError, UsageError  # noqa: E402
+from ..scenarios import select_scenarios  # noqa: E402
+from ..stats import median  # noqa: E402
+from ..task import load_reference, load_task  # noqa: E402
 
 TOLERANCE = 0.05          # issue 14: every per-scenario time within ±5 % of CUPTI's ...
 MEDIAN_TOLERANCE = 0.01   # ... and the median deviation within ±1 %
@@ -371,7 +387,13 @@ def _own_calls(call, calls, flush, pad_cycles, impl):
         torch.cuda.synchronize()
         raw = act.take()
         recs = sorted(((kind, kind, b / 1e3, e / 1e3) for kind, b, e in raw), key=lambda r: (r[2], r[3]))
-        mine.append(dict(call_figure(recs[1:] if pad_cycles else recs, i), step_ns=timestamp_step(raw)))
+        fig = dict(call_figure(recs[1:] if pad_cycles else recs, i), step_ns=timestamp_step(raw))
+        # How the call lay on the GPU, as the executors report it (timing.lead_ms, idle_ms): the pad
+        # (whatever its length: the first record here is it) to the first work, idle in the span.
+        layout = call_layout(raw, 1e-6 if pad_cycles else 0.0)
+        if layout is not None:
+            fig.update(idle_us=layout["idle"] * 1e3, lead_us=None if layout["lead"] is None else layout["lead"] * 1e3)
+        mine.append(fig)
     return _medians(mine)
 
 
@@ -399,8 +421,9 @@ def evaluate(args):
     # came in 0.25 us steps here, enabled after torch had started CUDA, while the executors' came in
     # 32 ns steps; timestamp_step_ns in the report says which this run saw.
     activity, cupti_error = None, None
-    if args.profiler == "cupti":
-        from ..cupti_activity import Activity, find_library
+    if args.profiler == "cupti" and _EARLY is not None:
+        activity = _EARLY
+    elif args.profiler == "cupti":
         path = find_library()
         if path is None:
             raise EnvironmentProblem("--profiler cupti: no libcupti found (harness/cupti_activity.py)")
@@ -441,6 +464,7 @@ def evaluate(args):
     return {"task": task.name, "candidate": str(args.candidate), "result": str(args.result),
             "calls": args.calls, "seed": args.seed, "pad_ms": args.pad_ms, "gpu": props.name,
             "profiler": args.profiler, "flush": args.flush, "flush_in": args.flush_in, "pad": args.pad,
+            "cupti_early": activity is not None and activity is _EARLY,
             "torch": torch.__version__, "rows": rows, "left_out": left_out,
             "timestamp_step_ns": _step(rows),
             "summary": {"span": summarize(rows, "span_ms"), "kernel_sum": summarize(rows, "kernel_sum_ms")}}
@@ -468,6 +492,8 @@ def _parser():
     p.add_argument("--pad", choices=["sleep", "harness"], default="sleep",
                    help="harness: the harness's own pad (every SM's thread slots, its native or peer length) "
                         "instead of torch.cuda._sleep's one thread for --pad-ms; needs --profiler cupti")
+    p.add_argument("--cupti-early", action="store_true",
+                   help="with --profiler cupti: CUPTI enabled before torch is imported (run as a program only)")
     p.add_argument("--json", help="write the report here")
     return p
 

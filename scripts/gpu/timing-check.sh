@@ -21,6 +21,8 @@
 #    (STEPS fidelity-like) step 3 under the harness's conditions (FID_TASKS picks the tasks);
 #    (STEPS aa-rms) the rmsnorm part of `aa` alone; (STEPS pytest-runtime) test_cuda.py's candidates
 #    caught at run time, which `pytest` leaves out.
+# 10. (STEPS cupti-step) CUPTI's timestamp steps by when a process enables it; (STEPS fidelity-early)
+#    fidelity-like with CUPTI enabled before torch; (STEPS fidelity-cudnn) flash's sq1000-sk113, 31 calls.
 # 2026-12-02's calls: "full aa fidelity-cond profkept fidelity-like" (502 s), "full kept aa-rms
 # fidelity-like" (348 s), "full kept quick fidelity-like pytest aa-rms" (342 s); docs/harness.md.
 # STEPS (default "profile full fidelity") picks parts, in order; quick: flash_attn_fwd's quick set.
@@ -84,7 +86,7 @@ fidelity-like)   # step 3 on CUPTI with the harness's conditions (flush from ano
     [ -f "$OUT/$t-full.json" ] || continue
     [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "fidelity-$t-like: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
     step fidelity-$t-like 200 "$PY" -m harness.tools.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
-      --result "$OUT/$t-full.json" --profiler cupti --calls 15 --flush-in other --pad harness \
+      --result "$OUT/$t-full.json" --profiler cupti --calls "${FID_CALLS:-15}" --flush-in other --pad harness \
       --json "$OUT/fidelity-$t-like.json"
   done ;;
 aa)   # identical code in three executors (candidate, twin, incumbent) over AA_RUNS evaluations: the
@@ -94,6 +96,22 @@ aa)   # identical code in three executors (candidate, twin, incumbent) over AA_R
     --out "$OUT/aa-rmsnorm"
   step aa-flash-quick 150 "$PY" -m harness.tools.aa_spread --task-dir $F --scenarios quick --runs "${AA_RUNS:-6}" \
     --out "$OUT/aa-flash-quick" ;;
+cupti-step)   # how fine CUPTI's timestamps are by when a process enables it (harness/tools/cupti_step.py)
+  step cupti-step 150 "$PY" -m harness.tools.cupti_step --json "$OUT/cupti-step.json" ;;
+fidelity-early)   # fidelity-like with CUPTI enabled before the tool imports torch (FID_TASKS, FID_CALLS)
+  for t in ${FID_TASKS:-rmsnorm flash}; do
+    dir=$R; [ $t = flash ] && dir=$F
+    [ -f "$OUT/$t-full.json" ] || continue
+    [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "fidelity-$t-early: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
+    step fidelity-$t-early 200 "$PY" -m harness.tools.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
+      --result "$OUT/$t-full.json" --profiler cupti --cupti-early --calls "${FID_CALLS:-15}" --flush-in other --pad harness \
+      --json "$OUT/fidelity-$t-early.json"
+  done ;;
+fidelity-cudnn)   # flash's Sq=1000 over Sk=113 scenarios, 31 calls each: how the peers' calls lie on the GPU
+  [ -f "$OUT/flash-full.json" ] || continue
+  step fidelity-cudnn 120 "$PY" -m harness.tools.cupti_fidelity --task-dir $F --candidate $F/baseline.cu \
+    --result "$OUT/flash-full.json" --profiler cupti --calls 31 --flush-in other --pad harness --scenarios sq1000-sk113 \
+    --json "$OUT/fidelity-cudnn.json" ;;
 aa-rms)   # rmsnorm's part of `aa` alone
   [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "aa-rms: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
   step $s 150 "$PY" -m harness.tools.aa_spread --task-dir $R --scenarios all --runs "${AA_RUNS:-6}" --out "$OUT/$s" ;;
