@@ -123,16 +123,23 @@ class Activity:
         return out
 
 
+STEPS_NS = (1000, 500, 250, 125, 64, 32, 16, 8)   # finer ones are all within the slack
+STEP_SLACK_NS = 2     # CUPTI converts the GPU's clock to the host's: a 32 ns step reads as 31-33 ns
+
+
 def timestamp_step(records):
-    """The largest step (ns) every timestamp of `records` [(kind, start ns, end ns)] is a multiple of,
-    counted from the first; 0 with fewer than two distinct timestamps. The executors' records on the
-    H200 came in 32 ns steps, a profiling tool's process there in 250 ns steps (docs/harness.md):
-    at 250 ns a 2.5 us kernel's figure moves in 10 % steps."""
-    stamps = [t for _, start, end in records for t in (start, end)]
-    step = 0
-    for t in stamps[1:]:
-        step = math.gcd(step, abs(t - stamps[0]))
-    return step
+    """The coarsest step (ns, of STEPS_NS) every record's duration of `records` [(kind, start ns, end
+    ns)] is a multiple of, within STEP_SLACK_NS; 1 when none is, 0 with no record of non-zero length.
+    Durations, not the stamps themselves: CUPTI maps the GPU's clock onto the host's, so stamps far
+    apart carry the mapping's drift, a record's two ends do not. The H200's records came in 32 ns
+    steps in the executors; at 250 ns a 2.5 us kernel's figure would move in 10 % steps."""
+    lengths = [end - start for _, start, end in records if end > start]
+    if not lengths:
+        return 0
+    for step in STEPS_NS:
+        if all(min(n % step, step - n % step) <= STEP_SLACK_NS for n in lengths):
+            return step
+    return 1
 
 
 def call_span_ms(records, pad_ms):

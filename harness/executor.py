@@ -22,6 +22,7 @@ import mmap
 import os
 import socket
 import struct
+import time
 import sys
 import traceback
 
@@ -200,8 +201,8 @@ class Executor:
             return f"unavailable: a 0.01 ms pad read {span} ms"
         g["cupti"] = act
         # How fine the GPU's timestamps are in this process (said in device_info.timing_clock).
-        for _ in range(4):
-            g["pad"].launch(0.003)
+        for i in range(8):
+            g["pad"].launch(0.003 + 0.0004 * i)
         g["drv"].synchronize()
         step = timestamp_step(act.take())
         return f"on, timestamps in {step} ns steps" if step else "on"
@@ -278,19 +279,22 @@ class Executor:
         parent bounds them by its own wall clock."""
         g = self.gpu
         drv, legacy, rcs, times, tails, found = g["drv"], 0x1, [], [], [], []
-        cupti, spans, leads, idles = g.get("cupti"), [], [], []
+        cupti, spans, leads, idles, hosts = g.get("cupti"), [], [], [], []
         for call in calls:
             try:
                 drv.synchronize()
                 if cupti is not None and not g.get("taken"):
                     _take(cupti)    # what ran before this call (nothing, right after the last call's take)
                 g["taken"] = False
+                t_pad = time.perf_counter()
                 if pad_ms > 0:
                     g["pad"].launch(pad_ms)
                 drv.record(g["start"], legacy)
             except RuntimeError as exc:
                 raise CallFailed(f"the device failed before the call: {exc}") from None
             rcs.append(call())
+            # From the pad's launch to the call's return: the host's queueing, which the pad must outlast.
+            hosts.append((time.perf_counter() - t_pad) * 1e3)
             try:
                 drv.record(g["end"], legacy)
                 drv.synchronize()
@@ -314,7 +318,7 @@ class Executor:
                 found += g["state"].check_and_reset(g["stream"])
             except RuntimeError as exc:   # a fault in the call: the context is unusable from here on
                 raise CallFailed(f"the call failed on the GPU: {exc}") from None
-        reply = {"rc": rcs, "ms": times, "tail_ms": tails, "device": found}
+        reply = {"rc": rcs, "ms": times, "tail_ms": tails, "device": found, "host_ms": hosts}
         if cupti is not None:
             reply.update(span_ms=spans, lead_ms=leads, idle_ms=idles)
         return reply

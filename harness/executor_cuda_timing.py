@@ -172,7 +172,7 @@ def _call(ctx, name, bs, timer, pad=True, calls=1):
     ex.running = name
     t0 = time.perf_counter_ns()
     # The CPU loop's request (one set here, `calls` times), with the pad before the call's events.
-    pad_ms = (PEER_PAD_MS if name.startswith("peer:") else PAD_MS) if pad else 0.0
+    pad_ms = _pad_ms(name) if pad else 0.0
     reply = ex.request(dict(_message(ctx, name, [bs] * calls, timer.scalars, timer.params), pad_ms=pad_ms))
     t1 = time.perf_counter_ns()
     ex.running = None
@@ -191,7 +191,7 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
     task, rng = ctx.task, timer.rng
     rcs = {}
     samples = {n: {"ms": [], "event_ms": [], "span_ms": [], "wall_ms": [], "excess_ms": [], "busy_ms": [],
-                   "tail_ms": [], "lead_ms": [], "idle_ms": []} for n in impls}
+                   "tail_ms": [], "lead_ms": [], "idle_ms": [], "host_ms": []} for n in impls}
     offsets = getattr(ctx, "event_offsets", None) or {}
     rechecks = Rechecks(ctx, timer.params)
     cand_reps = 0
@@ -223,6 +223,7 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
             s["tail_ms"].append(_event_ms(reply, name, "tail_ms"))
             s["lead_ms"].append(_span_ms(reply, "lead_ms", zero=True))
             s["idle_ms"].append(_span_ms(reply, "idle_ms", zero=True))
+            s["host_ms"].append(_span_ms(reply, "host_ms"))
         sample = ctx.device.clocks()
         if sample is not None:
             clocks.append(sample)
@@ -260,6 +261,10 @@ def _span_ms(reply, key="span_ms", zero=False):
     v = spans[0]
     ok = isinstance(v, (int, float)) and not isinstance(v, bool) and (0 <= v if zero else 0 < v) and v < 1e6
     return float(v) if ok else None
+
+
+def _pad_ms(name):
+    return PEER_PAD_MS if name.startswith("peer:") else PAD_MS
 
 
 def _event_figure(offsets, name, ms):
@@ -311,6 +316,11 @@ def _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, seconds, scena
         # end to the call's first work (what the pad did not cover), and the GPU idle inside the span.
         for key in ("lead_ms", "idle_ms"):
             timing[key] = {k: median(v) for k, s in samples.items() for v in [[x for x in s[key] if x is not None]] if v}
+    # The host's queueing of each call (the pad's launch to the call's return, the executor's reading):
+    # a call that outran its pad had its launches inside the time.
+    timing["host_ms"] = {k: median(v) for k, s in samples.items() for v in [[x for x in s["host_ms"] if x is not None]] if v}
+    timing["pad_outrun"] = {k: sum(1 for x in s["host_ms"] if x is not None and x > _pad_ms(k))
+                            for k, s in samples.items()}
     if definite_failures(ctx, entry, rcs, rechecks, scenario):
         return None
     if cand and "baseline" in samples and samples["baseline"]["ms"]:

@@ -21,7 +21,6 @@ import contextlib
 import ctypes
 import hashlib
 import json
-import math
 import os
 import sys
 import tempfile
@@ -377,13 +376,19 @@ def _own_calls(call, calls, flush, pad_cycles, impl):
     (harness/cupti_activity.py): the records between two takes are the pad and the call."""
     src, dst, how, act = flush
     mine = []
+    # With the harness's pad, the harness's sequence: pad, start event, the call, end event (legacy stream)
+    events = None if isinstance(pad_cycles, int) else (pad_cycles.drv, pad_cycles.drv.event(), pad_cycles.drv.event())
     for i in range(calls):
         torch.cuda.synchronize()
         _flush(src, dst, how)
         torch.cuda.synchronize()
         act.take()
         _pad(pad_cycles, impl)
+        if events:
+            events[0].record(events[1], 0x1)
         call()
+        if events:
+            events[0].record(events[2], 0x1)
         torch.cuda.synchronize()
         raw = act.take()
         recs = sorted(((kind, kind, b / 1e3, e / 1e3) for kind, b, e in raw), key=lambda r: (r[2], r[3]))
@@ -398,13 +403,10 @@ def _own_calls(call, calls, flush, pad_cycles, impl):
 
 
 def _step(rows):
-    """The timestamps' step over every call read on its own (None with torch.profiler)."""
-    step = None
-    for r in rows:
-        for c in r.get("calls") or []:
-            if c.get("step_ns"):
-                step = math.gcd(step or 0, c["step_ns"])
-    return step
+    """The timestamps' step over every call read on its own: the finest any call's durations showed
+    (a call's few durations may all fall on a coarser step by chance; None with torch.profiler)."""
+    steps = [c["step_ns"] for r in rows for c in r.get("calls") or [] if c.get("step_ns")]
+    return min(steps) if steps else None
 
 
 def evaluate(args):
@@ -491,7 +493,8 @@ def _parser():
                         "makes it (the call's context switched back in first); needs --profiler cupti")
     p.add_argument("--pad", choices=["sleep", "harness"], default="sleep",
                    help="harness: the harness's own pad (every SM's thread slots, its native or peer length) "
-                        "instead of torch.cuda._sleep's one thread for --pad-ms; needs --profiler cupti")
+                        "and events around the call, as the executors make them, instead of torch.cuda._sleep's "
+                        "one thread for --pad-ms; needs --profiler cupti")
     p.add_argument("--cupti-early", action="store_true",
                    help="with --profiler cupti: CUPTI enabled before torch is imported (run as a program only)")
     p.add_argument("--json", help="write the report here")

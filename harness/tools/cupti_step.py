@@ -8,8 +8,9 @@ steps. Each order below runs in a fresh process: CUPTI's activity records enable
 is imported, (b) after the import and before CUDA starts, (c) after torch started CUDA (the peers'
 executor's order, and the fidelity tool's before 2026-12-02), (d) with no torch, after the driver's
 primary context and the harness's pad (the native executors' order). In each: 16 of the harness's
-pads (3-6 us) and, with torch, 16 small torch kernels, each alone and each flushed from another
-process's context first when --other is given. Printed: the step of each kind's timestamps.
+pads (3-6 us) and, with torch, 16 small torch kernels three ways, each flushed from another
+process's context first when --other is given: alone, after the pad, and after the pad and an event
+(as the executors call). Printed: the step of each one's durations (cupti_activity.timestamp_step).
 """
 
 import argparse
@@ -50,8 +51,7 @@ def probe(order, other):
         from .cupti_fidelity import OtherProcess
         flusher = OtherProcess(64 << 20)
     out = {"order": order, "other": other}
-    pads, kernels = [], []
-    x = torch.randn(4096, device="cuda") if torch is not None else None
+    pads = []
     for i in range(16):
         if flusher:
             flusher.flush()
@@ -59,20 +59,34 @@ def probe(order, other):
         pad.launch(0.003 + 0.0002 * i)
         drv.synchronize()
         pads += act.take()
-        if x is not None:
-            if flusher:
-                flusher.flush()
-            act.take()
-            x.add_(1.0)
-            torch.cuda.synchronize()
-            kernels += act.take()
-    if flusher:
-        flusher.close()
     out["pad_step_ns"] = _step_of(pads)
     out["pad_us"] = [round((e - s) / 1e3, 3) for _, s, e in pads[:6]]
-    if kernels:
-        out["torch_step_ns"] = _step_of(kernels)
-        out["torch_us"] = [round((e - s) / 1e3, 3) for _, s, e in kernels[:6]]
+    if torch is not None:
+        x = torch.randn(4096, device="cuda")
+        start, end = drv.event(), drv.event()
+        # A small kernel alone, after the harness's pad (as the fidelity tool calls), and after the pad
+        # and an event (as the executors' timed calls are made): the kernel's own records only.
+        for how in ("alone", "after-pad", "after-pad-event"):
+            kernels = []
+            for _ in range(16):
+                if flusher:
+                    flusher.flush()
+                drv.synchronize()
+                act.take()
+                if how != "alone":
+                    pad.launch(0.1)
+                if how == "after-pad-event":
+                    drv.record(start, 0x1)
+                x.add_(1.0)
+                if how == "after-pad-event":
+                    drv.record(end, 0x1)
+                torch.cuda.synchronize()
+                recs = sorted(act.take(), key=lambda r: r[1])
+                kernels += recs[1:] if how != "alone" else recs
+            out[f"torch_{how}_step_ns"] = _step_of(kernels)
+            out[f"torch_{how}_us"] = [round((e - s) / 1e3, 3) for _, s, e in kernels[:6]]
+    if flusher:
+        flusher.close()
     return out
 
 
