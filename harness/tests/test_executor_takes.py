@@ -29,9 +29,10 @@ class _Cupti:
     """Records queued as the executor launches; take() returns and clears them, counting takes."""
 
     def __init__(self):
-        self.records, self.takes, self.t, self.gap = [], 0, 0, 1000
+        self.records, self.takes, self.t, self.gap, self.step = [], 0, 0, 1000, 1
 
     def run(self, ns):
+        ns = round(ns / self.step) * self.step      # the GPU clock's step
         self.records.append(("kernel", self.t, self.t + ns))
         self.t += ns + self.gap
 
@@ -91,7 +92,7 @@ def test_work_left_between_two_calls_costs_the_second_its_span_and_is_never_coun
 
 def test_the_executor_says_how_fine_its_timestamps_are(monkeypatch):
     ex, cupti = _executor()
-    cupti.gap = 1250                                # every timestamp 250 ns steps apart, not 500
+    cupti.step = 250                                # the pads' lengths in 250 ns steps
     monkeypatch.setattr(ex_mod, "Activity", lambda path: cupti)
     g = ex.gpu
     del g["cupti"]
