@@ -279,7 +279,7 @@ class Executor:
         parent bounds them by its own wall clock."""
         g = self.gpu
         drv, legacy, rcs, times, tails, found = g["drv"], 0x1, [], [], [], []
-        cupti, spans, leads, idles, hosts = g.get("cupti"), [], [], [], []
+        cupti, spans, leads, idles, hosts, before = g.get("cupti"), [], [], [], [], []
         for call in calls:
             try:
                 drv.synchronize()
@@ -292,6 +292,7 @@ class Executor:
                 drv.record(g["start"], legacy)
             except RuntimeError as exc:
                 raise CallFailed(f"the device failed before the call: {exc}") from None
+            before.append((time.perf_counter() - t_pad) * 1e3)
             rcs.append(call())
             # From the pad's launch to the call's return: the host's queueing, which the pad must outlast.
             hosts.append((time.perf_counter() - t_pad) * 1e3)
@@ -318,7 +319,8 @@ class Executor:
                 found += g["state"].check_and_reset(g["stream"])
             except RuntimeError as exc:   # a fault in the call: the context is unusable from here on
                 raise CallFailed(f"the call failed on the GPU: {exc}") from None
-        reply = {"rc": rcs, "ms": times, "tail_ms": tails, "device": found, "host_ms": hosts}
+        reply = {"rc": rcs, "ms": times, "tail_ms": tails, "device": found, "host_ms": hosts,
+                 "before_ms": before}
         if cupti is not None:
             reply.update(span_ms=spans, lead_ms=leads, idle_ms=idles)
         return reply

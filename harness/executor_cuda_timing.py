@@ -48,7 +48,11 @@ PAD_MS = 0.1
 # The peers' calls go through PyTorch's dispatch (SDPA picks and plans a backend) before their kernel
 # is queued: on the H200 the flash peer's smallest scenarios read 2.8-5.4 us over CUPTI with a
 # 0.1 ms pad, the kernel arriving after the pad had ended; a longer pad keeps that out of the time.
-PEER_PAD_MS = 0.4
+# 0.4 ms was not enough on 2026-12-02: cuDNN's SDPA calls took 345-357 us of the host from the pad's
+# launch to their return (timing.host_ms), 1-3 calls of 20 outran the pad, and the GPU idled 0.8 us
+# longer between cuDNN's memset and its kernel than in a plain process (tools/cupti_fidelity.py).
+# Only the peers' evaluations pay it (their figures are kept per GPU afterwards).
+PEER_PAD_MS = 1.0
 # How much more the candidate's requests may cost outside its events, and how much longer the GPU
 # may stay busy after its answers, than the baseline's (median over the loop), with a margin
 # relative to the kernel for long kernels. Measured on the H200 (2026-12-01, docs/harness.md): a
@@ -191,7 +195,8 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
     task, rng = ctx.task, timer.rng
     rcs = {}
     samples = {n: {"ms": [], "event_ms": [], "span_ms": [], "wall_ms": [], "excess_ms": [], "busy_ms": [],
-                   "tail_ms": [], "lead_ms": [], "idle_ms": [], "host_ms": []} for n in impls}
+                   "tail_ms": [], "lead_ms": [], "idle_ms": [], "host_ms": [], "before_ms": []}
+               for n in impls}
     offsets = getattr(ctx, "event_offsets", None) or {}
     rechecks = Rechecks(ctx, timer.params)
     cand_reps = 0
@@ -224,6 +229,7 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
             s["lead_ms"].append(_span_ms(reply, "lead_ms", zero=True))
             s["idle_ms"].append(_span_ms(reply, "idle_ms", zero=True))
             s["host_ms"].append(_span_ms(reply, "host_ms"))
+            s["before_ms"].append(_span_ms(reply, "before_ms"))
         sample = ctx.device.clocks()
         if sample is not None:
             clocks.append(sample)
@@ -318,7 +324,8 @@ def _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, seconds, scena
             timing[key] = {k: median(v) for k, s in samples.items() for v in [[x for x in s[key] if x is not None]] if v}
     # The host's queueing of each call (the pad's launch to the call's return, the executor's reading):
     # a call that outran its pad had its launches inside the time.
-    timing["host_ms"] = {k: median(v) for k, s in samples.items() for v in [[x for x in s["host_ms"] if x is not None]] if v}
+    for key in ("host_ms", "before_ms"):    # before_ms: the pad's launch and the start event alone
+        timing[key] = {k: median(v) for k, s in samples.items() for v in [[x for x in s[key] if x is not None]] if v}
     timing["pad_outrun"] = {k: sum(1 for x in s["host_ms"] if x is not None and x > _pad_ms(k))
                             for k, s in samples.items()}
     if definite_failures(ctx, entry, rcs, rechecks, scenario):

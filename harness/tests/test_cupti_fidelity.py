@@ -70,10 +70,10 @@ def test_calls_go_to_implementations_in_order_with_medians_in_ms():
 class _Event:
     """A kineto event as torch 2.x (ns=True) or 1.13 exposes it."""
 
-    def __init__(self, name, start_us, length_us, device=DeviceType.CUDA, ns=True, annotation=False):
+    def __init__(self, name, start_us, length_us, device=DeviceType.CUDA, ns=True, annotation=False, start_ns=None):
         self._name, self._device, self._annotation = name, device, annotation
         if ns:
-            self.start_ns = lambda: int(start_us * 1000)
+            self.start_ns = lambda: int(start_us * 1000) if start_ns is None else start_ns
             self.duration_ns = lambda: int(length_us * 1000)
             self.is_user_annotation = lambda: annotation
         else:
@@ -87,11 +87,27 @@ class _Event:
         return self._device
 
 
-def test_kineto_events_of_either_torch_are_read_in_microseconds():
+def test_kineto_events_of_either_torch_are_read_in_microseconds_from_the_first():
     events = [_Event("k", 1.5, 2.25), _Event("k13", 7, 3, ns=False), _Event("aten::mm", 0, 9, DeviceType.CPU),
               _Event("gpu range", 0, 50, annotation=True), _Event(FLUSH, 20, 5)]
     assert cf.kineto_activity(events, DeviceType.CUDA) == [
-        ("k", "kernel", 1.5, 3.75), ("k13", "kernel", 7.0, 10.0), (FLUSH, "flush", 20.0, 25.0)]
+        ("k", "kernel", 0.0, 2.25), ("k13", "kernel", 5.5, 8.5), (FLUSH, "flush", 18.5, 23.5)]
+
+
+def test_kineto_stamps_since_1970_keep_their_nanoseconds():
+    # CUPTI's stamps are ns since the epoch: as a float of us (1.76e15) they would move in 0.25 us
+    # steps, and a 2.176 us kernel would read 2.0 or 2.25 (the fidelity tool's bug until 2026-12-02)
+    t = 1_764_662_400_123_456_789
+    events = [_Event("pad", 0, 100.0, start_ns=t), _Event("k", 0, 2.176, start_ns=t + 102_528)]
+    (_, _, s0, e0), (_, _, s1, e1) = cf.kineto_activity(events, DeviceType.CUDA)
+    assert (s0, e0, s1) == (0.0, 100.0, 102.528) and abs((e1 - s1) - 2.176) < 1e-9
+
+
+def test_cuptis_own_records_keep_their_nanoseconds():
+    t = 1_764_662_400_123_456_789
+    recs = cf.records_us([("kernel", t + 102_528, t + 104_704), ("kernel", t, t + 100_000)])
+    assert recs[0] == ("kernel", "kernel", 0.0, 100.0)
+    assert recs[1][2] == 102.528 and abs(cf.call_figure(recs[1:], 0)["span_us"] - 2.176) < 1e-9
 
 
 def test_kineto_events_of_the_installed_torch_are_read():
@@ -100,7 +116,7 @@ def test_kineto_events_of_the_installed_torch_are_read():
         torch.mm(a, b)
     mm = [x for x in cf.kineto_activity(prof.profiler.kineto_results.events(), DeviceType.CPU)
           if x[0] == "aten::mm"]
-    assert len(mm) == 1 and mm[0][1] == "kernel" and mm[0][3] > mm[0][2] > 0
+    assert len(mm) == 1 and mm[0][1] == "kernel" and mm[0][3] > mm[0][2] >= 0
     assert cf.device_activity(prof) == []   # no GPU here, or no GPU work
 
 

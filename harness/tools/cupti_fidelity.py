@@ -24,6 +24,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from ..cupti_activity import Activity, call_layout, find_library, timestamp_step   # stdlib only
@@ -371,6 +372,14 @@ def _pad(pad, impl):
     pad.launch(PAD_MS if impl in ("candidate", "baseline") else PEER_PAD_MS)
 
 
+def records_us(raw):
+    """CUPTI's records [(kind, start ns, end ns)] -> [(kind, kind, start us, end us)] in order, in us
+    from the first: the stamps are ns since 1970, and a float of microseconds that large moves in
+    0.25 us steps (every call read in 0.25 us steps until 2026-12-02)."""
+    base = min((b for _, b, _ in raw), default=0)
+    return sorted(((kind, kind, (b - base) / 1e3, (e - base) / 1e3) for kind, b, e in raw), key=lambda r: (r[2], r[3]))
+
+
 def _own_calls(call, calls, flush, pad_cycles, impl):
     """`calls` flushed and padded calls of one implementation, each read from CUPTI on its own
     (harness/cupti_activity.py): the records between two takes are the pad and the call."""
@@ -383,16 +392,18 @@ def _own_calls(call, calls, flush, pad_cycles, impl):
         _flush(src, dst, how)
         torch.cuda.synchronize()
         act.take()
+        t_pad = time.perf_counter()
         _pad(pad_cycles, impl)
         if events:
             events[0].record(events[1], 0x1)
         call()
+        host_us = (time.perf_counter() - t_pad) * 1e6     # as the executors' host_ms
         if events:
             events[0].record(events[2], 0x1)
         torch.cuda.synchronize()
         raw = act.take()
-        recs = sorted(((kind, kind, b / 1e3, e / 1e3) for kind, b, e in raw), key=lambda r: (r[2], r[3]))
-        fig = dict(call_figure(recs[1:] if pad_cycles else recs, i), step_ns=timestamp_step(raw))
+        recs = records_us(raw)
+        fig = dict(call_figure(recs[1:] if pad_cycles else recs, i), step_ns=timestamp_step(raw), host_us=host_us)
         # How the call lay on the GPU, as the executors report it (timing.lead_ms, idle_ms): the pad
         # (whatever its length: the first record here is it) to the first work, idle in the span.
         layout = call_layout(raw, 1e-6 if pad_cycles else 0.0)

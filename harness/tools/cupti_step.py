@@ -17,6 +17,7 @@ import argparse
 import json
 import subprocess
 import sys
+import time
 
 ORDERS = ("before-import", "after-import", "after-init", "driver")
 
@@ -67,24 +68,33 @@ def probe(order, other):
         # A small kernel alone, after the harness's pad (as the fidelity tool calls), and after the pad
         # and an event (as the executors' timed calls are made): the kernel's own records only.
         for how in ("alone", "after-pad", "after-pad-event"):
-            kernels = []
+            kernels, phases = [], []
             for _ in range(16):
                 if flusher:
                     flusher.flush()
                 drv.synchronize()
                 act.take()
+                t = [time.perf_counter()]
                 if how != "alone":
                     pad.launch(0.1)
+                t.append(time.perf_counter())
                 if how == "after-pad-event":
                     drv.record(start, 0x1)
+                t.append(time.perf_counter())
                 x.add_(1.0)
+                t.append(time.perf_counter())
                 if how == "after-pad-event":
                     drv.record(end, 0x1)
+                t.append(time.perf_counter())
                 torch.cuda.synchronize()
+                phases.append([(b - a) * 1e6 for a, b in zip(t, t[1:])])
                 recs = sorted(act.take(), key=lambda r: r[1])
                 kernels += recs[1:] if how != "alone" else recs
             out[f"torch_{how}_step_ns"] = _step_of(kernels)
             out[f"torch_{how}_us"] = [round((e - s) / 1e3, 3) for _, s, e in kernels[:6]]
+            # The host's time (us, median of 16) in: the pad's launch, the start event, the kernel's
+            # launch, the end event (the executors' host_ms is the first three)
+            out[f"torch_{how}_host_us"] = [round(sorted(p[j] for p in phases)[8], 1) for j in range(4)]
     if flusher:
         flusher.close()
     return out
