@@ -104,3 +104,11 @@ def test_spans_a_candidate_sends_when_cupti_was_not_asked_for_are_not_used():
     assert choose_clock(ctx, samples) == "events"
     assert [round(v, 7) for v in samples["candidate"]["ms"]] == [0.01, 0.0101]
     assert ctx.messages == []
+
+
+def test_the_layout_a_reply_gives_is_read_only_as_times():
+    from harness.executor_cuda_timing import _span_ms
+    assert _span_ms({"lead_ms": [0.0]}, "lead_ms", zero=True) == 0.0
+    assert _span_ms({"span_ms": [0.0]}) is None                    # a span of nothing is no span
+    for bad in ([True], [-0.001], ["1"], [0.1, 0.2], 0.1, [1e9]):
+        assert _span_ms({"idle_ms": bad}, "idle_ms", zero=True) is None

@@ -22,6 +22,7 @@ import ctypes
 import hashlib
 import json
 import os
+import random
 import sys
 import tempfile
 import time
@@ -259,14 +260,26 @@ def _native(fn, argv):
         raise FidelityError(f"returned {rc}")
 
 
-def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush):
+def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placements=1):
     """Rows for one scenario: warm-up calls (a peer that is Unsupported is left out), then under one
-    profiler `calls` flushed and padded calls of each implementation in turn."""
+    profiler `calls` flushed and padded calls of each implementation in turn. With placements > 1
+    (CUPTI read in-process only), that many copies of the inputs and outputs lie at different
+    addresses, 2-32 MiB apart, and the calls take them in turn, as the harness's rounds draw
+    theirs from slots spread over its arena (executor_memory.slot_stride): what a kernel of a few
+    microseconds costs depends on where its few lines lie."""
     inputs = ref.make_inputs(dict(sc.params), seed, "cuda")
     shapes = ref.output_shapes(dict(sc.params))
-    outs = {a.name: torch.empty(tuple(shapes[a.name]), dtype=getattr(torch, a.dtype), device="cuda")
-            for a in task.outputs()}
+
+    def outputs():
+        return {a.name: torch.empty(tuple(shapes[a.name]), dtype=getattr(torch, a.dtype), device="cuda")
+                for a in task.outputs()}
+    outs = outputs()
     callers = _callers(task, ref, libs, sc, times, inputs, outs)
+    placed, spacers = [callers], []
+    rng = random.Random(seed)
+    for _ in range(1, placements if flush[3] is not None else 1):
+        spacers.append(torch.empty(rng.randint(1, 16) * (2 << 20), dtype=torch.uint8, device="cuda"))
+        placed.append(_callers(task, ref, libs, sc, times, {k: v.clone() for k, v in inputs.items()}, outputs()))
     rows, live = [], []
     for impl, call in callers.items():
         row = {"id": sc.id, "impl": impl, "harness_ms": times[impl]}
@@ -282,7 +295,7 @@ def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush):
     src, dst, how, activity = flush
     if activity is not None:   # CUPTI read by the harness's own module: every call on its own
         try:
-            figures = {impl: _own_calls(callers[impl], calls, flush, pad_cycles, impl) for impl in live}
+            figures = {impl: _own_calls([c[impl] for c in placed], calls, flush, pad_cycles, impl) for impl in live}
         except Exception as exc:
             figures = {impl: {"error": f"{type(exc).__name__}: {exc}"} for impl in live}
         return _rows(rows, figures)
@@ -380,9 +393,10 @@ def records_us(raw):
     return sorted(((kind, kind, (b - base) / 1e3, (e - base) / 1e3) for kind, b, e in raw), key=lambda r: (r[2], r[3]))
 
 
-def _own_calls(call, calls, flush, pad_cycles, impl):
+def _own_calls(placed, calls, flush, pad_cycles, impl):
     """`calls` flushed and padded calls of one implementation, each read from CUPTI on its own
-    (harness/cupti_activity.py): the records between two takes are the pad and the call."""
+    (harness/cupti_activity.py): the records between two takes are the pad and the call; call i
+    runs on placement i mod len(placed) ([a function making one call] per placement)."""
     src, dst, how, act = flush
     mine = []
     # With the harness's pad, the harness's sequence: pad, start event, the call, end event (legacy stream)
@@ -396,7 +410,7 @@ def _own_calls(call, calls, flush, pad_cycles, impl):
         _pad(pad_cycles, impl)
         if events:
             events[0].record(events[1], 0x1)
-        call()
+        placed[i % len(placed)]()
         host_us = (time.perf_counter() - t_pad) * 1e6     # as the executors' host_ms
         if events:
             events[0].record(events[2], 0x1)
@@ -473,11 +487,11 @@ def evaluate(args):
             libs["baseline"] = _library(task, task.baseline.read_bytes(), "baseline", tmp)
         for i, (sc, times) in enumerate(planned):
             print(f"[{i + 1}/{len(planned)}] {sc.id}", file=sys.stderr, flush=True)
-            rows += measure(task, ref, libs, sc, times, args.calls, args.seed, pad_cycles, flush)
+            rows += measure(task, ref, libs, sc, times, args.calls, args.seed, pad_cycles, flush, args.placements)
     return {"task": task.name, "candidate": str(args.candidate), "result": str(args.result),
             "calls": args.calls, "seed": args.seed, "pad_ms": args.pad_ms, "gpu": props.name,
             "profiler": args.profiler, "flush": args.flush, "flush_in": args.flush_in, "pad": args.pad,
-            "cupti_early": activity is not None and activity is _EARLY,
+            "cupti_early": activity is not None and activity is _EARLY, "placements": args.placements,
             "torch": torch.__version__, "rows": rows, "left_out": left_out,
             "timestamp_step_ns": _step(rows),
             "summary": {"span": summarize(rows, "span_ms"), "kernel_sum": summarize(rows, "kernel_sum_ms")}}
@@ -506,6 +520,9 @@ def _parser():
                    help="harness: the harness's own pad (every SM's thread slots, its native or peer length) "
                         "and events around the call, as the executors make them, instead of torch.cuda._sleep's "
                         "one thread for --pad-ms; needs --profiler cupti")
+    p.add_argument("--placements", type=int, default=1,
+                   help="with --profiler cupti: copies of the inputs and outputs at different addresses, the calls "
+                        "taking them in turn (as the harness's rounds draw spread slots)")
     p.add_argument("--cupti-early", action="store_true",
                    help="with --profiler cupti: CUPTI enabled before torch is imported (run as a program only)")
     p.add_argument("--json", help="write the report here")
@@ -515,8 +532,8 @@ def _parser():
 
 def main(argv=None):
     args = _parser().parse_args(argv)
-    if args.calls < 1:
-        print("cupti_fidelity: --calls must be at least 1", file=sys.stderr)
+    if args.calls < 1 or args.placements < 1:
+        print("cupti_fidelity: --calls and --placements must be at least 1", file=sys.stderr)
         return UsageError.exit_code
     try:
         report = evaluate(args)

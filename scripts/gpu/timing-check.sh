@@ -22,7 +22,8 @@
 #    (STEPS aa-rms) the rmsnorm part of `aa` alone; (STEPS pytest-runtime) test_cuda.py's candidates
 #    caught at run time, which `pytest` leaves out.
 # 10. (STEPS cupti-step) CUPTI's timestamp steps by when a process enables it; (STEPS fidelity-early)
-#    fidelity-like with CUPTI enabled before torch; (STEPS fidelity-cudnn) flash's sq1000-sk113, 31 calls.
+#    fidelity-like with CUPTI enabled before torch; (STEPS fidelity-cudnn) flash's sq1000-sk113, 31 calls;
+#    (STEPS rms) rmsnorm full, then kept; FID_PLACEMENTS: the tool's copies of the inputs (--placements).
 # 2026-12-02's calls: "full aa fidelity-cond profkept fidelity-like" (502 s), "full kept aa-rms
 # fidelity-like" (348 s), "full kept quick fidelity-like pytest aa-rms" (342 s); docs/harness.md.
 # STEPS (default "profile full fidelity") picks parts, in order; quick: flash_attn_fwd's quick set.
@@ -42,6 +43,11 @@ full)
     --json "$OUT/rmsnorm-full.json" --table --timeout 65
   step flash-full 215 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu \
     --json "$OUT/flash-full.json" --table --timeout 203 ;;
+rms)   # rmsnorm's full evaluation twice, the second with the peers' figures kept (repeatability)
+  step rmsnorm-full 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu \
+    --json "$OUT/rmsnorm-full.json" --table --timeout 65
+  step rmsnorm-full-kept 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu \
+    --json "$OUT/rmsnorm-full-kept.json" --table --timeout 65 ;;
 kept)
   step rmsnorm-full-kept 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu \
     --json "$OUT/rmsnorm-full-kept.json" --table --timeout 65
@@ -87,7 +93,7 @@ fidelity-like)   # step 3 on CUPTI with the harness's conditions (flush from ano
     [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "fidelity-$t-like: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
     step fidelity-$t-like 200 "$PY" -m harness.tools.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
       --result "$OUT/$t-full.json" --profiler cupti --calls "${FID_CALLS:-15}" --flush-in other --pad harness \
-      --json "$OUT/fidelity-$t-like.json"
+      --placements "${FID_PLACEMENTS:-1}" --json "$OUT/fidelity-$t-like.json"
   done ;;
 aa)   # identical code in three executors (candidate, twin, incumbent) over AA_RUNS evaluations: the
       # offsets an evaluation's rounds cannot show (harness/tools/aa_spread.py; on the CPU they were
@@ -163,7 +169,7 @@ import json, sys
 from pathlib import Path
 out = Path(sys.argv[1])
 for p in sorted(out.glob("*.json")):
-    if p.name.startswith(("fidelity", "adversarial")) or p.name.endswith("-prof.json"):
+    if p.name.startswith(("fidelity", "adversarial", "cupti-step")) or p.name.endswith("-prof.json"):
         continue
     r = json.loads(p.read_text())
     s = r["summary"]
