@@ -22,8 +22,8 @@ import mmap
 import os
 import socket
 import struct
-import time
 import sys
+import time
 import traceback
 
 from .cupti_activity import Activity, call_layout, call_span_ms, timestamp_step
