@@ -28,35 +28,19 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..cupti_activity import Activity, call_layout, find_library, timestamp_step   # stdlib only
+import torch
 
-
-def _early_activity(argv):
-    """With --cupti-early (and --profiler cupti), CUPTI's records enabled before torch is imported,
-    as this program's first act: which order gives the fine timestamps is what tools/cupti_step.py
-    measures. (None otherwise, or when CUPTI cannot be enabled: evaluate() then says why.)"""
-    if "--cupti-early" not in argv:
-        return None
-    try:
-        return Activity(find_library())
-    except (OSError, RuntimeError, TypeError, AttributeError):
-        return None
-
-
-_EARLY = _early_activity(sys.argv[1:]) if __name__ == "__main__" else None
-
-import torch  # noqa: E402  (after CUPTI, when asked to)
-
-from ..api import Unsupported  # noqa: E402
-from ..cupti import device_activity, kind_of, kineto_activity  # noqa: E402
-from ..build import build  # noqa: E402
-from ..devices import MAX_CLOCK_HZ, MIB  # noqa: E402
-from ..executor import _CTYPES  # noqa: E402
-from ..executor_pair import argtypes  # noqa: E402
-from ..errors import EnvironmentProblem, HarnessError, UsageError  # noqa: E402
-from ..scenarios import select_scenarios  # noqa: E402
-from ..stats import median  # noqa: E402
-from ..task import load_reference, load_task  # noqa: E402
+from ..api import Unsupported
+from ..cupti import device_activity, kind_of, kineto_activity
+from ..cupti_activity import Activity, call_layout, find_library, timestamp_step
+from ..build import build
+from ..devices import MAX_CLOCK_HZ, MIB
+from ..executor import _CTYPES
+from ..executor_pair import argtypes
+from ..errors import EnvironmentProblem, HarnessError, UsageError
+from ..scenarios import select_scenarios
+from ..stats import median
+from ..task import load_reference, load_task
 
 TOLERANCE = 0.05          # issue 14: every per-scenario time within ±5 % of CUPTI's ...
 MEDIAN_TOLERANCE = 0.01   # ... and the median deviation within ±1 %
@@ -444,13 +428,10 @@ def evaluate(args):
         raise UsageError(f"--candidate: {exc}") from None
     result = _read_result(args.result, task, source)
     planned, left_out = plan(task, result, args.scenarios)
-    # CUPTI enabled before this process's CUDA runtime starts. On the H200 (2026-12-02) its records
-    # came in 0.25 us steps here, enabled after torch had started CUDA, while the executors' came in
-    # 32 ns steps; timestamp_step_ns in the report says which this run saw.
+    # CUPTI enabled before this process's CUDA runtime starts (on the H200 its steps are 32 ns whatever
+    # the order, tools/cupti_step.py); timestamp_step_ns in the report says what this run saw.
     activity, cupti_error = None, None
-    if args.profiler == "cupti" and _EARLY is not None:
-        activity = _EARLY
-    elif args.profiler == "cupti":
+    if args.profiler == "cupti":
         path = find_library()
         if path is None:
             raise EnvironmentProblem("--profiler cupti: no libcupti found (harness/cupti_activity.py)")
@@ -491,7 +472,7 @@ def evaluate(args):
     return {"task": task.name, "candidate": str(args.candidate), "result": str(args.result),
             "calls": args.calls, "seed": args.seed, "pad_ms": args.pad_ms, "gpu": props.name,
             "profiler": args.profiler, "flush": args.flush, "flush_in": args.flush_in, "pad": args.pad,
-            "cupti_early": activity is not None and activity is _EARLY, "placements": args.placements,
+            "placements": args.placements,
             "torch": torch.__version__, "rows": rows, "left_out": left_out,
             "timestamp_step_ns": _step(rows),
             "summary": {"span": summarize(rows, "span_ms"), "kernel_sum": summarize(rows, "kernel_sum_ms")}}
@@ -523,8 +504,6 @@ def _parser():
     p.add_argument("--placements", type=int, default=1,
                    help="with --profiler cupti: copies of the inputs and outputs at different addresses, the calls "
                         "taking them in turn (as the harness's rounds draw spread slots)")
-    p.add_argument("--cupti-early", action="store_true",
-                   help="with --profiler cupti: CUPTI enabled before torch is imported (run as a program only)")
     p.add_argument("--json", help="write the report here")
     return p
 

@@ -21,8 +21,8 @@
 #    (STEPS fidelity-like) step 3 under the harness's conditions (FID_TASKS picks the tasks);
 #    (STEPS aa-rms) the rmsnorm part of `aa` alone; (STEPS pytest-runtime) test_cuda.py's candidates
 #    caught at run time, which `pytest` leaves out.
-# 10. (STEPS cupti-step) CUPTI's timestamp steps by when a process enables it; (STEPS fidelity-early)
-#    fidelity-like with CUPTI enabled before torch; (STEPS fidelity-cudnn) flash's sq1000-sk113, 31 calls;
+# 10. (STEPS cupti-step) CUPTI's timestamp steps by when a process enables it, and the host's cost of
+#    a launch after a take; (STEPS fidelity-cudnn) flash's sq1000-sk113, 31 calls;
 #    (STEPS rms) rmsnorm full, then kept; FID_PLACEMENTS: the tool's copies of the inputs (--placements).
 # 2026-12-02's calls: "full aa fidelity-cond profkept fidelity-like" (502 s), "full kept aa-rms
 # fidelity-like" (348 s), "full kept quick fidelity-like pytest aa-rms" (342 s); docs/harness.md.
@@ -104,15 +104,6 @@ aa)   # identical code in three executors (candidate, twin, incumbent) over AA_R
     --out "$OUT/aa-flash-quick" ;;
 cupti-step)   # how fine CUPTI's timestamps are by when a process enables it (harness/tools/cupti_step.py)
   step cupti-step 150 "$PY" -m harness.tools.cupti_step --json "$OUT/cupti-step.json" ;;
-fidelity-early)   # fidelity-like with CUPTI enabled before the tool imports torch (FID_TASKS, FID_CALLS)
-  for t in ${FID_TASKS:-rmsnorm flash}; do
-    dir=$R; [ $t = flash ] && dir=$F
-    [ -f "$OUT/$t-full.json" ] || continue
-    [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "fidelity-$t-early: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
-    step fidelity-$t-early 200 "$PY" -m harness.tools.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
-      --result "$OUT/$t-full.json" --profiler cupti --cupti-early --calls "${FID_CALLS:-15}" --flush-in other --pad harness \
-      --json "$OUT/fidelity-$t-early.json"
-  done ;;
 fidelity-cudnn)   # flash's Sq=1000 over Sk=113 scenarios, 31 calls each: how the peers' calls lie on the GPU
   [ -f "$OUT/flash-full.json" ] || continue
   step fidelity-cudnn 120 "$PY" -m harness.tools.cupti_fidelity --task-dir $F --candidate $F/baseline.cu \
