@@ -31,6 +31,9 @@ def _parser():
     ev.add_argument("--events-only", action="store_true",
                     help="CUDA: time calls by their events only, not by CUPTI's records of their kernels")
     ev.add_argument("--no-baseline", action="store_true", help="do not time the baseline")
+    ev.add_argument("--samples", action="store_true",
+                    help="keep every round's figure of every implementation in each scenario's timing.samples_ms "
+                         "(ms, in round order), for studying the figures' spread")
     ev.add_argument("--incumbent", help="the run's current best kernel: timed side by side with the candidate, "
                                         "in an executor of its own (speedup_vs_incumbent, verdict_vs_incumbent)")
     ev.add_argument("--progress", choices=["jsonl"], help="progress events on stderr")
@@ -98,6 +101,7 @@ def _eval(args):
     opts = Options(task_dir=args.task_dir, candidate=args.candidate, scenarios=args.scenarios,
                    device=args.device, seeds=args.seeds, seed=args.seed, with_peers=not args.no_peers,
                    keep_peers=args.keep_peers, cupti=not args.events_only, with_baseline=not args.no_baseline,
+                   samples=args.samples,
                    cache_dir=args.cache_dir, incumbent=args.incumbent, call_timeout=args.call_timeout, timeout=args.timeout,
                    progress=Progress(args.progress))
     opts.early = _early_peers(opts)

@@ -42,6 +42,7 @@ class Context:
         # scenario cannot carry the evaluation past it.
         self.deadline = None
         self.has_baseline = opts.with_baseline
+        self.keep_samples = opts.samples   # --samples: every round's figure in timing.samples_ms
         self.has_incumbent = False       # set once the incumbent built and passed the checks
         self.screens = {}                # scenario id -> the re-checks' screen (executor_eval.run_correctness)
         self.with_peers = opts.with_peers and bool(task.peers)

@@ -39,7 +39,7 @@ from .executor_proc import ChildFailure
 from .executor_rounds import Pinning, done
 from .executor_slots import make_slots
 from .executor_timing import (Rechecks, Timer, definite_failures, drop_unsupported_peers, figures, implementations,
-                              taken, timing_entry, _after_candidate, _executor, _message)
+                              keep_samples, taken, timing_entry, _after_candidate, _executor, _message)
 from .scenario_eval import SET_BUDGET_BYTES, fail
 from .shm import layout
 from .stats import median, median_ci
@@ -308,6 +308,7 @@ def _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, seconds, scena
            kept):
     clock = choose_clock(ctx, samples)
     cand = timing_entry(entry, samples, unsupported, seconds, pool, 1)
+    keep_samples(ctx, entry, samples)
     timing = entry["timing"]
     timing["pad_ms"] = PAD_MS
     timing["clock"] = clock

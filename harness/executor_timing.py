@@ -396,6 +396,12 @@ def _after_candidate(ctx, ex):
     return None
 
 
+def keep_samples(ctx, entry, samples):
+    """With --samples, every round's figure (ms) per implementation, in round order."""
+    if getattr(ctx, "keep_samples", False):
+        entry["timing"]["samples_ms"] = {name: [round(float(v), 9) for v in s["ms"]] for name, s in samples.items()}
+
+
 def timing_entry(entry, samples, unsupported, seconds, n_sets, batch):
     cand = samples.get("candidate", {}).get("ms", [])
     entry["timing"] = {"reps": len(cand), "seconds": round(seconds, 3), "sets": n_sets, "batch": batch,
@@ -426,6 +432,7 @@ def _judge(ctx, entry, samples, rcs, unsupported, rechecks, gaps, nulls, sizes, 
     null, null_wall = nulls
     n_sets, batch = sizes
     cand = timing_entry(entry, samples, unsupported, seconds, n_sets, batch)
+    keep_samples(ctx, entry, samples)
     entry["timing"].update(overhead_ms={k: min(null[s]) for k, s in ROLES if null[s]},
                            overhead_wall_ms={k: median(null_wall[s]) for k, s in ROLES if null_wall[s]})
     if definite_failures(ctx, entry, rcs, rechecks, scenario):

@@ -38,6 +38,9 @@ class Options:
     # CUDA: each timed call's figure is the span of its kernels as CUPTI records them in the executor
     # (harness/cupti_activity.py), bounded by the events; False: the events less their offset only.
     cupti: bool = True
+    # Every round's figure of every implementation kept in the result (timing.samples_ms), not only
+    # the medians and intervals: what the spread of a scenario's calls is (docs/harness.md, issue 14).
+    samples: bool = False
     # The peers' executor, already starting (executor_pair.EarlyPeers: the command line starts it
     # before it imports torch). evaluate() owns it from here and closes what it does not use.
     early: object = None

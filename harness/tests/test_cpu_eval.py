@@ -1,6 +1,7 @@
 """The cpu task's baseline evaluated for real, through the command line, as CI and the demo do."""
 
 import json
+import statistics
 import subprocess
 import sys
 
@@ -90,3 +91,19 @@ def test_fresh_build_is_not_cached(tmp_path, run_cli):
     assert result["compile"]["cached"] is False and result["compile"]["seconds"] > 0
     assert result["scenarios"][0]["baseline_ms"] is None
     assert list((tmp_path / "fresh").iterdir())     # the entry was moved into the cache
+
+
+def test_samples_keeps_every_rounds_figure_of_every_implementation(run_cli):
+    proc = run_cli("eval", "--task-dir", str(CPU_TASK), "--candidate", str(CPU_TASK / "baseline.cpp"),
+                   "--scenarios", "r7-c33", "--json", "-", "--no-peers", "--samples")
+    assert proc.returncode == 0, proc.stderr
+    timing = json.loads(proc.stdout)["scenarios"][0]["timing"]
+    got = timing["samples_ms"]
+    assert set(got) == {"candidate", "baseline"}
+    assert len(got["candidate"]) == len(got["baseline"]) == timing["reps"] and min(got["candidate"]) > 0
+    scenario = json.loads(proc.stdout)["scenarios"][0]
+    for name, key in (("candidate", "time_ms"), ("baseline", "baseline_ms")):    # the figures are their medians
+        assert abs(statistics.median(got[name]) - scenario[key]) <= 1e-6 * scenario[key]
+    plain = run_cli("eval", "--task-dir", str(CPU_TASK), "--candidate", str(CPU_TASK / "baseline.cpp"),
+                    "--scenarios", "r7-c33", "--json", "-", "--no-peers")
+    assert "samples_ms" not in json.loads(plain.stdout)["scenarios"][0]["timing"]

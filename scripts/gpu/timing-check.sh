@@ -40,24 +40,24 @@ profile)
     > "$OUT/flash-quick-prof.txt" 2>&1 ;;
 full)
   step rmsnorm-full 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu \
-    --json "$OUT/rmsnorm-full.json" --table --timeout 65
+    --json "$OUT/rmsnorm-full.json" --table --samples --timeout 65
   step flash-full 215 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu \
-    --json "$OUT/flash-full.json" --table --timeout 203 ;;
+    --json "$OUT/flash-full.json" --table --samples --timeout 203 ;;
 rms)   # rmsnorm's full evaluation twice, the second with the peers' figures kept (repeatability)
   step rmsnorm-full 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu \
-    --json "$OUT/rmsnorm-full.json" --table --timeout 65
+    --json "$OUT/rmsnorm-full.json" --table --samples --timeout 65
   step rmsnorm-full-kept 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu \
-    --json "$OUT/rmsnorm-full-kept.json" --table --timeout 65 ;;
+    --json "$OUT/rmsnorm-full-kept.json" --table --samples --timeout 65 ;;
 kept)
   step rmsnorm-full-kept 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu \
-    --json "$OUT/rmsnorm-full-kept.json" --table --timeout 65
+    --json "$OUT/rmsnorm-full-kept.json" --table --samples --timeout 65
   step flash-full-kept 215 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu \
-    --json "$OUT/flash-full-kept.json" --table --timeout 203 ;;
+    --json "$OUT/flash-full-kept.json" --table --samples --timeout 203 ;;
 cupti)
   step cupti-self 60 "$PY" -m harness.cupti_activity ;;
 profkept)   # where a full evaluation with the peers' figures kept spends its time (after `full`)
   step rmsnorm-full-kept 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu \
-    --json "$OUT/rmsnorm-full-kept.json" --table --timeout 65
+    --json "$OUT/rmsnorm-full-kept.json" --table --samples --timeout 65
   step flash-full-kept-prof 215 "$PY" -m cProfile -o "$OUT/flash-full-kept.prof" -m harness eval --task-dir $F \
     --candidate $F/baseline.cu --json "$OUT/flash-full-kept-prof.json" --timeout 203
   "$PY" -c "import pstats; p = pstats.Stats('$OUT/flash-full-kept.prof'); p.sort_stats('cumulative').print_stats(60); p.sort_stats('tottime').print_stats(30)" \
