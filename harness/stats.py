@@ -29,6 +29,62 @@ def rse_of_median(xs):
     return 1.2533 * 1.4826 * mad / math.sqrt(n) / m
 
 
+def interquartile_mean(xs):
+    """The mean of the middle half (the lowest and highest quarter left out); None when empty."""
+    s = sorted(xs)
+    n = len(s)
+    if n == 0:
+        return None
+    cut = n // 4
+    mid = s[cut:n - cut]
+    return sum(mid) / len(mid)
+
+
+def harrell_davis_median(xs):
+    """The Harrell-Davis estimate of the median: every order statistic weighted by how likely it is to
+    be the median of a sample of this size (Beta((n+1)/2, (n+1)/2) mass over its rank's interval).
+    Between the sample median and the mean: steadier than the median on samples that come in steps
+    (CUPTI's 32 ns on a 2 us kernel) or in two modes. The extremes' weights shrink fast with n: one
+    wild round moves it nothing at 41 rounds, but pulls it at 5 (the median's robustness only once
+    the sample is large)."""
+    s = sorted(xs)
+    n = len(s)
+    if n == 0:
+        return None
+    a = (n + 1) / 2
+    cdf = [_beta_cdf(i / n, a, a) for i in range(n + 1)]
+    return sum(x * (cdf[i + 1] - cdf[i]) for i, x in enumerate(s))
+
+
+def _beta_cdf(x, a, b):
+    """The regularised incomplete beta function I_x(a, b) (a, b > 0), by its continued fraction."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1) / (a + b + 2):
+        return front * _beta_fraction(x, a, b) / a
+    return 1.0 - front * _beta_fraction(1.0 - x, b, a) / b
+
+
+def _beta_fraction(x, a, b, tiny=1e-300, eps=1e-13):
+    """The continued fraction of I_x(a, b) in Lentz's form (converges for x < (a+1)/(a+b+2))."""
+    def nz(v):
+        return v if abs(v) > tiny else tiny
+    c, d = 1.0, 1.0 / nz(1.0 - (a + b) * x / (a + 1))
+    h = d
+    for m in range(1, 10000):
+        for coef in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                     -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1.0 / nz(1.0 + coef * d)
+            c = nz(1.0 + coef / c)
+            h *= d * c
+        if abs(d * c - 1.0) < eps:
+            break
+    return h
+
+
 def geomean(xs):
     xs = [x for x in xs if x is not None and x > 0 and math.isfinite(x)]
     if not xs:

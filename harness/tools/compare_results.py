@@ -1,6 +1,7 @@
 """Read harness results: repeatability of two runs, peer TFLOP/s against ANCHORS.md, outcome tables.
 
     python3 -m harness.tools.compare_results repeat A.json B.json
+    python3 -m harness.tools.compare_results estimators A.json B.json    (results of eval --samples)
     python3 -m harness.tools.compare_results anchors result.json
     python3 -m harness.tools.compare_results summary result.json [more.json ...]
     python3 -m harness.tools.compare_results adversarial outcomes.json
@@ -11,7 +12,7 @@ Used by scripts/gpu/verify.sh; prints plain-text tables.
 import json
 import sys
 
-from ..stats import median, percentile
+from ..stats import harrell_davis_median, interquartile_mean, median, percentile
 
 # ANCHORS.md "Attention forward performance": one H200, torch 2.11, cuDNN 9.19, triton do_bench,
 # batch x seqlen = 32k tokens, hidden 2048. (head dim, causal) -> {seqlen: (cuDNN, flash) TFLOP/s}.
@@ -56,6 +57,34 @@ def repeat(a_path, b_path):
     lines.append("largest differences:")
     for d, impl, sid, x, y in sorted(worst, reverse=True)[:5]:
         lines.append(f"  {impl:10} {sid:44} {x:.4f} ms -> {y:.4f} ms ({d * 100:+.1f}%)")
+    return "\n".join(lines)
+
+
+ESTIMATORS = {"median": median, "harrell-davis": harrell_davis_median, "iq-mean": interquartile_mean,
+              "mean": lambda xs: sum(xs) / len(xs)}
+
+
+def estimators(a_path, b_path):
+    """How far two runs' per-scenario figures lie apart when each is made from the rounds' samples by
+    each estimator (timing.samples_ms, `eval --samples`): the statistic that repeats best."""
+    a, b = _load(a_path), _load(b_path)
+    by_id = {s["id"]: s for s in b["scenarios"]}
+    pairs = {}
+    for s in a["scenarios"]:
+        t = by_id.get(s["id"])
+        x, y = (s.get("timing") or {}).get("samples_ms") or {}, ((t or {}).get("timing") or {}).get("samples_ms") or {}
+        for impl in sorted(set(x) & set(y)):
+            if x[impl] and y[impl]:
+                pairs.setdefault(impl, []).append((s["id"], x[impl], y[impl]))
+    if not pairs:
+        return "no scenario has samples in both results (evaluate with --samples)"
+    lines = [f"{'implementation':16} {'estimator':14} {'scenarios':>9} {'median':>8} {'p90':>8} {'max':>8}  worst"]
+    for impl, rows in pairs.items():
+        for name, fn in ESTIMATORS.items():
+            rel = [(abs(fn(ys) / fn(xs) - 1) * 100, sid) for sid, xs, ys in rows]
+            worst = max(rel)
+            lines.append(f"{impl:16} {name:14} {len(rel):9} {median([r for r, _ in rel]):7.2f}% "
+                         f"{percentile([r for r, _ in rel], 0.9):7.2f}% {worst[0]:7.2f}%  {worst[1]}")
     return "\n".join(lines)
 
 
@@ -120,7 +149,8 @@ def adversarial(path):
 
 def main(argv=None):
     argv = argv if argv is not None else sys.argv[1:]
-    commands = {"repeat": repeat, "anchors": anchors, "summary": summary, "adversarial": adversarial}
+    commands = {"repeat": repeat, "estimators": estimators, "anchors": anchors, "summary": summary,
+                "adversarial": adversarial}
     if not argv or argv[0] not in commands:
         print(__doc__)
         return 2

@@ -1,0 +1,63 @@
+"""Estimators of a scenario's figure from its rounds (harness/stats.py), and the comparison of two
+runs' samples by each (compare_results estimators): what the next GPU run decides between for the
+2-4 us kernels whose medians move in CUPTI's 32 ns steps (docs/harness.md, "Repeatability")."""
+
+import json
+import math
+import random
+
+from harness.stats import _beta_cdf, harrell_davis_median, interquartile_mean, median
+from harness.tools import compare_results
+
+
+def _beta_cdf_by_sum(x, a, b, n=100_000):
+    dens = lambda t: math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+                              + (a - 1) * math.log(t) + (b - 1) * math.log1p(-t))
+    h = x / n
+    return sum(dens((i + 0.5) * h) for i in range(n)) * h
+
+
+def test_the_incomplete_beta_matches_its_integral_on_both_sides_of_the_switch():
+    for x, a, b in [(0.3, 2, 2), (0.7, 3, 1.5), (0.45, 50.5, 50.5), (0.55, 50.5, 50.5), (0.49, 500.5, 500.5)]:
+        assert abs(_beta_cdf(x, a, b) - _beta_cdf_by_sum(x, a, b)) < 1e-7, (x, a, b)
+    assert _beta_cdf(0.0, 3, 3) == 0.0 and _beta_cdf(1.0, 3, 3) == 1.0 and abs(_beta_cdf(0.5, 7.5, 7.5) - 0.5) < 1e-12
+
+
+def test_harrell_davis_is_a_median_that_moves_less_in_steps():
+    assert harrell_davis_median([]) is None and harrell_davis_median([4.0]) == 4.0
+    assert abs(harrell_davis_median([1.0, 2.0, 3.0]) - 2.0) < 1e-12
+    assert abs(harrell_davis_median([5.0] * 9) - 5.0) < 1e-12
+    # One extreme round: at 41 rounds it weighs nothing; at 5 it pulls the estimate (the median's
+    # robustness, which the HD estimate has only once the sample is large)
+    assert abs(harrell_davis_median([float(i) for i in range(1, 41)] + [1e6]) - 21.0) < 0.01
+    assert harrell_davis_median([1.0, 2.0, 3.0, 4.0, 1e6]) > 1000
+    # A 2.2 us kernel read in 32 ns steps: over many draws, the HD estimate's spread is smaller than
+    # the sample median's, which jumps a whole step at a time.
+    rng = random.Random(7)
+    def draw():
+        return [round(rng.gauss(2.2, 0.08) / 0.032) * 0.032 for _ in range(40)]
+    runs = [draw() for _ in range(300)]
+    spread = lambda est: max(est(r) for r in runs) - min(est(r) for r in runs)
+    assert spread(harrell_davis_median) < spread(median)
+
+
+def test_the_interquartile_mean_leaves_out_each_quarter():
+    assert interquartile_mean([]) is None and interquartile_mean([3.0]) == 3.0
+    assert interquartile_mean([0, 1, 2, 3, 4, 5, 6, 100]) == 3.5      # 2..5
+
+
+def _result(path, samples):
+    path.write_text(json.dumps({"scenarios": [{"id": sid, "timing": {"samples_ms": s}} for sid, s in samples.items()]}))
+    return str(path)
+
+
+def test_two_runs_samples_compare_by_every_estimator(tmp_path):
+    a = _result(tmp_path / "a.json", {"s1": {"candidate": [1.0, 1.0, 1.3]}, "s2": {"candidate": [2.0, 2.0, 2.0]}})
+    b = _result(tmp_path / "b.json", {"s1": {"candidate": [1.0, 1.2, 1.1]}, "s2": {"candidate": [2.0, 2.0, 2.0]},
+                                      "s3": {"candidate": [9.0]}})
+    out = compare_results.estimators(a, b).splitlines()
+    med = next(l for l in out if l.split()[:2] == ["candidate", "median"])
+    assert med.split()[2:6] == ["2", "5.00%", "9.00%", "10.00%"] and med.endswith("s1")
+    mean = next(l for l in out if l.split()[:2] == ["candidate", "mean"])
+    assert mean.split()[5] == "0.00%"          # the means of s1 agree: 3.3 / 3 both
+    assert compare_results.estimators(a, _result(tmp_path / "c.json", {})).startswith("no scenario has samples")
