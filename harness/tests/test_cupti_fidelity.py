@@ -221,3 +221,37 @@ def test_the_timestamps_step_is_read_from_the_records_and_reported():
     report = {"rows": [], "left_out": [], "timestamp_step_ns": 250,
               "summary": {"span": cf.summarize([], "span_ms"), "kernel_sum": cf.summarize([], "kernel_sum_ms")}}
     assert "CUPTI's timestamps here came in steps of 250 ns" in cf.render(report)
+
+
+class _Act:
+    """CUPTI's stand-in: each call's one kernel, as long as that implementation's kernel."""
+
+    def __init__(self):
+        self.pending, self.t = [], 1_764_662_400_000_000_000
+
+    def run(self, ns):
+        self.pending.append(("kernel", self.t, self.t + ns))
+        self.t += ns + 1000
+
+    def take(self):
+        out, self.pending = self.pending, []
+        return out
+
+
+def test_interleaved_calls_take_turns_each_round_and_land_on_their_own_implementation(monkeypatch):
+    monkeypatch.setattr(cf.torch.cuda, "synchronize", lambda: None)
+    monkeypatch.setattr(cf, "_flush", lambda *a: None)
+    act, order = _Act(), []
+    def impl(name, ns):
+        return lambda: (order.append(name), act.run(ns))
+    placed = {"candidate": [impl("candidate", 2176)], "baseline": [impl("baseline", 3008)],
+              "torch": [impl("torch", 9984), impl("torch", 9984)]}
+    flush = (None, None, "write", act)
+    got = cf._own_calls(placed, 4, flush, 0, interleave=True, seed=3)
+    rounds = [order[i:i + 3] for i in range(0, 12, 3)]
+    assert all(sorted(r) == ["baseline", "candidate", "torch"] for r in rounds)
+    assert len({tuple(r) for r in rounds}) > 1                        # the order changes between rounds
+    assert [round(got[k]["span_ms"] * 1e6) for k in ("candidate", "baseline", "torch")] == [2176, 3008, 9984]
+    order.clear()
+    cf._own_calls(placed, 2, flush, 0)
+    assert order == ["candidate"] * 2 + ["baseline"] * 2 + ["torch"] * 2

@@ -244,13 +244,14 @@ def _native(fn, argv):
         raise FidelityError(f"returned {rc}")
 
 
-def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placements=1):
+def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placements=1, interleave=False):
     """Rows for one scenario: warm-up calls (a peer that is Unsupported is left out), then under one
     profiler `calls` flushed and padded calls of each implementation in turn. With placements > 1
     (CUPTI read in-process only), that many copies of the inputs and outputs lie at different
     addresses, 2-32 MiB apart, and the calls take them in turn, as the harness's rounds draw
     theirs from slots spread over its arena (executor_memory.slot_stride): what a kernel of a few
-    microseconds costs depends on where its few lines lie."""
+    microseconds costs depends on where its few lines lie. With interleave (CUPTI in-process only),
+    the implementations take turns call by call, as in the harness's rounds."""
     inputs = ref.make_inputs(dict(sc.params), seed, "cuda")
     shapes = ref.output_shapes(dict(sc.params))
 
@@ -279,7 +280,8 @@ def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placemen
     src, dst, how, activity = flush
     if activity is not None:   # CUPTI read by the harness's own module: every call on its own
         try:
-            figures = {impl: _own_calls([c[impl] for c in placed], calls, flush, pad_cycles, impl) for impl in live}
+            figures = _own_calls({impl: [c[impl] for c in placed] for impl in live}, calls, flush, pad_cycles,
+                                 interleave, seed)
         except Exception as exc:
             figures = {impl: {"error": f"{type(exc).__name__}: {exc}"} for impl in live}
         return _rows(rows, figures)
@@ -377,15 +379,22 @@ def records_us(raw):
     return sorted(((kind, kind, (b - base) / 1e3, (e - base) / 1e3) for kind, b, e in raw), key=lambda r: (r[2], r[3]))
 
 
-def _own_calls(placed, calls, flush, pad_cycles, impl):
-    """`calls` flushed and padded calls of one implementation, each read from CUPTI on its own
-    (harness/cupti_activity.py): the records between two takes are the pad and the call; call i
-    runs on placement i mod len(placed) ([a function making one call] per placement)."""
+def _own_calls(placed, calls, flush, pad_cycles, interleave=False, seed=0):
+    """{impl: medians and calls} of `calls` flushed and padded calls of every implementation of
+    `placed` ({impl: [a function making one call] per placement; call i runs on placement i mod
+    their number}), each read from CUPTI on its own (harness/cupti_activity.py): the records between
+    two takes are the pad and the call. One implementation's calls after another's, or with
+    `interleave` one call of each a round, in a random order each round, as the harness's rounds."""
     src, dst, how, act = flush
-    mine = []
     # With the harness's pad, the harness's sequence: pad, start event, the call, end event (legacy stream)
     events = None if isinstance(pad_cycles, int) else (pad_cycles.drv, pad_cycles.drv.event(), pad_cycles.drv.event())
-    for i in range(calls):
+    impls, rng = list(placed), random.Random(seed)
+    if interleave:
+        plan = [(impl, i) for i in range(calls) for impl in rng.sample(impls, len(impls))]
+    else:
+        plan = [(impl, i) for impl in impls for i in range(calls)]
+    mine = {impl: [] for impl in impls}
+    for impl, i in plan:
         torch.cuda.synchronize()
         _flush(src, dst, how)
         torch.cuda.synchronize()
@@ -394,7 +403,7 @@ def _own_calls(placed, calls, flush, pad_cycles, impl):
         _pad(pad_cycles, impl)
         if events:
             events[0].record(events[1], 0x1)
-        placed[i % len(placed)]()
+        placed[impl][i % len(placed[impl])]()
         host_us = (time.perf_counter() - t_pad) * 1e6     # as the executors' host_ms
         if events:
             events[0].record(events[2], 0x1)
@@ -407,8 +416,8 @@ def _own_calls(placed, calls, flush, pad_cycles, impl):
         layout = call_layout(raw, 1e-6 if pad_cycles else 0.0)
         if layout is not None:
             fig.update(idle_us=layout["idle"] * 1e3, lead_us=None if layout["lead"] is None else layout["lead"] * 1e3)
-        mine.append(fig)
-    return _medians(mine)
+        mine[impl].append(fig)
+    return {impl: _medians(figs) for impl, figs in mine.items()}
 
 
 def _step(rows):
@@ -468,11 +477,12 @@ def evaluate(args):
             libs["baseline"] = _library(task, task.baseline.read_bytes(), "baseline", tmp)
         for i, (sc, times) in enumerate(planned):
             print(f"[{i + 1}/{len(planned)}] {sc.id}", file=sys.stderr, flush=True)
-            rows += measure(task, ref, libs, sc, times, args.calls, args.seed, pad_cycles, flush, args.placements)
+            rows += measure(task, ref, libs, sc, times, args.calls, args.seed, pad_cycles, flush, args.placements,
+                            args.interleave)
     return {"task": task.name, "candidate": str(args.candidate), "result": str(args.result),
             "calls": args.calls, "seed": args.seed, "pad_ms": args.pad_ms, "gpu": props.name,
             "profiler": args.profiler, "flush": args.flush, "flush_in": args.flush_in, "pad": args.pad,
-            "placements": args.placements,
+            "placements": args.placements, "interleave": args.interleave,
             "torch": torch.__version__, "rows": rows, "left_out": left_out,
             "timestamp_step_ns": _step(rows),
             "summary": {"span": summarize(rows, "span_ms"), "kernel_sum": summarize(rows, "kernel_sum_ms")}}
@@ -504,6 +514,9 @@ def _parser():
     p.add_argument("--placements", type=int, default=1,
                    help="with --profiler cupti: copies of the inputs and outputs at different addresses, the calls "
                         "taking them in turn (as the harness's rounds draw spread slots)")
+    p.add_argument("--interleave", action="store_true",
+                   help="with --profiler cupti: one call of each implementation a round, in a random order each round "
+                        "(as the harness's rounds), instead of one implementation's calls after another's")
     p.add_argument("--json", help="write the report here")
     return p
 
