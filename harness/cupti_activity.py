@@ -15,7 +15,6 @@ and `kind` (uint32) at 0. Standard library only: the executor imports no torch.
 
 import ctypes
 import glob
-import math
 import os
 import sys
 import threading

@@ -269,6 +269,12 @@ def _span_ms(reply, key="span_ms", zero=False):
     return float(v) if ok else None
 
 
+def _medians_read(samples, key):
+    """{implementation: median of the calls' `key` that read as a time}, where any did."""
+    read = {k: [x for x in s[key] if x is not None] for k, s in samples.items()}
+    return {k: median(v) for k, v in read.items() if v}
+
+
 def _pad_ms(name):
     return PEER_PAD_MS if name.startswith("peer:") else PAD_MS
 
@@ -322,13 +328,13 @@ def _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, seconds, scena
         # How the spans lay on the GPU (the executors' own reading, shown, not judged): from the pad's
         # end to the call's first work (what the pad did not cover), and the GPU idle inside the span.
         for key in ("lead_ms", "idle_ms"):
-            timing[key] = {k: median(v) for k, s in samples.items() for v in [[x for x in s[key] if x is not None]] if v}
+            timing[key] = _medians_read(samples, key)
     # The host's queueing of each call, as the executor read it: `host_ms` from the pad's launch to the
     # call's return, `before_ms` the pad's launch and the start event alone (with CUPTI on, the first
     # launch after a take costs the host 0.25-0.35 ms on the H200, before the pad runs). A call whose
     # own launches took longer than its pad (`pad_outrun`) had part of them inside its time.
     for key in ("host_ms", "before_ms"):
-        timing[key] = {k: median(v) for k, s in samples.items() for v in [[x for x in s[key] if x is not None]] if v}
+        timing[key] = _medians_read(samples, key)
     timing["pad_outrun"] = {k: sum(1 for h, b in zip(s["host_ms"], s["before_ms"])
                                    if h is not None and b is not None and h - b > _pad_ms(k))
                             for k, s in samples.items()}

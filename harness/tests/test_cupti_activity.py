@@ -112,3 +112,6 @@ def test_the_layout_a_reply_gives_is_read_only_as_times():
     assert _span_ms({"span_ms": [0.0]}) is None                    # a span of nothing is no span
     for bad in ([True], [-0.001], ["1"], [0.1, 0.2], 0.1, [1e9]):
         assert _span_ms({"idle_ms": bad}, "idle_ms", zero=True) is None
+    from harness.executor_cuda_timing import _medians_read
+    samples = {"candidate": {"lead_ms": [None, 0.001, 0.003]}, "peer:cudnn": {"lead_ms": [None]}}
+    assert _medians_read(samples, "lead_ms") == {"candidate": 0.002}     # a call that read no time is left out
