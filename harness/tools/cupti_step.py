@@ -19,18 +19,15 @@ import subprocess
 import sys
 import time
 
+from ..cuda_driver import Driver                                           # stdlib only, as is
+from ..cupti_activity import Activity, find_library, timestamp_step        # this: no torch yet
+
 ORDERS = ("before-import", "after-import", "after-init", "driver")
 
 
-def _step_of(records):
-    from ..cupti_activity import timestamp_step
-    return timestamp_step(records)
-
-
 def probe(order, other):
-    """{kind: step ns} for one order, in this process."""
-    from ..cupti_activity import Activity, find_library
-    from ..cuda_driver import Driver
+    """One order, in this process: the steps of the pads' and the torch kernels' durations, a few of
+    the durations (us), and the host's time in each phase of a call."""
     act, torch = None, None
     if order == "before-import":
         act = Activity(find_library())
@@ -60,7 +57,7 @@ def probe(order, other):
         pad.launch(0.003 + 0.0002 * i)
         drv.synchronize()
         pads += act.take()
-    out["pad_step_ns"] = _step_of(pads)
+    out["pad_step_ns"] = timestamp_step(pads)
     out["pad_us"] = [round((e - s) / 1e3, 3) for _, s, e in pads[:6]]
     if torch is not None:
         x = torch.randn(4096, device="cuda")
@@ -90,7 +87,7 @@ def probe(order, other):
                 phases.append([(b - a) * 1e6 for a, b in zip(t, t[1:])])
                 recs = sorted(act.take(), key=lambda r: r[1])
                 kernels += recs[1:] if how != "alone" else recs
-            out[f"torch_{how}_step_ns"] = _step_of(kernels)
+            out[f"torch_{how}_step_ns"] = timestamp_step(kernels)
             out[f"torch_{how}_us"] = [round((e - s) / 1e3, 3) for _, s, e in kernels[:6]]
             # The host's time (us, median of 16) in: the pad's launch, the start event, the kernel's
             # launch, the end event (the executors' host_ms is the first three)
