@@ -260,7 +260,7 @@ def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placemen
                 for a in task.outputs()}
     outs = outputs()
     callers = _callers(task, ref, libs, sc, times, inputs, outs)
-    placed, spacers = [callers], []
+    placed, spacers = [callers], []    # spacers: held until the scenario ends, so the copies stay apart
     rng = random.Random(seed)
     for _ in range(1, placements if flush[3] is not None else 1):
         spacers.append(torch.empty(rng.randint(1, 16) * (2 << 20), dtype=torch.uint8, device="cuda"))
@@ -387,7 +387,8 @@ def _own_calls(placed, calls, flush, pad_cycles, interleave=False, seed=0):
     `interleave` one call of each a round, in a random order each round, as the harness's rounds."""
     src, dst, how, act = flush
     # With the harness's pad, the harness's sequence: pad, start event, the call, end event (legacy stream)
-    events = None if isinstance(pad_cycles, int) else (pad_cycles.drv, pad_cycles.drv.event(), pad_cycles.drv.event())
+    drv = None if isinstance(pad_cycles, int) else pad_cycles.drv
+    start, end = (drv.event(), drv.event()) if drv else (None, None)
     impls, rng = list(placed), random.Random(seed)
     if interleave:
         plan = [(impl, i) for i in range(calls) for impl in rng.sample(impls, len(impls))]
@@ -401,12 +402,12 @@ def _own_calls(placed, calls, flush, pad_cycles, interleave=False, seed=0):
         act.take()
         t_pad = time.perf_counter()
         _pad(pad_cycles, impl)
-        if events:
-            events[0].record(events[1], 0x1)
+        if drv:
+            drv.record(start, 0x1)
         placed[impl][i % len(placed[impl])]()
         host_us = (time.perf_counter() - t_pad) * 1e6     # as the executors' host_ms
-        if events:
-            events[0].record(events[2], 0x1)
+        if drv:
+            drv.record(end, 0x1)
         torch.cuda.synchronize()
         raw = act.take()
         recs = records_us(raw)
