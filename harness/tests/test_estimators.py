@@ -61,3 +61,22 @@ def test_two_runs_samples_compare_by_every_estimator(tmp_path):
     mean = next(l for l in out if l.split()[:2] == ["candidate", "mean"])
     assert mean.split()[5] == "0.00%"          # the means of s1 agree: 3.3 / 3 both
     assert compare_results.estimators(a, _result(tmp_path / "c.json", {})).startswith("no scenario has samples")
+
+
+def test_the_harness_against_the_tool_by_every_estimator(tmp_path):
+    # A peer in two modes: the harness's rounds mostly in the upper one, the tool's calls mostly in
+    # the lower: the medians disagree by a mode (1.18x), the means by its share (within 5 %).
+    harness = _result(tmp_path / "r.json", {"s1": {"peer:cudnn": [13.0] * 6 + [11.0] * 5, "candidate": [2.0] * 5}})
+    report = tmp_path / "f.json"
+    report.write_text(json.dumps({"rows": [
+        {"id": "s1", "impl": "cudnn", "calls": [{"span_us": 13000.0}] * 5 + [{"span_us": 11000.0}] * 6},
+        {"id": "s1", "impl": "candidate", "calls": [{"span_us": 2000.0}] * 4 + [{"span_us": 2100.0}]},
+        {"id": "s1", "impl": "baseline", "calls": [{"span_us": 2000.0}]}]}))      # no samples: left out
+    out = compare_results.fidelity(harness, str(report)).splitlines()
+    med = next(l for l in out if l.split()[:2] == ["cudnn", "median"])
+    assert med.split()[2:5] == ["0/1", "18.18%", "1.1818"] and med.endswith("s1")
+    mean = next(l for l in out if l.split()[:2] == ["cudnn", "mean"])
+    assert mean.split()[2] == "1/1"
+    assert next(l for l in out if l.split()[:2] == ["candidate", "median"]).split()[2] == "1/1"
+    assert not any(l.startswith("baseline") for l in out)
+    assert compare_results.fidelity(_result(tmp_path / "e.json", {}), str(report)).startswith("no scenario has")

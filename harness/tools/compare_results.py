@@ -2,6 +2,7 @@
 
     python3 -m harness.tools.compare_results repeat A.json B.json
     python3 -m harness.tools.compare_results estimators A.json B.json    (results of eval --samples)
+    python3 -m harness.tools.compare_results fidelity RESULT.json FIDELITY.json   (eval --samples; cupti_fidelity --json)
     python3 -m harness.tools.compare_results anchors result.json
     python3 -m harness.tools.compare_results summary result.json [more.json ...]
     python3 -m harness.tools.compare_results adversarial outcomes.json
@@ -88,6 +89,38 @@ def estimators(a_path, b_path):
     return "\n".join(lines)
 
 
+def fidelity(result_path, fidelity_path):
+    """The harness's figures against cupti_fidelity's (harness/tools/cupti_fidelity.py --json) when
+    both sides make each scenario's figure from their calls by the same estimator: the harness's
+    rounds (timing.samples_ms, `eval --samples`) and the tool's calls' spans. Per implementation and
+    estimator: how many lie within ±5 %, the median |ratio - 1|, the worst."""
+    result, report = _load(result_path), _load(fidelity_path)
+    by_id = {s["id"]: s for s in result["scenarios"]}
+    pairs = {}
+    for row in report["rows"]:
+        calls = [c["span_us"] / 1e3 for c in row.get("calls") or [] if c.get("span_us")]
+        mine = ((by_id.get(row["id"]) or {}).get("timing") or {}).get("samples_ms") or {}
+        ours = mine.get(_sample_key(row["impl"]))
+        if calls and ours:
+            pairs.setdefault(row["impl"], []).append((row["id"], ours, calls))
+    if not pairs:
+        return "no scenario has both the harness's samples (eval --samples) and the tool's calls"
+    lines = [f"{'implementation':16} {'estimator':14} {'within':>9} {'median':>8} {'worst':>8}  scenario"]
+    for impl, rows in pairs.items():
+        for name, fn in ESTIMATORS.items():
+            ratios = [(fn(ours) / fn(calls), sid) for sid, ours, calls in rows]
+            within = sum(abs(r - 1) <= 0.05 for r, _ in ratios)
+            worst = max(ratios, key=lambda t: abs(t[0] - 1))
+            lines.append(f"{impl:16} {name:14} {within:4}/{len(ratios):<4} {median([abs(r - 1) * 100 for r, _ in ratios]):7.2f}% "
+                         f"{worst[0]:8.4f}  {worst[1]}")
+    return "\n".join(lines)
+
+
+def _sample_key(impl):
+    """The name timing.samples_ms gives an implementation the tool calls `impl` (its peers by name)."""
+    return impl if impl in ("candidate", "baseline") else f"peer:{impl}"
+
+
 def _time(s, impl):
     if s is None:
         return None
@@ -149,7 +182,7 @@ def adversarial(path):
 
 def main(argv=None):
     argv = argv if argv is not None else sys.argv[1:]
-    commands = {"repeat": repeat, "estimators": estimators, "anchors": anchors, "summary": summary,
+    commands = {"repeat": repeat, "estimators": estimators, "fidelity": fidelity, "anchors": anchors, "summary": summary,
                 "adversarial": adversarial}
     if not argv or argv[0] not in commands:
         print(__doc__)

@@ -24,7 +24,9 @@
 # 10. (STEPS cupti-step) CUPTI's timestamp steps by when a process enables it, and the host's cost of
 #    a launch after a take; (STEPS fidelity-cudnn) flash's sq1000-sk113, 31 calls;
 #    (STEPS rms) rmsnorm full, then kept; FID_PLACEMENTS: the tool's copies of the inputs (--placements);
-#    FID_INTERLEAVE=1: the tool's implementations take turns call by call (--interleave).
+#    FID_INTERLEAVE=1: the tool's implementations take turns call by call (--interleave);
+#    (STEPS flash-full) flash's full evaluation alone. After the fidelity steps, `compare_results
+#    fidelity` sets each task's full result against the tool's calls by every estimator.
 # 2026-12-02's calls: "full aa fidelity-cond profkept fidelity-like" (502 s), "full kept aa-rms
 # fidelity-like" (348 s), "full kept quick fidelity-like pytest aa-rms" (342 s); docs/harness.md.
 # STEPS (default "profile full fidelity") picks parts, in order; quick: flash_attn_fwd's quick set.
@@ -42,6 +44,9 @@ profile)
 full)
   step rmsnorm-full 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu \
     --json "$OUT/rmsnorm-full.json" --table --samples --timeout 65
+  step flash-full 215 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu \
+    --json "$OUT/flash-full.json" --table --samples --timeout 203 ;;
+flash-full)   # flash_attn_fwd's full evaluation alone (the peers measured)
   step flash-full 215 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu \
     --json "$OUT/flash-full.json" --table --samples --timeout 203 ;;
 rms)   # rmsnorm's full evaluation twice, the second with the peers' figures kept (repeatability)
@@ -92,7 +97,7 @@ fidelity-like)   # step 3 on CUPTI with the harness's conditions (flush from ano
     dir=$R; [ $t = flash ] && dir=$F
     [ -f "$OUT/$t-full.json" ] || continue
     [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "fidelity-$t-like: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
-    step fidelity-$t-like 200 "$PY" -m harness.tools.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
+    step fidelity-$t-like $(( 120 + ${FID_CALLS:-15} * 8 )) "$PY" -m harness.tools.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
       --result "$OUT/$t-full.json" --profiler cupti --calls "${FID_CALLS:-15}" --flush-in other --pad harness \
       --placements "${FID_PLACEMENTS:-1}" ${FID_INTERLEAVE:+--interleave} --json "$OUT/fidelity-$t-like.json"
   done ;;
@@ -194,6 +199,10 @@ PYEOF
 cat "$OUT/cupti-self.log" >> "$OUT/summary.txt" 2>/dev/null
 { for f in "$OUT"/fidelity-*.log "$OUT"/cond-*.log; do [ -f "$f" ] && echo "-- $f" && grep -A6 "^harness / CUPTI, against the span" "$f"; done
   tail -n 3 "$OUT/adversarial.txt" "$OUT/pytest-cuda.log" "$OUT/pytest-runtime.log" 2>/dev/null
+  for t in rmsnorm flash; do [ -f "$OUT/fidelity-$t-like.json" ] && echo "-- fidelity by estimator, $t" &&
+    "$PY" -m harness.tools.compare_results fidelity "$OUT/$t-full.json" "$OUT/fidelity-$t-like.json"; done
+  for t in rmsnorm flash; do [ -f "$OUT/$t-full-kept.json" ] && echo "-- repeat by estimator, $t" &&
+    "$PY" -m harness.tools.compare_results estimators "$OUT/$t-full.json" "$OUT/$t-full-kept.json"; done
   for f in "$OUT"/adversarial-*.log; do [ -f "$f" ] && echo "-- $f" && tail -n 12 "$f"; done; } >> "$OUT/summary.txt"
 cat "$OUT/walls.txt" "$OUT/summary.txt"
 head -c 4000 "$OUT/flash-quick-prof.txt" 2>/dev/null
