@@ -252,6 +252,9 @@ def test_interleaved_calls_take_turns_each_round_and_land_on_their_own_implement
     assert all(sorted(r) == ["baseline", "candidate", "torch"] for r in rounds)
     assert len({tuple(r) for r in rounds}) > 1                        # the order changes between rounds
     assert [round(got[k]["span_ms"] * 1e6) for k in ("candidate", "baseline", "torch")] == [2176, 3008, 9984]
+    # Each call says which copy of the inputs it ran on, and its records from its first start
+    assert [c["placement"] for c in got["torch"]["calls"]] == [0, 1, 0, 1]
+    assert got["baseline"]["calls"][0]["parts_us"] == [("kernel", 0.0, 3.008)]
     order.clear()
     cf._own_calls(placed, 2, flush, 0)
     assert order == ["candidate"] * 2 + ["baseline"] * 2 + ["torch"] * 2

@@ -411,7 +411,11 @@ def _own_calls(placed, calls, flush, pad_cycles, interleave=False, seed=0):
         torch.cuda.synchronize()
         raw = act.take()
         recs = records_us(raw)
-        fig = dict(call_figure(recs[1:] if pad_cycles else recs, i), step_ns=timestamp_step(raw), host_us=host_us)
+        work = recs[1:] if pad_cycles else recs
+        fig = dict(call_figure(work, i), step_ns=timestamp_step(raw), host_us=host_us,
+                   placement=i % len(placed[impl]),
+                   # each record's (kind, start, end) in us from the call's first: modes, gaps
+                   parts_us=[(k, round(b - work[0][2], 3), round(e - work[0][2], 3)) for k, _, b, e in work])
         # How the call lay on the GPU, as the executors report it (timing.lead_ms, idle_ms): the pad
         # (whatever its length: the first record here is it) to the first work, idle in the span.
         layout = call_layout(raw, 1e-6 if pad_cycles else 0.0)
