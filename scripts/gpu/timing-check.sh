@@ -24,7 +24,8 @@
 # 10. (STEPS cupti-step) CUPTI's timestamp steps by when a process enables it, and the host's cost of
 #    a launch after a take; (STEPS fidelity-cudnn) flash's sq1000-sk113, 31 calls;
 #    (STEPS rms) rmsnorm full, then kept; FID_PLACEMENTS: the tool's copies of the inputs (--placements);
-#    FID_INTERLEAVE=1: the tool's implementations take turns call by call (--interleave);
+#    FID_INTERLEAVE=1: the tool's implementations take turns call by call (--interleave); FID_SHIFT=1:
+#    torch's own allocations moved call by call (--shift); (STEPS cudnn-modes) the cuDNN peer's modes;
 #    (STEPS flash-full) flash's full evaluation alone. After the fidelity steps, `compare_results
 #    fidelity` sets each task's full result against the tool's calls by every estimator.
 # 2026-12-02's calls: "full aa fidelity-cond profkept fidelity-like" (502 s), "full kept aa-rms
@@ -99,7 +100,7 @@ fidelity-like)   # step 3 on CUPTI with the harness's conditions (flush from ano
     [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "fidelity-$t-like: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
     step fidelity-$t-like $(( 120 + ${FID_CALLS:-15} * 8 )) "$PY" -m harness.tools.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
       --result "$OUT/$t-full.json" --profiler cupti --calls "${FID_CALLS:-15}" --flush-in other --pad harness \
-      --placements "${FID_PLACEMENTS:-1}" ${FID_INTERLEAVE:+--interleave} --json "$OUT/fidelity-$t-like.json"
+      --placements "${FID_PLACEMENTS:-1}" ${FID_INTERLEAVE:+--interleave} ${FID_SHIFT:+--shift} --json "$OUT/fidelity-$t-like.json"
   done ;;
 aa)   # identical code in three executors (candidate, twin, incumbent) over AA_RUNS evaluations: the
       # offsets an evaluation's rounds cannot show (harness/tools/aa_spread.py; on the CPU they were
@@ -115,6 +116,16 @@ fidelity-cudnn)   # flash's Sq=1000 over Sk=113 scenarios, 31 calls each: how th
   step fidelity-cudnn 120 "$PY" -m harness.tools.cupti_fidelity --task-dir $F --candidate $F/baseline.cu \
     --result "$OUT/flash-full.json" --profiler cupti --calls 31 --flush-in other --pad harness --scenarios sq1000-sk113 \
     --json "$OUT/fidelity-cudnn.json" ;;
+cudnn-modes)   # the cuDNN peer's two modes against where its calls' memory lay: flash's Sq=1000 over
+      # Sk=113 and Sq=113 scenarios, 64 calls each, taking turns, the inputs in 8 placements, then the
+      # same with torch's own allocations moved call by call (--shift)
+  [ -f "$OUT/flash-full.json" ] || continue
+  for sh in "" shift; do
+    [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "cudnn-modes$sh: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
+    step cudnn-modes$sh 150 "$PY" -m harness.tools.cupti_fidelity --task-dir $F --candidate $F/baseline.cu \
+      --result "$OUT/flash-full.json" --profiler cupti --calls 64 --flush-in other --pad harness --placements 8 \
+      --interleave ${sh:+--shift} --scenarios sq1000-sk113,sq113-sk113-d256 --json "$OUT/cudnn-modes$sh.json"
+  done ;;
 aa-rms)   # rmsnorm's part of `aa` alone
   [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "aa-rms: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
   step $s 150 "$PY" -m harness.tools.aa_spread --task-dir $R --scenarios all --runs "${AA_RUNS:-6}" --out "$OUT/$s" ;;
@@ -197,7 +208,7 @@ for p in sorted(out.glob("*.json")):
               "reasons", sorted({x for c in clk for x in c["reasons"]}), "dropped rounds", sum(c["dropped_rounds"] for c in clk))
 PYEOF
 cat "$OUT/cupti-self.log" >> "$OUT/summary.txt" 2>/dev/null
-{ for f in "$OUT"/fidelity-*.log "$OUT"/cond-*.log; do [ -f "$f" ] && echo "-- $f" && grep -A6 "^harness / CUPTI, against the span" "$f"; done
+{ for f in "$OUT"/fidelity-*.log "$OUT"/cond-*.log "$OUT"/cudnn-modes*.log; do [ -f "$f" ] && echo "-- $f" && grep -A6 "^harness / CUPTI, against the span" "$f"; done
   tail -n 3 "$OUT/adversarial.txt" "$OUT/pytest-cuda.log" "$OUT/pytest-runtime.log" 2>/dev/null
   for t in rmsnorm flash; do [ -f "$OUT/fidelity-$t-like.json" ] && echo "-- fidelity by estimator, $t" &&
     "$PY" -m harness.tools.compare_results fidelity "$OUT/$t-full.json" "$OUT/fidelity-$t-like.json"; done
