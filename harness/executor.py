@@ -352,8 +352,14 @@ class Executor:
         try:
             if self.gpu is not None:   # torch launches on its default stream: the legacy one
                 params = dict(msg["params"])
-                return self._timed_gpu([(lambda t=t: _peer_call(fn, t, params)) for t in calls],
-                                       float(msg.get("pad_ms", 0.0)))
+                # Held across the calls, so that the peer's own allocations lie elsewhere this round
+                # (executor_cuda_timing.SHIFT_PAGES); taken before the call's take and pad.
+                spacer = _spacer(self.torch, msg.get("shift"))
+                try:
+                    return self._timed_gpu([(lambda t=t: _peer_call(fn, t, params)) for t in calls],
+                                           float(msg.get("pad_ms", 0.0)))
+                finally:
+                    del spacer
             for tensors in calls:
                 fn(tensors, dict(msg["params"]))
         except CallFailed:
@@ -379,6 +385,16 @@ def _take(cupti):
         return cupti.take()
     except RuntimeError:
         return None
+
+
+SPACER_MAX = 16 << 20
+
+
+def _spacer(torch, nbytes):
+    """A block of `nbytes` (at most SPACER_MAX) from torch's allocator, or None."""
+    if not isinstance(nbytes, int) or isinstance(nbytes, bool) or not 0 < nbytes <= SPACER_MAX:
+        return None
+    return torch.empty(nbytes, dtype=torch.uint8, device="cuda")
 
 
 def _peer_call(fn, tensors, params):

@@ -80,3 +80,15 @@ def test_the_harness_against_the_tool_by_every_estimator(tmp_path):
     assert next(l for l in out if l.split()[:2] == ["candidate", "median"]).split()[2] == "1/1"
     assert not any(l.startswith("baseline") for l in out)
     assert compare_results.fidelity(_result(tmp_path / "e.json", {}), str(report)).startswith("no scenario has")
+
+
+def test_calls_in_two_modes_are_split_and_set_against_their_placements(tmp_path):
+    report = tmp_path / "f.json"
+    calls = [{"span_us": 11.0 + 0.01 * i, "placement": i % 2} for i in range(6)] + \
+            [{"span_us": 13.0, "placement": 1}] * 3
+    report.write_text(json.dumps({"rows": [{"id": "s1", "impl": "cudnn", "calls": calls},
+                                           {"id": "s1", "impl": "candidate",
+                                            "calls": [{"span_us": 2.0 + 0.01 * i} for i in range(8)]}]}))
+    out = compare_results.modes(str(report)).splitlines()
+    assert len(out) == 1 and out[0].split()[:2] == ["s1", "cudnn"]
+    assert "upper   3/9" in out[0] and out[0].endswith("by placement 0:0/3 1:3/6")

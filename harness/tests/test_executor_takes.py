@@ -98,3 +98,36 @@ def test_the_executor_says_how_fine_its_timestamps_are(monkeypatch):
     del g["cupti"]
     assert ex._cupti("libcupti.so") == "on, timestamps in 250 ns steps" and g["cupti"] is cupti
     assert ex._cupti("") == "not asked"
+
+
+class _Torch:
+    """torch's allocator as the peers' executor sees it: counts the blocks held."""
+    uint8 = "uint8"
+
+    def __init__(self):
+        self.held, self.sizes = [0], []
+
+    def empty(self, n, dtype=None, device=None):
+        held, self.sizes = self.held, self.sizes + [n]
+
+        class Block:
+            def __init__(self):
+                held[0] += 1
+
+            def __del__(self):
+                held[0] -= 1
+        assert device == "cuda" and dtype == "uint8"
+        return Block()
+
+
+def test_a_peers_call_runs_with_the_rounds_block_held_and_frees_it_after():
+    ex, cupti = _executor()
+    ex.torch, seen = _Torch(), []
+    ex.peers = {"sdpa": lambda tensors, params: (seen.append(ex.torch.held[0]), cupti.run(9000))}
+    ex._tensors = lambda specs: {}
+    reply = ex._call_peer({"peer": "sdpa", "params": {}, "batch": [{}], "pad_ms": PAD_MS, "shift": 5 << 12})
+    assert reply["span_ms"] == [0.009] and seen == [1] and ex.torch.held == [0] and ex.torch.sizes == [5 << 12]
+    # A shift out of bounds (or none) holds nothing: the executor takes no more than 16 MiB on a word
+    for bad in (None, 0, -4096, (16 << 20) + 1, True, 4096.0, "4096"):
+        ex._call_peer({"peer": "sdpa", "params": {}, "batch": [{}], "pad_ms": PAD_MS, "shift": bad})
+    assert seen[1:] == [0] * 7 and ex.torch.sizes == [5 << 12]

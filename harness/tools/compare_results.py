@@ -3,6 +3,7 @@
     python3 -m harness.tools.compare_results repeat A.json B.json
     python3 -m harness.tools.compare_results estimators A.json B.json    (results of eval --samples)
     python3 -m harness.tools.compare_results fidelity RESULT.json FIDELITY.json   (eval --samples; cupti_fidelity --json)
+    python3 -m harness.tools.compare_results modes FIDELITY.json                 (cupti_fidelity --json)
     python3 -m harness.tools.compare_results anchors result.json
     python3 -m harness.tools.compare_results summary result.json [more.json ...]
     python3 -m harness.tools.compare_results adversarial outcomes.json
@@ -116,6 +117,33 @@ def fidelity(result_path, fidelity_path):
     return "\n".join(lines)
 
 
+def modes(fidelity_path):
+    """The calls of each (scenario, implementation) of a cupti_fidelity report in two modes, where
+    they fall in two: split at the widest gap between consecutive spans when it is over 3 % of the
+    median; the upper mode's share over all calls and on each placement of the inputs (does where a
+    call's memory lay decide its mode?)."""
+    lines = []
+    for row in _load(fidelity_path)["rows"]:
+        calls = [c for c in row.get("calls") or [] if c.get("span_us")]
+        if len(calls) < 4:
+            continue
+        spans = sorted(c["span_us"] for c in calls)
+        gap, cut = max((b - a, (a + b) / 2) for a, b in zip(spans, spans[1:]))
+        mid = median(spans)
+        if gap < 0.03 * mid:
+            continue
+        upper = [c for c in calls if c["span_us"] > cut]
+        by_place = {}
+        for c in calls:
+            by_place.setdefault(c.get("placement", 0), []).append(c["span_us"] > cut)
+        shares = " ".join(f"{k}:{sum(v)}/{len(v)}" for k, v in sorted(by_place.items()))
+        low = median([c["span_us"] for c in calls if c["span_us"] <= cut])
+        high = median([c["span_us"] for c in upper])
+        lines.append(f"{row['id']:44} {row['impl']:15} {low:8.2f} / {high:8.2f} us  upper {len(upper):3}/{len(calls):<3} "
+                     f"by placement {shares}")
+    return "\n".join(lines) or "no implementation's calls fall in two modes"
+
+
 def _sample_key(impl):
     """The name timing.samples_ms gives an implementation the tool calls `impl` (its peers by name)."""
     return impl if impl in ("candidate", "baseline") else f"peer:{impl}"
@@ -182,7 +210,7 @@ def adversarial(path):
 
 def main(argv=None):
     argv = argv if argv is not None else sys.argv[1:]
-    commands = {"repeat": repeat, "estimators": estimators, "fidelity": fidelity, "anchors": anchors, "summary": summary,
+    commands = {"repeat": repeat, "estimators": estimators, "fidelity": fidelity, "modes": modes, "anchors": anchors, "summary": summary,
                 "adversarial": adversarial}
     if not argv or argv[0] not in commands:
         print(__doc__)

@@ -26,7 +26,7 @@
 #    (STEPS rms) rmsnorm full, then kept; FID_PLACEMENTS: the tool's copies of the inputs (--placements);
 #    FID_INTERLEAVE=1: the tool's implementations take turns call by call (--interleave); FID_SHIFT=1:
 #    torch's own allocations moved call by call (--shift); (STEPS cudnn-modes) the cuDNN peer's modes;
-#    (STEPS rms-shift) rmsnorm's fidelity-like with --shift;
+#    (STEPS rms-shift, rms-plain) rmsnorm's fidelity-like with --shift, or without;
 #    (STEPS flash-full) flash's full evaluation alone. After the fidelity steps, `compare_results
 #    fidelity` sets each task's full result against the tool's calls by every estimator.
 # 2026-12-02's calls: "full aa fidelity-cond profkept fidelity-like" (502 s), "full kept aa-rms
@@ -127,11 +127,13 @@ cudnn-modes)   # the cuDNN peer's two modes against where its calls' memory lay:
       --result "$OUT/flash-full.json" --profiler cupti --calls 64 --flush-in other --pad harness --placements 8 \
       --interleave ${sh:+--shift} --scenarios sq1000-sk113,sq113-sk113-d256 --json "$OUT/cudnn-modes$sh.json"
   done ;;
-rms-shift)   # rmsnorm's fidelity-like with torch's own allocations moved call by call (--shift)
+rms-shift|rms-plain)   # rmsnorm's fidelity-like with torch's own allocations moved call by call (--shift), or not
   [ -f "$OUT/rmsnorm-full.json" ] || continue
-  step fidelity-rmsnorm-shift 200 "$PY" -m harness.tools.cupti_fidelity --task-dir $R --candidate $R/baseline.cu \
+  v=${s#rms-}
+  step fidelity-rmsnorm-$v 200 "$PY" -m harness.tools.cupti_fidelity --task-dir $R --candidate $R/baseline.cu \
     --result "$OUT/rmsnorm-full.json" --profiler cupti --calls "${FID_CALLS:-15}" --flush-in other --pad harness \
-    --placements "${FID_PLACEMENTS:-1}" ${FID_INTERLEAVE:+--interleave} --shift --json "$OUT/fidelity-rmsnorm-shift.json" ;;
+    --placements "${FID_PLACEMENTS:-1}" ${FID_INTERLEAVE:+--interleave} $([ $v = shift ] && echo --shift) \
+    --json "$OUT/fidelity-rmsnorm-$v.json" ;;
 aa-rms)   # rmsnorm's part of `aa` alone
   [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "aa-rms: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
   step $s 150 "$PY" -m harness.tools.aa_spread --task-dir $R --scenarios all --runs "${AA_RUNS:-6}" --out "$OUT/$s" ;;
@@ -216,8 +218,10 @@ PYEOF
 cat "$OUT/cupti-self.log" >> "$OUT/summary.txt" 2>/dev/null
 { for f in "$OUT"/fidelity-*.log "$OUT"/cond-*.log "$OUT"/cudnn-modes*.log; do [ -f "$f" ] && echo "-- $f" && grep -A6 "^harness / CUPTI, against the span" "$f"; done
   tail -n 3 "$OUT/adversarial.txt" "$OUT/pytest-cuda.log" "$OUT/pytest-runtime.log" 2>/dev/null
-  for t in rmsnorm flash; do for v in like shift; do [ -f "$OUT/fidelity-$t-$v.json" ] && echo "-- fidelity by estimator, $t $v" &&
+  for t in rmsnorm flash; do for v in like shift plain; do [ -f "$OUT/fidelity-$t-$v.json" ] && echo "-- fidelity by estimator, $t $v" &&
     "$PY" -m harness.tools.compare_results fidelity "$OUT/$t-full.json" "$OUT/fidelity-$t-$v.json"; done; done
+  for f in "$OUT"/cudnn-modes*.json "$OUT"/fidelity-*.json; do [ -f "$f" ] && echo "-- modes, $f" &&
+    "$PY" -m harness.tools.compare_results modes "$f" | head -60; done
   for t in rmsnorm flash; do [ -f "$OUT/$t-full-kept.json" ] && echo "-- repeat by estimator, $t" &&
     "$PY" -m harness.tools.compare_results estimators "$OUT/$t-full.json" "$OUT/$t-full-kept.json"; done
   for f in "$OUT"/adversarial-*.log; do [ -f "$f" ] && echo "-- $f" && tail -n 12 "$f"; done; } >> "$OUT/summary.txt"
