@@ -31,6 +31,7 @@
 #    fidelity` sets each task's full result against the tool's calls by every estimator.
 # 2026-12-02's calls: "full aa fidelity-cond profkept fidelity-like" (502 s), "full kept aa-rms
 # fidelity-like" (348 s), "full kept quick fidelity-like pytest aa-rms" (342 s); docs/harness.md.
+# END (seconds): the fidelity steps stop by then, so the summary still runs within the call.
 # STEPS (default "profile full fidelity") picks parts, in order; quick: flash_attn_fwd's quick set.
 # Results land in $OUT as each step ends, packed into $OUT/all.tgz at the end (summary.txt beside it).
 set -u
@@ -99,7 +100,9 @@ fidelity-like)   # step 3 on CUPTI with the harness's conditions (flush from ano
     dir=$R; [ $t = flash ] && dir=$F
     [ -f "$OUT/$t-full.json" ] || continue
     [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "fidelity-$t-like: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
-    step fidelity-$t-like $(( 120 + ${FID_CALLS:-15} * 8 )) "$PY" -m harness.tools.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
+    lim=$(( 120 + ${FID_CALLS:-15} * 8 )); left=$(( ${END:-100000} - SECONDS ))   # END: the call's end (s)
+    [ "$left" -lt "$lim" ] && lim=$left
+    step fidelity-$t-like $lim "$PY" -m harness.tools.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
       --result "$OUT/$t-full.json" --profiler cupti --calls "${FID_CALLS:-15}" --flush-in other --pad harness \
       --placements "${FID_PLACEMENTS:-1}" ${FID_INTERLEAVE:+--interleave} ${FID_SHIFT:+--shift} --json "$OUT/fidelity-$t-like.json"
   done ;;
