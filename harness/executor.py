@@ -263,20 +263,21 @@ class Executor:
         if self.gpu is not None:
             fn = self.fn
             return self._timed_gpu([(lambda: 0) if msg.get("null") else (lambda argv=argv: int(fn(*argv)))
-                                    for argv in argvs], float(msg.get("pad_ms", 0.0)))
+                                    for argv in argvs], float(msg.get("pad_ms", 0.0)), _rotation(msg))
         if msg.get("null"):
             return {"rc": [0] * len(argvs)}
         fn = self.fn
         return {"rc": [int(fn(*argv)) for argv in argvs]}
 
-    def _timed_gpu(self, calls, pad_ms):
+    def _timed_gpu(self, calls, pad_ms, rotate=0):
         """Each call between two events on the legacy stream, which waits for every blocking stream's
         work (the candidate's stream is one): with a pad first, the start event fires once the pad is
         over and the call's launches are queued; the device is synchronised before the next call and
         before answering, a third event after that gives the tail (work that ran on past the end
         event, on a stream that does not wait for the legacy one), and the device-wide state a call
         may leave (persisting L2) is checked and reset. The times are this process's report: the
-        parent bounds them by its own wall clock."""
+        parent bounds them by its own wall clock. `rotate`: the pad's blocks that return at once
+        (cuda_driver.Pad.launch), drawn by the parent every call, taken modulo the pad's grid + 1."""
         g = self.gpu
         drv, legacy, rcs, times, tails, found = g["drv"], 0x1, [], [], [], []
         cupti, spans, leads, idles, hosts, before = g.get("cupti"), [], [], [], [], []
@@ -288,7 +289,7 @@ class Executor:
                 g["taken"] = False
                 t_pad = time.perf_counter()
                 if pad_ms > 0:
-                    g["pad"].launch(pad_ms)
+                    g["pad"].launch(pad_ms, rotate=rotate % (g["pad"].grid + 1))
                 drv.record(g["start"], legacy)
             except RuntimeError as exc:
                 raise CallFailed(f"the device failed before the call: {exc}") from None
@@ -357,7 +358,7 @@ class Executor:
                 spacer = _spacer(self.torch, msg.get("shift"))
                 try:
                     return self._timed_gpu([(lambda t=t: _peer_call(fn, t, params)) for t in calls],
-                                           float(msg.get("pad_ms", 0.0)))
+                                           float(msg.get("pad_ms", 0.0)), _rotation(msg))
                 finally:
                     del spacer
             for tensors in calls:
@@ -388,6 +389,12 @@ def _take(cupti):
 
 
 SPACER_MAX = 16 << 20
+
+
+def _rotation(msg):
+    """The request's `rotate` (a non-negative int), else 0."""
+    r = msg.get("rotate", 0)
+    return r if isinstance(r, int) and not isinstance(r, bool) and 0 <= r < 1 << 31 else 0
 
 
 def _spacer(torch, nbytes):

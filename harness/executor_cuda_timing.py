@@ -82,6 +82,8 @@ SETS_MIN, SETS_MAX = 2, 32
 # (drawn by the round) across the call, so what the peer allocates lies somewhere else each round,
 # as the inputs' slots do.
 SHIFT_PAGES = 4096
+# What the parent draws a call's pad rotation from; the executor takes it modulo its pad's grid + 1.
+ROTATE_RANGE = 1 << 16
 
 
 def set_bytes(task, shapes_in, shapes_out):
@@ -184,6 +186,11 @@ def _call(ctx, name, bs, timer, pad=True, calls=1):
     # The CPU loop's request (one set here, `calls` times), with the pad before the call's events.
     pad_ms = _pad_ms(name) if pad else 0.0
     msg = dict(_message(ctx, name, [bs] * calls, timer.scalars, timer.params), pad_ms=pad_ms)
+    if pad:
+        # The pad's extra blocks (cuda_driver.Pad.launch): the GPU's block scheduler left in a state
+        # of its own each call, so a call's blocks land on SMs drawn anew, not where the sequence of
+        # launches before it put them.
+        msg["rotate"] = timer.rng.randrange(ROTATE_RANGE)
     if pad and name.startswith("peer:"):
         msg["shift"] = timer.rng.randint(1, SHIFT_PAGES) << 12
     reply = ex.request(msg)

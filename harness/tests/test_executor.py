@@ -207,11 +207,14 @@ def test_the_subtree_from_children_files_is_the_subtree_a_scan_of_proc_finds():
     from harness.executor_proc import _subtree, _subtree_by_scan
     p = subprocess.Popen(["sh", "-c", "sh -c 'sleep 30' & sleep 30 & (sleep 30 &); true & wait"])
     try:
+        # The shell's short-lived children (`true`, the subshell) come and go: compare once settled
         deadline = time.monotonic() + 5
-        while len(_subtree_by_scan(p.pid)) < 3 and time.monotonic() < deadline:
+        while True:
+            found, scanned = sorted(_subtree(p.pid)), sorted(_subtree_by_scan(p.pid))
+            if (found == scanned and len(found) >= 3) or time.monotonic() > deadline:
+                break
             time.sleep(0.02)
-        found = sorted(_subtree(p.pid))
-        assert found == sorted(_subtree_by_scan(p.pid)) and len(found) >= 3, found
+        assert found == scanned and len(found) >= 3, (found, scanned)
     finally:
         for c in _subtree_by_scan(p.pid):
             try:

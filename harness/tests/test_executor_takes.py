@@ -43,10 +43,14 @@ class _Cupti:
 
 
 class _Pad:
-    def __init__(self, cupti):
-        self.cupti = cupti
+    grid = 264
 
-    def launch(self, ms):
+    def __init__(self, cupti):
+        self.cupti, self.rotations = cupti, []
+
+    def launch(self, ms, rotate=0):
+        assert 0 <= rotate <= self.grid
+        self.rotations.append(rotate)
         self.cupti.run(int(ms * 1e6))
 
 
@@ -131,3 +135,16 @@ def test_a_peers_call_runs_with_the_rounds_block_held_and_frees_it_after():
     for bad in (None, 0, -4096, (16 << 20) + 1, True, 4096.0, "4096"):
         ex._call_peer({"peer": "sdpa", "params": {}, "batch": [{}], "pad_ms": PAD_MS, "shift": bad})
     assert seen[1:] == [0] * 7 and ex.torch.sizes == [5 << 12]
+
+
+def test_the_pad_is_rotated_by_what_the_parent_drew_modulo_its_grid():
+    ex, cupti = _executor()
+    pad = ex.gpu["pad"]
+    ex.fn = lambda *argv: (cupti.run(2000), 0)[1]
+    ex._argv = lambda args: []
+    for r in (0, 7, 264, 265, 1000, 65535):
+        ex.cmd_call({"cmd": "call", "args": {}, "pad_ms": PAD_MS, "rotate": r}, [])
+    assert pad.rotations == [0, 7, 264, 0, 1000 % 265, 65535 % 265]
+    for bad in (-1, True, 1.5, "7", None, 1 << 40):       # not a rotation: none
+        ex.cmd_call({"cmd": "call", "args": {}, "pad_ms": PAD_MS, "rotate": bad}, [])
+    assert pad.rotations[6:] == [0] * 6

@@ -39,3 +39,15 @@ def test_each_timed_peer_call_carries_a_block_of_its_own_and_native_calls_none()
     assert all(d % 4096 == 0 and 4096 <= d <= ect.SHIFT_PAGES << 12 for d in drawn)
     assert len(set(drawn)) > 30                          # a placement of its own nearly every round
     assert ect.SHIFT_PAGES << 12 <= SPACER_MAX           # within what the executor accepts
+
+
+def test_every_padded_call_carries_a_rotation_of_the_pad_drawn_anew():
+    ctx = _ctx()
+    timer = SimpleNamespace(rng=random.Random(5), scalars={}, params={})
+    for _ in range(40):
+        ect._call(ctx, "candidate", None, timer)
+        ect._call(ctx, "peer:cudnn", None, timer)
+    ect._call(ctx, "candidate", None, timer, pad=False, calls=3)        # the warm-up: no pad, no rotation
+    drawn = [m["rotate"] for m in ctx.cand.sent[:-1]] + [m["rotate"] for m in ctx.peerx.sent]
+    assert "rotate" not in ctx.cand.sent[-1]
+    assert all(0 <= r < ect.ROTATE_RANGE for r in drawn) and len({r % 265 for r in drawn}) > 60

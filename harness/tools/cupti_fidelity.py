@@ -363,15 +363,19 @@ class OtherProcess:
         self.proc.wait()
 
 
+_ROTOR = random.Random()    # the pad's rotation: drawn anew in every run, as the harness's parent does
+
+
 def _pad(pad, impl):
     """Queue the pad before a call: torch.cuda._sleep's one thread for `pad` cycles, or (pad a Pad)
-    the harness's own pad, every SM's thread slots for the executors' time (native or a peer's)."""
+    the harness's own pad, every SM's thread slots for the executors' time (native or a peer's), with
+    a rotation drawn at random, as the executors' (cuda_driver.Pad.launch)."""
     if isinstance(pad, int):
         if pad:
             torch.cuda._sleep(pad)
         return
     from ..executor_cuda_timing import PAD_MS, PEER_PAD_MS
-    pad.launch(PAD_MS if impl in ("candidate", "baseline") else PEER_PAD_MS)
+    pad.launch(PAD_MS if impl in ("candidate", "baseline") else PEER_PAD_MS, rotate=_ROTOR.randint(0, pad.grid))
 
 
 def records_us(raw):

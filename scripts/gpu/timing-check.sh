@@ -26,7 +26,8 @@
 #    (STEPS rms) rmsnorm full, then kept; FID_PLACEMENTS: the tool's copies of the inputs (--placements);
 #    FID_INTERLEAVE=1: the tool's implementations take turns call by call (--interleave); FID_SHIFT=1:
 #    torch's own allocations moved call by call (--shift); (STEPS cudnn-modes) the cuDNN peer's modes;
-#    (STEPS rms-shift, rms-plain) rmsnorm's fidelity-like with --shift, or without;
+#    (STEPS rms-shift, rms-plain) rmsnorm's fidelity-like with --shift, or without; (STEPS rms-cap)
+#    rmsnorm full, then kept, with its time cap at RMS_CAP (1.0) s a scenario;
 #    (STEPS flash-full) flash's full evaluation alone. After the fidelity steps, `compare_results
 #    fidelity` sets each task's full result against the tool's calls by every estimator.
 # 2026-12-02's calls: "full aa fidelity-cond profkept fidelity-like" (502 s), "full kept aa-rms
@@ -130,6 +131,15 @@ cudnn-modes)   # the cuDNN peer's two modes against where its calls' memory lay:
       --result "$OUT/flash-full.json" --profiler cupti --calls 64 --flush-in other --pad harness --placements 8 \
       --interleave ${sh:+--shift} --scenarios sq1000-sk113,sq113-sk113-d256 --json "$OUT/cudnn-modes$sh.json"
   done ;;
+rms-cap)   # rmsnorm's full evaluation twice (peers measured, then kept) with its time cap at RMS_CAP s
+  [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "rms-cap: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
+  rm -rf /tmp/rms-cap && cp -r $R /tmp/rms-cap &&
+    sed -i "s/max_seconds: [0-9.]*/max_seconds: ${RMS_CAP:-1.0}/" /tmp/rms-cap/task.yaml
+  for v in full kept; do
+    step rmsnorm-cap-$v 120 "$PY" -m harness eval --task-dir /tmp/rms-cap --candidate $R/baseline.cu \
+      --json "$OUT/rmsnorm-cap-$v.json" --table --samples --timeout 110
+  done
+  "$PY" -m harness.tools.compare_results repeat "$OUT/rmsnorm-cap-full.json" "$OUT/rmsnorm-cap-kept.json" > "$OUT/rms-cap.txt" 2>&1 ;;
 rms-shift|rms-plain)   # rmsnorm's fidelity-like with torch's own allocations moved call by call (--shift), or not
   [ -f "$OUT/rmsnorm-full.json" ] || continue
   v=${s#rms-}
@@ -188,7 +198,7 @@ import json, sys
 from pathlib import Path
 out = Path(sys.argv[1])
 for p in sorted(out.glob("*.json")):
-    if p.name.startswith(("fidelity", "adversarial", "cupti-step")) or p.name.endswith("-prof.json"):
+    if p.name.startswith(("fidelity", "adversarial", "cupti-step", "cudnn-modes")) or p.name.endswith("-prof.json"):
         continue
     r = json.loads(p.read_text())
     s = r["summary"]
@@ -218,7 +228,7 @@ for p in sorted(out.glob("*.json")):
               "temp max", max(c["temp_c_max"] or 0 for c in clk), "power max", max(c["power_w_max"] or 0 for c in clk),
               "reasons", sorted({x for c in clk for x in c["reasons"]}), "dropped rounds", sum(c["dropped_rounds"] for c in clk))
 PYEOF
-cat "$OUT/cupti-self.log" >> "$OUT/summary.txt" 2>/dev/null
+cat "$OUT/cupti-self.log" "$OUT/rms-cap.txt" >> "$OUT/summary.txt" 2>/dev/null
 { for f in "$OUT"/fidelity-*.log "$OUT"/cond-*.log "$OUT"/cudnn-modes*.log; do [ -f "$f" ] && echo "-- $f" && grep -A6 "^harness / CUPTI, against the span" "$f"; done
   tail -n 3 "$OUT/adversarial.txt" "$OUT/pytest-cuda.log" "$OUT/pytest-runtime.log" 2>/dev/null
   for t in rmsnorm flash; do for v in like shift plain; do [ -f "$OUT/fidelity-$t-$v.json" ] && echo "-- fidelity by estimator, $t $v" &&
