@@ -212,18 +212,10 @@ class Pad:
         self.blocks_per_sm = max(1, -(-per_sm // max_block))
         self.threads = per_sm // self.blocks_per_sm
         self.grid = self.blocks_per_sm * drv.attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-        self._ns, self._spinning = ctypes.c_uint64(0), ctypes.c_uint32(self.grid)
-        self._params = (ctypes.c_void_p * 2)(ctypes.addressof(self._ns), ctypes.addressof(self._spinning))
+        self._ns = ctypes.c_uint64(0)
+        self._params = (ctypes.c_void_p * 1)(ctypes.addressof(self._ns))
 
-    def launch(self, ms, stream=CU_STREAM_LEGACY, rotate=0):
-        """Spin every SM's slots for `ms`; `rotate` more blocks (0 <= rotate <= grid) return at once,
-        dispatched as the spinning ones end. Which SMs a small kernel's blocks land on right after
-        the pad is the GPU's block scheduler's state, which every launch before moves: a fixed
-        sequence of launches gives every call of an implementation the same placement (on the H200
-        the cuDNN peer's call took 10.8 or 11.7 us by the call's place in that sequence alone). A
-        random `rotate` per call makes the placement a draw, which the rounds' median then averages."""
-        if not 0 <= rotate <= self.grid:
-            raise ValueError(f"rotate {rotate} outside 0..{self.grid}")
+    def launch(self, ms, stream=CU_STREAM_LEGACY):
         self._ns.value = int(ms * 1e6)
-        self.drv._ok(self.drv.cu.cuLaunchKernel(self.fn, self.grid + int(rotate), 1, 1, self.threads, 1, 1, 0,
+        self.drv._ok(self.drv.cu.cuLaunchKernel(self.fn, self.grid, 1, 1, self.threads, 1, 1, 0,
                                                 ctypes.c_void_p(stream), self._params, None), "cuLaunchKernel (pad)")

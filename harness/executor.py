@@ -263,21 +263,20 @@ class Executor:
         if self.gpu is not None:
             fn = self.fn
             return self._timed_gpu([(lambda: 0) if msg.get("null") else (lambda argv=argv: int(fn(*argv)))
-                                    for argv in argvs], float(msg.get("pad_ms", 0.0)), _rotation(msg))
+                                    for argv in argvs], float(msg.get("pad_ms", 0.0)))
         if msg.get("null"):
             return {"rc": [0] * len(argvs)}
         fn = self.fn
         return {"rc": [int(fn(*argv)) for argv in argvs]}
 
-    def _timed_gpu(self, calls, pad_ms, rotate=0):
+    def _timed_gpu(self, calls, pad_ms):
         """Each call between two events on the legacy stream, which waits for every blocking stream's
         work (the candidate's stream is one): with a pad first, the start event fires once the pad is
         over and the call's launches are queued; the device is synchronised before the next call and
         before answering, a third event after that gives the tail (work that ran on past the end
         event, on a stream that does not wait for the legacy one), and the device-wide state a call
         may leave (persisting L2) is checked and reset. The times are this process's report: the
-        parent bounds them by its own wall clock. `rotate`: the pad's blocks that return at once
-        (cuda_driver.Pad.launch), drawn by the parent every call, taken modulo the pad's grid + 1."""
+        parent bounds them by its own wall clock."""
         g = self.gpu
         drv, legacy, rcs, times, tails, found = g["drv"], 0x1, [], [], [], []
         cupti, spans, leads, idles, hosts, before = g.get("cupti"), [], [], [], [], []
@@ -289,7 +288,7 @@ class Executor:
                 g["taken"] = False
                 t_pad = time.perf_counter()
                 if pad_ms > 0:
-                    g["pad"].launch(pad_ms, rotate=rotate % (g["pad"].grid + 1))
+                    g["pad"].launch(pad_ms)
                 drv.record(g["start"], legacy)
             except RuntimeError as exc:
                 raise CallFailed(f"the device failed before the call: {exc}") from None
@@ -353,14 +352,8 @@ class Executor:
         try:
             if self.gpu is not None:   # torch launches on its default stream: the legacy one
                 params = dict(msg["params"])
-                # Held across the calls, so that the peer's own allocations lie elsewhere this round
-                # (executor_cuda_timing.SHIFT_PAGES); taken before the call's take and pad.
-                spacer = _spacer(self.torch, msg.get("shift"))
-                try:
-                    return self._timed_gpu([(lambda t=t: _peer_call(fn, t, params)) for t in calls],
-                                           float(msg.get("pad_ms", 0.0)), _rotation(msg))
-                finally:
-                    del spacer
+                return self._timed_gpu([(lambda t=t: _peer_call(fn, t, params)) for t in calls],
+                                       float(msg.get("pad_ms", 0.0)))
             for tensors in calls:
                 fn(tensors, dict(msg["params"]))
         except CallFailed:
@@ -386,22 +379,6 @@ def _take(cupti):
         return cupti.take()
     except RuntimeError:
         return None
-
-
-SPACER_MAX = 16 << 20
-
-
-def _rotation(msg):
-    """The request's `rotate` (a non-negative int), else 0."""
-    r = msg.get("rotate", 0)
-    return r if isinstance(r, int) and not isinstance(r, bool) and 0 <= r < 1 << 31 else 0
-
-
-def _spacer(torch, nbytes):
-    """A block of `nbytes` (at most SPACER_MAX) from torch's allocator, or None."""
-    if not isinstance(nbytes, int) or isinstance(nbytes, bool) or not 0 < nbytes <= SPACER_MAX:
-        return None
-    return torch.empty(nbytes, dtype=torch.uint8, device="cuda")
 
 
 def _peer_call(fn, tensors, params):

@@ -76,14 +76,6 @@ RELATIVE_MARGIN = 0.1
 # spread over the arena (executor_memory.slot_stride), each is a placement of its own, and the
 # more a round draws from, the less one placement's cost weighs in the median.
 SETS_MIN, SETS_MAX = 2, 32
-# A peer allocates inside its call (its output, cuDNN's workspace) from torch's caching allocator,
-# which hands back the same address every call of a scenario: one process's placement, held for
-# the whole evaluation. Before each timed call the peers' executor holds a block of 4 KiB x 1..this
-# (drawn by the round) across the call, so what the peer allocates lies somewhere else each round,
-# as the inputs' slots do.
-SHIFT_PAGES = 4096
-# What the parent draws a call's pad rotation from; the executor takes it modulo its pad's grid + 1.
-ROTATE_RANGE = 1 << 16
 
 
 def set_bytes(task, shapes_in, shapes_out):
@@ -185,15 +177,7 @@ def _call(ctx, name, bs, timer, pad=True, calls=1):
     t0 = time.perf_counter_ns()
     # The CPU loop's request (one set here, `calls` times), with the pad before the call's events.
     pad_ms = _pad_ms(name) if pad else 0.0
-    msg = dict(_message(ctx, name, [bs] * calls, timer.scalars, timer.params), pad_ms=pad_ms)
-    if pad:
-        # The pad's extra blocks (cuda_driver.Pad.launch): the GPU's block scheduler left in a state
-        # of its own each call, so a call's blocks land on SMs drawn anew, not where the sequence of
-        # launches before it put them.
-        msg["rotate"] = timer.rng.randrange(ROTATE_RANGE)
-    if pad and name.startswith("peer:"):
-        msg["shift"] = timer.rng.randint(1, SHIFT_PAGES) << 12
-    reply = ex.request(msg)
+    reply = ex.request(dict(_message(ctx, name, [bs] * calls, timer.scalars, timer.params), pad_ms=pad_ms))
     t1 = time.perf_counter_ns()
     ex.running = None
     busy = ctx.device.busy_ms()

@@ -74,30 +74,3 @@ def test_pad_ptx_is_what_nvcc_makes_of_pad_cu(tmp_path):
                    capture_output=True)
     assert _body(out.read_text()) == _body(cuda_driver.PAD_PTX.read_text())
     assert re.search(r"\.entry kernelseek_pad\(", cuda_driver.PAD_PTX.read_text())
-
-
-def test_a_rotated_pad_launches_its_extra_blocks_past_the_spinning_ones():
-    launched = []
-
-    class Cu:
-        def cuLaunchKernel(self, fn, gx, gy, gz, bx, by, bz, shm, stream, params, extra):
-            ns = ctypes.c_uint64.from_address(params[0]).value
-            spinning = ctypes.c_uint32.from_address(params[1]).value
-            launched.append((gx, bx, ns, spinning))
-            return 0
-
-    pad = object.__new__(cuda_driver.Pad)
-    pad.drv = type("Drv", (), {"cu": Cu(), "_ok": lambda self, rc, what: None})()
-    pad.fn, pad.grid, pad.threads = None, 264, 1024
-    pad._ns, pad._spinning = ctypes.c_uint64(0), ctypes.c_uint32(264)
-    pad._params = (ctypes.c_void_p * 2)(ctypes.addressof(pad._ns), ctypes.addressof(pad._spinning))
-    pad.launch(0.1)
-    pad.launch(1.0, rotate=37)
-    pad.launch(0.1, rotate=264)
-    assert launched == [(264, 1024, 100_000, 264), (301, 1024, 1_000_000, 264), (528, 1024, 100_000, 264)]
-    for bad in (-1, 265):
-        with pytest.raises(ValueError):
-            pad.launch(0.1, rotate=bad)
-    # pad.cu returns at once from blocks past `spinning` (the second parameter)
-    src = (cuda_driver.PAD_PTX.parent / "pad.cu").read_text()
-    assert "if (blockIdx.x >= spinning) return;" in src

@@ -259,21 +259,3 @@ def test_interleaved_calls_take_turns_each_round_and_land_on_their_own_implement
     cf._own_calls(placed, 2, flush, 0)
     assert order == ["candidate"] * 2 + ["baseline"] * 2 + ["torch"] * 2
 
-
-def test_shift_holds_a_block_of_its_own_size_across_each_call(monkeypatch):
-    monkeypatch.setattr(cf.torch.cuda, "synchronize", lambda: None)
-    monkeypatch.setattr(cf, "_flush", lambda *a: None)
-    act, held, live = _Act(), [], [0]
-    class Block:
-        def __init__(self, n):
-            held.append(n)
-            live[0] += 1
-        def __del__(self):
-            live[0] -= 1
-    monkeypatch.setattr(cf.torch, "empty", lambda n, **kw: Block(n))
-    def peer():
-        assert live[0] == 1          # the block is held while the call runs
-        act.run(9984)
-    cf._own_calls({"torch": [peer]}, 6, (None, None, "write", act), 0, shift=True, seed=1)
-    assert len(held) == 6 and live[0] == 0 and len(set(held)) > 1
-    assert all(n % 4096 == 0 and 4096 <= n <= 16 << 20 for n in held)

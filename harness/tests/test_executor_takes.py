@@ -43,14 +43,10 @@ class _Cupti:
 
 
 class _Pad:
-    grid = 264
-
     def __init__(self, cupti):
-        self.cupti, self.rotations = cupti, []
+        self.cupti = cupti
 
-    def launch(self, ms, rotate=0):
-        assert 0 <= rotate <= self.grid
-        self.rotations.append(rotate)
+    def launch(self, ms):
         self.cupti.run(int(ms * 1e6))
 
 
@@ -102,49 +98,3 @@ def test_the_executor_says_how_fine_its_timestamps_are(monkeypatch):
     del g["cupti"]
     assert ex._cupti("libcupti.so") == "on, timestamps in 250 ns steps" and g["cupti"] is cupti
     assert ex._cupti("") == "not asked"
-
-
-class _Torch:
-    """torch's allocator as the peers' executor sees it: counts the blocks held."""
-    uint8 = "uint8"
-
-    def __init__(self):
-        self.held, self.sizes = [0], []
-
-    def empty(self, n, dtype=None, device=None):
-        held, self.sizes = self.held, self.sizes + [n]
-
-        class Block:
-            def __init__(self):
-                held[0] += 1
-
-            def __del__(self):
-                held[0] -= 1
-        assert device == "cuda" and dtype == "uint8"
-        return Block()
-
-
-def test_a_peers_call_runs_with_the_rounds_block_held_and_frees_it_after():
-    ex, cupti = _executor()
-    ex.torch, seen = _Torch(), []
-    ex.peers = {"sdpa": lambda tensors, params: (seen.append(ex.torch.held[0]), cupti.run(9000))}
-    ex._tensors = lambda specs: {}
-    reply = ex._call_peer({"peer": "sdpa", "params": {}, "batch": [{}], "pad_ms": PAD_MS, "shift": 5 << 12})
-    assert reply["span_ms"] == [0.009] and seen == [1] and ex.torch.held == [0] and ex.torch.sizes == [5 << 12]
-    # A shift out of bounds (or none) holds nothing: the executor takes no more than 16 MiB on a word
-    for bad in (None, 0, -4096, (16 << 20) + 1, True, 4096.0, "4096"):
-        ex._call_peer({"peer": "sdpa", "params": {}, "batch": [{}], "pad_ms": PAD_MS, "shift": bad})
-    assert seen[1:] == [0] * 7 and ex.torch.sizes == [5 << 12]
-
-
-def test_the_pad_is_rotated_by_what_the_parent_drew_modulo_its_grid():
-    ex, cupti = _executor()
-    pad = ex.gpu["pad"]
-    ex.fn = lambda *argv: (cupti.run(2000), 0)[1]
-    ex._argv = lambda args: []
-    for r in (0, 7, 264, 265, 1000, 65535):
-        ex.cmd_call({"cmd": "call", "args": {}, "pad_ms": PAD_MS, "rotate": r}, [])
-    assert pad.rotations == [0, 7, 264, 0, 1000 % 265, 65535 % 265]
-    for bad in (-1, True, 1.5, "7", None, 1 << 40):       # not a rotation: none
-        ex.cmd_call({"cmd": "call", "args": {}, "pad_ms": PAD_MS, "rotate": bad}, [])
-    assert pad.rotations[6:] == [0] * 6

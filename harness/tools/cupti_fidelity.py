@@ -244,17 +244,14 @@ def _native(fn, argv):
         raise FidelityError(f"returned {rc}")
 
 
-def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placements=1, interleave=False, shift=False):
+def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placements=1, interleave=False):
     """Rows for one scenario: warm-up calls (a peer that is Unsupported is left out), then under one
     profiler `calls` flushed and padded calls of each implementation in turn. With placements > 1
     (CUPTI read in-process only), that many copies of the inputs and outputs lie at different
     addresses, 2-32 MiB apart, and the calls take them in turn, as the harness's rounds draw
     theirs from slots spread over its arena (executor_memory.slot_stride): what a kernel of a few
     microseconds costs depends on where its few lines lie. With interleave (CUPTI in-process only),
-    the implementations take turns call by call, as in the harness's rounds. With shift, before each
-    call a block of 4 KiB to 16 MiB is taken from torch's allocator and held until the call's records
-    are read, so that what a peer allocates inside its call (its output, cuDNN's workspace) lies
-    somewhere else each call instead of at the one address the allocator hands back every time."""
+    the implementations take turns call by call, as in the harness's rounds."""
     inputs = ref.make_inputs(dict(sc.params), seed, "cuda")
     shapes = ref.output_shapes(dict(sc.params))
 
@@ -284,7 +281,7 @@ def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placemen
     if activity is not None:   # CUPTI read by the harness's own module: every call on its own
         try:
             figures = _own_calls({impl: [c[impl] for c in placed] for impl in live}, calls, flush, pad_cycles,
-                                 interleave, seed, shift)
+                                 interleave, seed)
         except Exception as exc:
             figures = {impl: {"error": f"{type(exc).__name__}: {exc}"} for impl in live}
         return _rows(rows, figures)
@@ -363,19 +360,15 @@ class OtherProcess:
         self.proc.wait()
 
 
-_ROTOR = random.Random()    # the pad's rotation: drawn anew in every run, as the harness's parent does
-
-
 def _pad(pad, impl):
     """Queue the pad before a call: torch.cuda._sleep's one thread for `pad` cycles, or (pad a Pad)
-    the harness's own pad, every SM's thread slots for the executors' time (native or a peer's), with
-    a rotation drawn at random, as the executors' (cuda_driver.Pad.launch)."""
+    the harness's own pad, every SM's thread slots for the executors' time (native or a peer's)."""
     if isinstance(pad, int):
         if pad:
             torch.cuda._sleep(pad)
         return
     from ..executor_cuda_timing import PAD_MS, PEER_PAD_MS
-    pad.launch(PAD_MS if impl in ("candidate", "baseline") else PEER_PAD_MS, rotate=_ROTOR.randint(0, pad.grid))
+    pad.launch(PAD_MS if impl in ("candidate", "baseline") else PEER_PAD_MS)
 
 
 def records_us(raw):
@@ -386,7 +379,7 @@ def records_us(raw):
     return sorted(((kind, kind, (b - base) / 1e3, (e - base) / 1e3) for kind, b, e in raw), key=lambda r: (r[2], r[3]))
 
 
-def _own_calls(placed, calls, flush, pad_cycles, interleave=False, seed=0, shift=False):
+def _own_calls(placed, calls, flush, pad_cycles, interleave=False, seed=0):
     """{impl: medians and calls} of `calls` flushed and padded calls of every implementation of
     `placed` ({impl: [a function making one call] per placement; call i runs on placement i mod
     their number}), each read from CUPTI on its own (harness/cupti_activity.py): the records between
@@ -401,9 +394,8 @@ def _own_calls(placed, calls, flush, pad_cycles, interleave=False, seed=0, shift
         plan = [(impl, i) for i in range(calls) for impl in rng.sample(impls, len(impls))]
     else:
         plan = [(impl, i) for impl in impls for i in range(calls)]
-    mine = {impl: [] for impl in impls}
+    mine, t0 = {impl: [] for impl in impls}, time.perf_counter()
     for impl, i in plan:
-        spacer = torch.empty(rng.randint(1, 4096) << 12, dtype=torch.uint8, device="cuda") if shift else None
         torch.cuda.synchronize()
         _flush(src, dst, how)
         torch.cuda.synchronize()
@@ -418,10 +410,10 @@ def _own_calls(placed, calls, flush, pad_cycles, interleave=False, seed=0, shift
             drv.record(end, 0x1)
         torch.cuda.synchronize()
         raw = act.take()
-        del spacer
         recs = records_us(raw)
         work = recs[1:] if pad_cycles else recs
         fig = dict(call_figure(work, i), step_ns=timestamp_step(raw), host_us=host_us,
+                   at_ms=(t_pad - t0) * 1e3,     # when, from the scenario's first call
                    placement=i % len(placed[impl]),
                    # each record's (kind, start, end) in us from the call's first: modes, gaps
                    parts_us=[(k, round(b - work[0][2], 3), round(e - work[0][2], 3)) for k, _, b, e in work])
@@ -492,11 +484,11 @@ def evaluate(args):
         for i, (sc, times) in enumerate(planned):
             print(f"[{i + 1}/{len(planned)}] {sc.id}", file=sys.stderr, flush=True)
             rows += measure(task, ref, libs, sc, times, args.calls, args.seed, pad_cycles, flush, args.placements,
-                            args.interleave, args.shift)
+                            args.interleave)
     return {"task": task.name, "candidate": str(args.candidate), "result": str(args.result),
             "calls": args.calls, "seed": args.seed, "pad_ms": args.pad_ms, "gpu": props.name,
             "profiler": args.profiler, "flush": args.flush, "flush_in": args.flush_in, "pad": args.pad,
-            "placements": args.placements, "interleave": args.interleave, "shift": args.shift,
+            "placements": args.placements, "interleave": args.interleave,
             "torch": torch.__version__, "rows": rows, "left_out": left_out,
             "timestamp_step_ns": _step(rows),
             "summary": {"span": summarize(rows, "span_ms"), "kernel_sum": summarize(rows, "kernel_sum_ms")}}
@@ -531,9 +523,6 @@ def _parser():
     p.add_argument("--interleave", action="store_true",
                    help="with --profiler cupti: one call of each implementation a round, in a random order each round "
                         "(as the harness's rounds), instead of one implementation's calls after another's")
-    p.add_argument("--shift", action="store_true",
-                   help="(--profiler cupti) hold a block of 4 KiB-16 MiB from torch's allocator across each call, so "
-                        "a peer's own allocations move from call to call")
     p.add_argument("--json", help="write the report here")
     return p
 

@@ -24,10 +24,9 @@
 # 10. (STEPS cupti-step) CUPTI's timestamp steps by when a process enables it, and the host's cost of
 #    a launch after a take; (STEPS fidelity-cudnn) flash's sq1000-sk113, 31 calls;
 #    (STEPS rms) rmsnorm full, then kept; FID_PLACEMENTS: the tool's copies of the inputs (--placements);
-#    FID_INTERLEAVE=1: the tool's implementations take turns call by call (--interleave); FID_SHIFT=1:
-#    torch's own allocations moved call by call (--shift); (STEPS cudnn-modes) the cuDNN peer's modes;
-#    (STEPS rms-shift, rms-plain) rmsnorm's fidelity-like with --shift, or without; (STEPS rms-cap)
-#    rmsnorm full, then kept, with its time cap at RMS_CAP (1.0) s a scenario;
+#    FID_INTERLEAVE=1: the tool's implementations take turns call by call (--interleave);
+#    (STEPS cudnn-modes) the cuDNN peer's modes, one run per seed in FID_SEEDS (the plan's order);
+#    (STEPS rms-cap) rmsnorm full, then kept, with its time cap at RMS_CAP (1.0) s a scenario;
 #    (STEPS flash-full) flash's full evaluation alone. After the fidelity steps, `compare_results
 #    fidelity` sets each task's full result against the tool's calls by every estimator.
 # 2026-12-02's calls: "full aa fidelity-cond profkept fidelity-like" (502 s), "full kept aa-rms
@@ -105,7 +104,7 @@ fidelity-like)   # step 3 on CUPTI with the harness's conditions (flush from ano
     [ "$left" -lt "$lim" ] && lim=$left
     step fidelity-$t-like $lim "$PY" -m harness.tools.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
       --result "$OUT/$t-full.json" --profiler cupti --calls "${FID_CALLS:-15}" --flush-in other --pad harness \
-      --placements "${FID_PLACEMENTS:-1}" ${FID_INTERLEAVE:+--interleave} ${FID_SHIFT:+--shift} --json "$OUT/fidelity-$t-like.json"
+      --placements "${FID_PLACEMENTS:-1}" ${FID_INTERLEAVE:+--interleave} --json "$OUT/fidelity-$t-like.json"
   done ;;
 aa)   # identical code in three executors (candidate, twin, incumbent) over AA_RUNS evaluations: the
       # offsets an evaluation's rounds cannot show (harness/tools/aa_spread.py; on the CPU they were
@@ -121,32 +120,25 @@ fidelity-cudnn)   # flash's Sq=1000 over Sk=113 scenarios, 31 calls each: how th
   step fidelity-cudnn 120 "$PY" -m harness.tools.cupti_fidelity --task-dir $F --candidate $F/baseline.cu \
     --result "$OUT/flash-full.json" --profiler cupti --calls 31 --flush-in other --pad harness --scenarios sq1000-sk113 \
     --json "$OUT/fidelity-cudnn.json" ;;
-cudnn-modes)   # the cuDNN peer's two modes against where its calls' memory lay: flash's Sq=1000 over
-      # Sk=113 and Sq=113 scenarios, 64 calls each, taking turns, the inputs in 8 placements, then the
-      # same with torch's own allocations moved call by call (--shift)
-  [ -f "$OUT/flash-full.json" ] || continue
-  for sh in "" shift; do
-    [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "cudnn-modes$sh: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
-    step cudnn-modes$sh 150 "$PY" -m harness.tools.cupti_fidelity --task-dir $F --candidate $F/baseline.cu \
-      --result "$OUT/flash-full.json" --profiler cupti --calls 64 --flush-in other --pad harness --placements 8 \
-      --interleave ${sh:+--shift} --scenarios sq1000-sk113,sq113-sk113-d256 --json "$OUT/cudnn-modes$sh.json"
+cudnn-modes)   # the cuDNN peer's two modes against the calls' order: flash's Sq=1000 over Sk=113 and
+      # Sq=113 d256 scenarios, 64 calls each, taking turns, the inputs in 8 placements, FID_SEEDS' plans
+  res=${FLASH_RESULT:-$OUT/flash-full.json}    # FLASH_RESULT: an earlier flash full result (carried)
+  [ -f "$res" ] || continue
+  for seed in ${FID_SEEDS:-0}; do
+    [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "cudnn-modes$seed: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
+    step cudnn-modes$seed 150 "$PY" -m harness.tools.cupti_fidelity --task-dir $F --candidate $F/baseline.cu \
+      --result "$res" --profiler cupti --calls 64 --flush-in other --pad harness --placements 8 \
+      --interleave --seed $seed --scenarios sq1000-sk113,sq113-sk113-d256 --json "$OUT/cudnn-modes$seed.json"
   done ;;
 rms-cap)   # rmsnorm's full evaluation twice (peers measured, then kept) with its time cap at RMS_CAP s
   [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "rms-cap: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
-  rm -rf /tmp/rms-cap && cp -r $R /tmp/rms-cap &&
-    sed -i "s/max_seconds: [0-9.]*/max_seconds: ${RMS_CAP:-1.0}/" /tmp/rms-cap/task.yaml
+  rm -rf /tmp/rms-cap && mkdir -p /tmp/rms-cap && cp -r $R /tmp/rms-cap/rmsnorm &&   # the folder is the task's name
+    sed -i "s/max_seconds: [0-9.]*/max_seconds: ${RMS_CAP:-1.0}/" /tmp/rms-cap/rmsnorm/task.yaml
   for v in full kept; do
-    step rmsnorm-cap-$v 120 "$PY" -m harness eval --task-dir /tmp/rms-cap --candidate $R/baseline.cu \
+    step rmsnorm-cap-$v 120 "$PY" -m harness eval --task-dir /tmp/rms-cap/rmsnorm --candidate $R/baseline.cu \
       --json "$OUT/rmsnorm-cap-$v.json" --table --samples --timeout 110
   done
   "$PY" -m harness.tools.compare_results repeat "$OUT/rmsnorm-cap-full.json" "$OUT/rmsnorm-cap-kept.json" > "$OUT/rms-cap.txt" 2>&1 ;;
-rms-shift|rms-plain)   # rmsnorm's fidelity-like with torch's own allocations moved call by call (--shift), or not
-  [ -f "$OUT/rmsnorm-full.json" ] || continue
-  v=${s#rms-}
-  step fidelity-rmsnorm-$v 200 "$PY" -m harness.tools.cupti_fidelity --task-dir $R --candidate $R/baseline.cu \
-    --result "$OUT/rmsnorm-full.json" --profiler cupti --calls "${FID_CALLS:-15}" --flush-in other --pad harness \
-    --placements "${FID_PLACEMENTS:-1}" ${FID_INTERLEAVE:+--interleave} $([ $v = shift ] && echo --shift) \
-    --json "$OUT/fidelity-rmsnorm-$v.json" ;;
 aa-rms)   # rmsnorm's part of `aa` alone
   [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "aa-rms: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
   step $s 150 "$PY" -m harness.tools.aa_spread --task-dir $R --scenarios all --runs "${AA_RUNS:-6}" --out "$OUT/$s" ;;
@@ -231,7 +223,7 @@ PYEOF
 cat "$OUT/cupti-self.log" "$OUT/rms-cap.txt" >> "$OUT/summary.txt" 2>/dev/null
 { for f in "$OUT"/fidelity-*.log "$OUT"/cond-*.log "$OUT"/cudnn-modes*.log; do [ -f "$f" ] && echo "-- $f" && grep -A6 "^harness / CUPTI, against the span" "$f"; done
   tail -n 3 "$OUT/adversarial.txt" "$OUT/pytest-cuda.log" "$OUT/pytest-runtime.log" 2>/dev/null
-  for t in rmsnorm flash; do for v in like shift plain; do [ -f "$OUT/fidelity-$t-$v.json" ] && echo "-- fidelity by estimator, $t $v" &&
+  for t in rmsnorm flash; do for v in like; do [ -f "$OUT/fidelity-$t-$v.json" ] && echo "-- fidelity by estimator, $t $v" &&
     "$PY" -m harness.tools.compare_results fidelity "$OUT/$t-full.json" "$OUT/fidelity-$t-$v.json"; done; done
   for f in "$OUT"/cudnn-modes*.json "$OUT"/fidelity-*.json; do [ -f "$f" ] && echo "-- modes, $f" &&
     "$PY" -m harness.tools.compare_results modes "$f" | head -60; done
