@@ -258,4 +258,3 @@ def test_interleaved_calls_take_turns_each_round_and_land_on_their_own_implement
     order.clear()
     cf._own_calls(placed, 2, flush, 0)
     assert order == ["candidate"] * 2 + ["baseline"] * 2 + ["torch"] * 2
-

@@ -210,8 +210,8 @@ def adversarial(path):
 
 def main(argv=None):
     argv = argv if argv is not None else sys.argv[1:]
-    commands = {"repeat": repeat, "estimators": estimators, "fidelity": fidelity, "modes": modes, "anchors": anchors, "summary": summary,
-                "adversarial": adversarial}
+    commands = {"repeat": repeat, "estimators": estimators, "fidelity": fidelity, "modes": modes,
+                "anchors": anchors, "summary": summary, "adversarial": adversarial}
     if not argv or argv[0] not in commands:
         print(__doc__)
         return 2

@@ -223,8 +223,8 @@ PYEOF
 cat "$OUT/cupti-self.log" "$OUT/rms-cap.txt" >> "$OUT/summary.txt" 2>/dev/null
 { for f in "$OUT"/fidelity-*.log "$OUT"/cond-*.log "$OUT"/cudnn-modes*.log; do [ -f "$f" ] && echo "-- $f" && grep -A6 "^harness / CUPTI, against the span" "$f"; done
   tail -n 3 "$OUT/adversarial.txt" "$OUT/pytest-cuda.log" "$OUT/pytest-runtime.log" 2>/dev/null
-  for t in rmsnorm flash; do for v in like; do [ -f "$OUT/fidelity-$t-$v.json" ] && echo "-- fidelity by estimator, $t $v" &&
-    "$PY" -m harness.tools.compare_results fidelity "$OUT/$t-full.json" "$OUT/fidelity-$t-$v.json"; done; done
+  for t in rmsnorm flash; do [ -f "$OUT/fidelity-$t-like.json" ] && echo "-- fidelity by estimator, $t" &&
+    "$PY" -m harness.tools.compare_results fidelity "$OUT/$t-full.json" "$OUT/fidelity-$t-like.json"; done
   for f in "$OUT"/cudnn-modes*.json "$OUT"/fidelity-*.json; do [ -f "$f" ] && echo "-- modes, $f" &&
     "$PY" -m harness.tools.compare_results modes "$f" | head -60; done
   for t in rmsnorm flash; do [ -f "$OUT/$t-full-kept.json" ] && echo "-- repeat by estimator, $t" &&
