@@ -27,6 +27,7 @@
 #    FID_INTERLEAVE=1: the tool's implementations take turns call by call (--interleave);
 #    (STEPS cudnn-modes) the cuDNN peer's modes, one run per seed in FID_SEEDS (the plan's order);
 #    (STEPS rms-cap) rmsnorm full, then kept, with its time cap at RMS_CAP (1.0) s a scenario;
+#    (STEPS rms-kept2, after rms) rmsnorm kept once more: two kept evaluations set against each other;
 #    (STEPS flash-full) flash's full evaluation alone. After the fidelity steps, `compare_results
 #    fidelity` sets each task's full result against the tool's calls by every estimator.
 # 2026-12-02's calls: "full aa fidelity-cond profkept fidelity-like" (502 s), "full kept aa-rms
@@ -130,6 +131,12 @@ cudnn-modes)   # the cuDNN peer's two modes against the calls' order: flash's Sq
       --result "$res" --profiler cupti --calls 64 --flush-in other --pad harness --placements 8 \
       --interleave --seed $seed --scenarios sq1000-sk113,sq113-sk113-d256 --json "$OUT/cudnn-modes$seed.json"
   done ;;
+rms-kept2)   # rmsnorm's evaluation with the peers kept once more (after `rms`): two evaluations as every
+      # one after a host's first runs, to set against each other
+  step rmsnorm-full-kept2 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu \
+    --json "$OUT/rmsnorm-full-kept2.json" --table --samples --timeout 65
+  "$PY" -m harness.tools.compare_results repeat "$OUT/rmsnorm-full-kept.json" "$OUT/rmsnorm-full-kept2.json" \
+    > "$OUT/rms-kept2.txt" 2>&1 ;;
 rms-cap)   # rmsnorm's full evaluation twice (peers measured, then kept) with its time cap at RMS_CAP s
   [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "rms-cap: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
   rm -rf /tmp/rms-cap && mkdir -p /tmp/rms-cap && cp -r $R /tmp/rms-cap/rmsnorm &&   # the folder is the task's name
@@ -220,7 +227,7 @@ for p in sorted(out.glob("*.json")):
               "temp max", max(c["temp_c_max"] or 0 for c in clk), "power max", max(c["power_w_max"] or 0 for c in clk),
               "reasons", sorted({x for c in clk for x in c["reasons"]}), "dropped rounds", sum(c["dropped_rounds"] for c in clk))
 PYEOF
-cat "$OUT/cupti-self.log" "$OUT/rms-cap.txt" >> "$OUT/summary.txt" 2>/dev/null
+cat "$OUT/cupti-self.log" "$OUT/rms-cap.txt" "$OUT/rms-kept2.txt" >> "$OUT/summary.txt" 2>/dev/null
 { for f in "$OUT"/fidelity-*.log "$OUT"/cond-*.log "$OUT"/cudnn-modes*.log; do [ -f "$f" ] && echo "-- $f" && grep -A6 "^harness / CUPTI, against the span" "$f"; done
   tail -n 3 "$OUT/adversarial.txt" "$OUT/pytest-cuda.log" "$OUT/pytest-runtime.log" 2>/dev/null
   for t in rmsnorm flash; do [ -f "$OUT/fidelity-$t-like.json" ] && echo "-- fidelity by estimator, $t" &&
