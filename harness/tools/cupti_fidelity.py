@@ -404,7 +404,8 @@ def _own_calls(placed, calls, flush, pad_cycles, interleave=False, seed=0):
         _pad(pad_cycles, impl)
         if drv:
             drv.record(start, 0x1)
-        placed[impl][i % len(placed[impl])]()
+        placement = i % len(placed[impl])
+        placed[impl][placement]()
         host_us = (time.perf_counter() - t_pad) * 1e6     # as the executors' host_ms
         if drv:
             drv.record(end, 0x1)
@@ -414,7 +415,7 @@ def _own_calls(placed, calls, flush, pad_cycles, interleave=False, seed=0):
         work = recs[1:] if pad_cycles else recs
         fig = dict(call_figure(work, i), step_ns=timestamp_step(raw), host_us=host_us,
                    at_ms=(t_pad - t0) * 1e3,     # when, from the scenario's first call
-                   placement=i % len(placed[impl]),
+                   placement=placement,
                    # each record's (kind, start, end) in us from the call's first: modes, gaps
                    parts_us=[(k, round(b - work[0][2], 3), round(e - work[0][2], 3)) for k, _, b, e in work])
         # How the call lay on the GPU, as the executors report it (timing.lead_ms, idle_ms): the pad
