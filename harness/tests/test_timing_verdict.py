@@ -283,3 +283,9 @@ def test_the_parent_writes_each_rounds_inputs_on_that_rounds_core(cache_dir, mon
     assert len(rounds) >= 8
     for i in rounds:   # the round's inputs are written next, on the core it was just pinned to
         assert seen[i + 1][0] == "fresh" and seen[i + 1][1] == seen[i][1] and len(seen[i][1]) == 1
+
+
+def test_an_interval_that_clears_one_by_less_than_the_margin_is_the_same():
+    # What the cpu task's quick set gave for the baseline against itself, 1 evaluation in 30
+    assert verdict([1.0024, 1.1381]) == "same" and verdict([0.88, 0.995]) == "same"
+    assert verdict([1.0101, 1.05]) == "faster" and verdict([0.95, 0.9899]) == "slower"

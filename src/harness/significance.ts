@@ -4,7 +4,7 @@ import type { Verdict } from './result.js';
  * The one rule for "better" (DESIGN §11: noise never becomes a gain): the run's new best, the bank's
  * gain attribution and the digest's gains all ask it. A candidate beats the incumbent (the run's best
  * so far; before any, the baseline at 1.0) only when the harness says it is faster than the baseline
- * (its 95 % interval excludes 1.0) and the bottom of that interval is above the incumbent's figure
+ * (its 95 % interval lies above 1.01) and the bottom of that interval is above the incumbent's figure
  * (by MIN_GAIN).
  */
 export interface GainFigures {
