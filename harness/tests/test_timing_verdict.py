@@ -100,15 +100,25 @@ def baseline_as_candidate(cache_dir):
     return evaluate(Options(task_dir=str(CPU_TASK), candidate=str(CPU_TASK / "baseline.cpp"), cache_dir=cache_dir))
 
 
-def test_the_baseline_as_candidate_reads_the_same(baseline_as_candidate):
+def test_the_baseline_as_candidate_reads_the_same(baseline_as_candidate, cache_dir):
     result = baseline_as_candidate
     s = result["summary"]
     assert result["status"] == "ok" and s["timed"] == s["scenarios"] == 11, result["messages"]
     lo, hi = s["speedup_vs_baseline_ci"]
     per_scenario = [(sc["id"], sc.get("speedup_vs_baseline"), sc.get("time_ms"), sc.get("baseline_ms"),
                      sc["timing"].get("batch"), sc["timing"].get("overhead_ms")) for sc in result["scenarios"]]
-    assert lo <= 1.0 <= hi and s["verdict_vs_baseline"] == "same", (s["speedup_vs_baseline_geomean"], lo, hi,
-                                                                     result["time_spent"], per_scenario)
+    assert s["verdict_vs_baseline"] == "same", (s["speedup_vs_baseline_geomean"], lo, hi, result["time_spent"],
+                                                per_scenario)
+    if not lo <= 1.0 <= hi:
+        # A 95 % interval misses the truth in one evaluation of twenty by design (about one CI run in
+        # forty here, by 0.2-0.4 %, the verdict still `same`): a second, independent evaluation must
+        # then contain 1.0. An offset between the executors, which would shift every evaluation, fails
+        # both (test_a_slower_candidate_is_slower shows what a real difference reads).
+        again = evaluate(Options(task_dir=str(CPU_TASK), candidate=str(CPU_TASK / "baseline.cpp"),
+                                 cache_dir=cache_dir))
+        lo2, hi2 = again["summary"]["speedup_vs_baseline_ci"]
+        assert lo2 <= 1.0 <= hi2 and again["summary"]["verdict_vs_baseline"] == "same", (
+            "both evaluations' intervals exclude 1.0", (lo, hi), (lo2, hi2), per_scenario)
     assert lo <= s["speedup_vs_baseline_geomean"] <= hi
     # The peer is genuinely different (torch's softmax on one core is several times faster here).
     assert s["verdict_vs_peer"]["torch"] in ("faster", "slower")
