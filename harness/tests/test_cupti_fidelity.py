@@ -166,6 +166,18 @@ def test_plan_takes_ok_scenarios_and_the_implementations_the_harness_timed():
         ("r1-c1024", {"candidate": 0.01, "baseline": 0.02, "torch": 0.03, "torch_rms_norm": 0.04}),
         ("r4096-c1024", {"candidate": 0.01, "torch": 0.5})]
     assert left_out == ["r128-c1024: incorrect", "1 selected scenario(s) not in the result"]
+    # --impls: the peers alone (as in the harness's peers' executor); a scenario with none of them is left out
+    planned, left_out = cf.plan(task, result, "c1024", ["torch", "torch_rms_norm"])
+    assert [(sc.id, times) for sc, times in planned] == [
+        ("r1-c1024", {"torch": 0.03, "torch_rms_norm": 0.04}), ("r4096-c1024", {"torch": 0.5})]
+
+
+def test_cli_refuses_implementations_the_task_lacks(tmp_path, capsys):
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(_result([_scenario("r1-c1024")])))
+    code = cf.main(["--task-dir", str(RMSNORM), "--candidate", str(RMSNORM / "baseline.cu"),
+                    "--result", str(path), "--impls", "torch,cudnn"])
+    assert code == 2 and "--impls torch,cudnn: not this task's implementations" in capsys.readouterr().err
 
 
 def _cli(tmp_path, result, capsys):

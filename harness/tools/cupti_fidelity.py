@@ -166,9 +166,9 @@ def _summary_line(impl, s):
 
 
 # -- what to measure -------------------------------------------------------------------------------
-def plan(task, result, selector):
+def plan(task, result, selector, impls=None):
     """[(scenario, {impl: harness ms})] for the selected scenarios that are ok in the result and have
-    a harness figure, and notes on those left out."""
+    a harness figure, and notes on those left out; `impls` (names) keeps only those implementations."""
     by_id = {s["id"]: s for s in result.get("scenarios", [])}
     planned, left_out, absent = [], [], 0
     for sc in select_scenarios(task, selector):
@@ -181,7 +181,7 @@ def plan(task, result, selector):
             continue
         times = {"candidate": entry.get("time_ms"), "baseline": entry.get("baseline_ms")}
         times.update({p: (entry.get("peer_ms") or {}).get(p) for p, _ in task.peers})
-        times = {impl: ms for impl, ms in times.items() if ms}
+        times = {impl: ms for impl, ms in times.items() if ms and (impls is None or impl in impls)}
         if times:
             planned.append((sc, times))
         else:
@@ -443,7 +443,14 @@ def evaluate(args):
     except OSError as exc:
         raise UsageError(f"--candidate: {exc}") from None
     result = _read_result(args.result, task, source)
-    planned, left_out = plan(task, result, args.scenarios)
+    impls = None
+    if args.impls:
+        impls = [x.strip() for x in args.impls.split(",") if x.strip()]
+        known = ["candidate", "baseline"] + [p for p, _ in task.peers]
+        unknown = [x for x in impls if x not in known]
+        if unknown or not impls:
+            raise UsageError(f"--impls {args.impls}: not this task's implementations ({', '.join(known)})")
+    planned, left_out = plan(task, result, args.scenarios, impls)
     # CUPTI enabled before this process's CUDA runtime starts (on the H200 its steps are 32 ns whatever
     # the order, tools/cupti_step.py); timestamp_step_ns in the report says what this run saw.
     activity, cupti_error = None, None
@@ -479,7 +486,11 @@ def evaluate(args):
         pad_cycles = int(MAX_CLOCK_HZ * args.pad_ms / 1e3)
     rows = []
     with tempfile.TemporaryDirectory(prefix="cupti-fidelity-") as tmp, (contextlib.closing(other) if other else contextlib.nullcontext()):
-        libs = {"candidate": _library(task, source, "candidate", tmp)}
+        # A library is loaded only when it is called: its CUDA runtime and kernels in this process are
+        # a condition of their own (the harness's peers' executor holds none).
+        libs = {}
+        if any("candidate" in times for _, times in planned):
+            libs["candidate"] = _library(task, source, "candidate", tmp)
         if any("baseline" in times for _, times in planned):
             libs["baseline"] = _library(task, task.baseline.read_bytes(), "baseline", tmp)
         for i, (sc, times) in enumerate(planned):
@@ -489,7 +500,7 @@ def evaluate(args):
     return {"task": task.name, "candidate": str(args.candidate), "result": str(args.result),
             "calls": args.calls, "seed": args.seed, "pad_ms": args.pad_ms, "gpu": props.name,
             "profiler": args.profiler, "flush": args.flush, "flush_in": args.flush_in, "pad": args.pad,
-            "placements": args.placements, "interleave": args.interleave,
+            "placements": args.placements, "interleave": args.interleave, "impls": impls,
             "torch": torch.__version__, "rows": rows, "left_out": left_out,
             "timestamp_step_ns": _step(rows),
             "summary": {"span": summarize(rows, "span_ms"), "kernel_sum": summarize(rows, "kernel_sum_ms")}}
@@ -524,6 +535,9 @@ def _parser():
     p.add_argument("--interleave", action="store_true",
                    help="with --profiler cupti: one call of each implementation a round, in a random order each round "
                         "(as the harness's rounds), instead of one implementation's calls after another's")
+    p.add_argument("--impls", help="comma-separated implementations to call (candidate, baseline, the task's peers); "
+                        "the rest are neither called nor loaded, e.g. the peers alone in this process, as in the "
+                        "harness's peers' executor")
     p.add_argument("--json", help="write the report here")
     return p
 

@@ -28,7 +28,11 @@
 #    (STEPS cudnn-modes) the cuDNN peer's modes, one run per seed in FID_SEEDS (the plan's order);
 #    (STEPS rms-cap) rmsnorm full, then kept, with its time cap at RMS_CAP (1.0) s a scenario;
 #    (STEPS rms-kept2, after rms) rmsnorm kept once more: two kept evaluations set against each other;
-#    (STEPS flash-full) flash's full evaluation alone. After the fidelity steps, `compare_results
+#    (STEPS flash-full) flash's full evaluation alone; (STEPS flash-sub) flash's evaluation on FLASH_SUB's
+#    scenarios (sq113-sk113,sq1000-sk113), the peers measured, for the cuDNN steps (FLASH_RESULT);
+#    FID_IMPLS / CUDNN_IMPLS: one tool run per entry, "all" or the tool's --impls (e.g. the peers alone
+#    in the tool's process, as in the harness's peers' executor: "torch,torch_rms_norm", "cudnn,flash");
+#    CUDNN_SCENARIOS: cudnn-modes' scenarios. After the fidelity steps, `compare_results
 #    fidelity` sets each task's full result against the tool's calls by every estimator.
 # 2026-12-02's calls: "full aa fidelity-cond profkept fidelity-like" (502 s), "full kept aa-rms
 # fidelity-like" (348 s), "full kept quick fidelity-like pytest aa-rms" (342 s); docs/harness.md.
@@ -97,16 +101,18 @@ fidelity-cond)   # which of the tool's conditions moves its figures towards the 
     done
   done ;;
 fidelity-like)   # step 3 on CUPTI with the harness's conditions (flush from another process, its pad)
-  for t in ${FID_TASKS:-rmsnorm flash}; do
+  for t in ${FID_TASKS:-rmsnorm flash}; do for imp in ${FID_IMPLS:-all}; do   # FID_IMPLS: e.g. "all torch,torch_rms_norm"
     dir=$R; [ $t = flash ] && dir=$F
     [ -f "$OUT/$t-full.json" ] || continue
-    [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "fidelity-$t-like: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
+    tag=$t-like; [ "$imp" = all ] || tag=$t-like-${imp//,/-}
+    [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "fidelity-$tag: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
     lim=$(( 120 + ${FID_CALLS:-15} * 8 )); left=$(( ${END:-100000} - SECONDS ))   # END: the call's end (s)
     [ "$left" -lt "$lim" ] && lim=$left
-    step fidelity-$t-like $lim "$PY" -m harness.tools.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
+    step fidelity-$tag $lim "$PY" -m harness.tools.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
       --result "$OUT/$t-full.json" --profiler cupti --calls "${FID_CALLS:-15}" --flush-in other --pad harness \
-      --placements "${FID_PLACEMENTS:-1}" ${FID_INTERLEAVE:+--interleave} --json "$OUT/fidelity-$t-like.json"
-  done ;;
+      --placements "${FID_PLACEMENTS:-1}" ${FID_INTERLEAVE:+--interleave} $([ "$imp" = all ] || echo --impls $imp) \
+      --json "$OUT/fidelity-$tag.json"
+  done; done ;;
 aa)   # identical code in three executors (candidate, twin, incumbent) over AA_RUNS evaluations: the
       # offsets an evaluation's rounds cannot show (harness/tools/aa_spread.py; on the CPU they were
       # the buffers' allocation and the processes' layout, docs/harness.md "Layout")
@@ -125,12 +131,17 @@ cudnn-modes)   # the cuDNN peer's two modes against the calls' order: flash's Sq
       # Sq=113 d256 scenarios, 64 calls each, taking turns, the inputs in 8 placements, FID_SEEDS' plans
   res=${FLASH_RESULT:-$OUT/flash-full.json}    # FLASH_RESULT: an earlier flash full result (carried)
   [ -f "$res" ] || continue
-  for seed in ${FID_SEEDS:-0}; do
-    [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "cudnn-modes$seed: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
-    step cudnn-modes$seed 150 "$PY" -m harness.tools.cupti_fidelity --task-dir $F --candidate $F/baseline.cu \
+  for seed in ${FID_SEEDS:-0}; do for imp in ${CUDNN_IMPLS:-all}; do   # CUDNN_IMPLS: "all cudnn,flash" (--impls)
+    tag=$seed; [ "$imp" = all ] || tag=$seed-${imp//,/-}
+    [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "cudnn-modes$tag: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
+    step cudnn-modes$tag 150 "$PY" -m harness.tools.cupti_fidelity --task-dir $F --candidate $F/baseline.cu \
       --result "$res" --profiler cupti --calls 64 --flush-in other --pad harness --placements 8 \
-      --interleave --seed $seed --scenarios sq1000-sk113,sq113-sk113-d256 --json "$OUT/cudnn-modes$seed.json"
-  done ;;
+      --interleave --seed $seed --scenarios "${CUDNN_SCENARIOS:-sq1000-sk113,sq113-sk113-d256}" \
+      $([ "$imp" = all ] || echo --impls $imp) --json "$OUT/cudnn-modes$tag.json"
+  done; done ;;
+flash-sub)   # flash's full evaluation on FLASH_SUB's scenarios only (sq113-sk113,sq1000-sk113), the peers measured
+  step flash-sub 150 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --scenarios "${FLASH_SUB:-sq113-sk113,sq1000-sk113}" \
+    --json "$OUT/flash-sub.json" --table --samples --timeout 140 ;;
 rms-kept2)   # rmsnorm's evaluation with the peers kept once more (after `rms`): two evaluations as every
       # one after a host's first runs, to set against each other
   step rmsnorm-full-kept2 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu \
@@ -230,8 +241,8 @@ PYEOF
 cat "$OUT/cupti-self.log" "$OUT/rms-cap.txt" "$OUT/rms-kept2.txt" >> "$OUT/summary.txt" 2>/dev/null
 { for f in "$OUT"/fidelity-*.log "$OUT"/cond-*.log "$OUT"/cudnn-modes*.log; do [ -f "$f" ] && echo "-- $f" && grep -A6 "^harness / CUPTI, against the span" "$f"; done
   tail -n 3 "$OUT/adversarial.txt" "$OUT/pytest-cuda.log" "$OUT/pytest-runtime.log" 2>/dev/null
-  for t in rmsnorm flash; do [ -f "$OUT/fidelity-$t-like.json" ] && echo "-- fidelity by estimator, $t" &&
-    "$PY" -m harness.tools.compare_results fidelity "$OUT/$t-full.json" "$OUT/fidelity-$t-like.json"; done
+  for t in rmsnorm flash; do for f in "$OUT"/fidelity-$t-like*.json; do [ -f "$f" ] && echo "-- fidelity by estimator, $f" &&
+    "$PY" -m harness.tools.compare_results fidelity "$OUT/$t-full.json" "$f"; done; done
   for f in "$OUT"/cudnn-modes*.json "$OUT"/fidelity-*.json; do [ -f "$f" ] && echo "-- modes, $f" &&
     "$PY" -m harness.tools.compare_results modes "$f" | head -60; done
   for t in rmsnorm flash; do [ -f "$OUT/$t-full-kept.json" ] && echo "-- repeat by estimator, $t" &&
