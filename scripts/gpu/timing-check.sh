@@ -67,6 +67,11 @@ kept)
     --json "$OUT/rmsnorm-full-kept.json" --table --samples --timeout 65
   step flash-full-kept 215 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu \
     --json "$OUT/flash-full-kept.json" --table --samples --timeout 203 ;;
+profrms)   # where rmsnorm's evaluation with the peers kept spends its time (after `rms` or `full`)
+  step rmsnorm-kept-prof 90 "$PY" -m cProfile -o "$OUT/rmsnorm-kept.prof" -m harness eval --task-dir $R \
+    --candidate $R/baseline.cu --json "$OUT/rmsnorm-kept-prof.json" --timeout 80
+  "$PY" -c "import pstats; p = pstats.Stats('$OUT/rmsnorm-kept.prof'); p.sort_stats('cumulative').print_stats(60); p.sort_stats('tottime').print_stats(30)" \
+    > "$OUT/rmsnorm-kept-prof.txt" 2>&1 ;;
 cupti)
   step cupti-self 60 "$PY" -m harness.cupti_activity ;;
 profkept)   # where a full evaluation with the peers' figures kept spends its time (after `full`)
