@@ -48,6 +48,12 @@ def paired_ratios(samples):
 
 
 def done(samples, policy, elapsed):
+    """Whether a scenario's rounds may stop. `policy["kept"]` (optional) names implementations whose
+    medians are kept for later evaluations (the peers' figures, harness/peer_figures.py): each must
+    also reach the target on its own median, for up to `policy["kept_seconds"]`. A later evaluation
+    pairs every round of its candidate with that one figure, so the figure's own error is an offset
+    no later interval shows; a ratio far from 1.0 settles its verdict in 2 x min_reps rounds, not the
+    figure (a cuDNN call in two modes 12 % apart read by 20 rounds, docs/harness.md)."""
     counts = [len(s["ms"]) for s in samples.values()]
     if not counts:
         return True
@@ -56,8 +62,12 @@ def done(samples, policy, elapsed):
         return True
     if n < policy["min_reps"]:
         return False
+    kept = [s["ms"] for name, s in samples.items() if name in policy.get("kept", ())]
+    loose = any(rse_of_median(ms) > policy["target_rse"] for ms in kept)
     if elapsed >= policy["max_seconds"]:
-        return True
+        return not (loose and elapsed < policy.get("kept_seconds", 0.0))
+    if loose:
+        return False
     # Tight enough: the paired ratios are what a speedup is made of (the times alone when unpaired).
     # A ratio is done once its spread is the target's, or once it is so far from 1.0 that more rounds
     # could not change its verdict (a candidate 6x the peer needs no 2 % figure to be faster).
