@@ -3,7 +3,7 @@
 import math
 import os
 
-from .stats import median, rse_of_median
+from .stats import median, ratio_ci, rse_of_median
 
 # Past the task's max_seconds a scenario still gets min_reps rounds, up to this many times max_seconds.
 HARD_CAP_FACTOR = 4
@@ -63,7 +63,7 @@ def done(samples, policy, elapsed):
     if n < policy["min_reps"]:
         return False
     kept = [s["ms"] for name, s in samples.items() if name in policy.get("kept", ())]
-    loose = any(rse_of_median(ms) > policy["target_rse"] for ms in kept)
+    loose = any(not _precise(ms, policy["target_rse"]) for ms in kept)
     if elapsed >= policy["max_seconds"]:
         return not (loose and elapsed < policy.get("kept_seconds", 0.0))
     if loose:
@@ -81,6 +81,19 @@ def done(samples, policy, elapsed):
 
 # A ratio whose median is this many of its standard errors from 1.0 has settled its verdict.
 DECISIVE_SE = 5.0
+
+
+def _precise(times, target_rse):
+    """Whether a median of `times` is known to the target: its distribution-free 95 % interval
+    (order statistics, stats.ratio_ci) within 1.96 x target_rse of it on either side. Not the MAD's
+    standard error: a call in two modes with nearly half its calls in each has its median in either
+    mode from one run to the next while the MAD of the rounds so far can be small; the order
+    statistics then span both modes until the rounds tell which holds the middle."""
+    ci = ratio_ci(times)
+    m = median(times)
+    if ci is None or not m > 0:
+        return False
+    return (ci[1] - ci[0]) / (2 * m) <= 1.96 * target_rse
 
 
 def _settled(ratios, target_rse, far_ok=True):
