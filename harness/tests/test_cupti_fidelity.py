@@ -172,6 +172,14 @@ def test_plan_takes_ok_scenarios_and_the_implementations_the_harness_timed():
         ("r1-c1024", {"torch": 0.03, "torch_rms_norm": 0.04}), ("r4096-c1024", {"torch": 0.5})]
 
 
+def test_cli_refuses_busy_after_without_the_other_process(tmp_path, capsys):
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(_result([_scenario("r1-c1024")])))
+    code = cf.main(["--task-dir", str(RMSNORM), "--candidate", str(RMSNORM / "baseline.cu"),
+                    "--result", str(path), "--busy-after"])
+    assert code == 2 and "--busy-after needs --flush-in other" in capsys.readouterr().err
+
+
 def test_cli_refuses_implementations_the_task_lacks(tmp_path, capsys):
     path = tmp_path / "r.json"
     path.write_text(json.dumps(_result([_scenario("r1-c1024")])))

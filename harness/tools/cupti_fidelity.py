@@ -244,7 +244,8 @@ def _native(fn, argv):
         raise FidelityError(f"returned {rc}")
 
 
-def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placements=1, interleave=False):
+def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placements=1, interleave=False, refill=False,
+            busy=False):
     """Rows for one scenario: warm-up calls (a peer that is Unsupported is left out), then under one
     profiler `calls` flushed and padded calls of each implementation in turn. With placements > 1
     (CUPTI read in-process only), that many copies of the inputs and outputs lie at different
@@ -261,10 +262,18 @@ def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placemen
     outs = outputs()
     callers = _callers(task, ref, libs, sc, times, inputs, outs)
     placed, spacers = [callers], []    # spacers: held until the scenario ends, so the copies stay apart
+    placed_inputs = [inputs]
     rng = random.Random(seed)
     for _ in range(1, placements if flush[3] is not None else 1):
         spacers.append(torch.empty(rng.randint(1, 16) * (2 << 20), dtype=torch.uint8, device="cuda"))
-        placed.append(_callers(task, ref, libs, sc, times, {k: v.clone() for k, v in inputs.items()}, outputs()))
+        placed_inputs.append({k: v.clone() for k, v in inputs.items()})
+        placed.append(_callers(task, ref, libs, sc, times, placed_inputs[-1], outputs()))
+
+    def fill(placement, i):
+        """New values in a placement's inputs before call i (as each harness round writes its own)."""
+        new = ref.make_inputs(dict(sc.params), seed * 1000003 + i + 1, "cuda")
+        for k, v in placed_inputs[placement].items():
+            v.copy_(new[k])
     rows, live = [], []
     for impl, call in callers.items():
         row = {"id": sc.id, "impl": impl, "harness_ms": times[impl]}
@@ -281,7 +290,7 @@ def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placemen
     if activity is not None:   # CUPTI read by the harness's own module: every call on its own
         try:
             figures = _own_calls({impl: [c[impl] for c in placed] for impl in live}, calls, flush, pad_cycles,
-                                 interleave, seed)
+                                 interleave, seed, fill if refill else None, busy)
         except Exception as exc:
             figures = {impl: {"error": f"{type(exc).__name__}: {exc}"} for impl in live}
         return _rows(rows, figures)
@@ -331,8 +340,12 @@ import sys, torch
 buf = torch.empty(int(sys.argv[1]) // 4, dtype=torch.float32, device="cuda")
 buf.zero_(); torch.cuda.synchronize()
 sys.stdout.buffer.write(b"."); sys.stdout.buffer.flush()
-while sys.stdin.buffer.read(1):
-    buf.zero_(); torch.cuda.synchronize()
+small = torch.zeros(1, device="cuda")
+while True:
+    c = sys.stdin.buffer.read(1)
+    if not c:
+        break
+    (small.add_(1) if c == b"b" else buf.zero_()); torch.cuda.synchronize()
     sys.stdout.buffer.write(b"."); sys.stdout.buffer.flush()
 """
 
@@ -352,6 +365,12 @@ class OtherProcess:
 
     def flush(self):
         self.proc.stdin.write(b"f")
+        self.proc.stdin.flush()
+        self._wait()
+
+    def busy(self):
+        """A tiny kernel from that process's context, run to its end (the parent's busy_ms probe)."""
+        self.proc.stdin.write(b"b")
         self.proc.stdin.flush()
         self._wait()
 
@@ -379,7 +398,7 @@ def records_us(raw):
     return sorted(((kind, kind, (b - base) / 1e3, (e - base) / 1e3) for kind, b, e in raw), key=lambda r: (r[2], r[3]))
 
 
-def _own_calls(placed, calls, flush, pad_cycles, interleave=False, seed=0):
+def _own_calls(placed, calls, flush, pad_cycles, interleave=False, seed=0, refill=None, busy=False):
     """{impl: medians and calls} of `calls` flushed and padded calls of every implementation of
     `placed` ({impl: [a function making one call] per placement; call i runs on placement i mod
     their number}), each read from CUPTI on its own (harness/cupti_activity.py): the records between
@@ -395,7 +414,10 @@ def _own_calls(placed, calls, flush, pad_cycles, interleave=False, seed=0):
     else:
         plan = [(impl, i) for impl in impls for i in range(calls)]
     mine, t0 = {impl: [] for impl in impls}, time.perf_counter()
-    for impl, i in plan:
+    for k, (impl, i) in enumerate(plan):
+        placement = i % len(placed[impl])
+        if refill is not None:     # `refill(placement, k)`: new input values, before the flush
+            refill(placement, k)
         torch.cuda.synchronize()
         _flush(src, dst, how)
         torch.cuda.synchronize()
@@ -404,13 +426,14 @@ def _own_calls(placed, calls, flush, pad_cycles, interleave=False, seed=0):
         _pad(pad_cycles, impl)
         if drv:
             drv.record(start, 0x1)
-        placement = i % len(placed[impl])
         placed[impl][placement]()
         host_us = (time.perf_counter() - t_pad) * 1e6     # as the executors' host_ms
         if drv:
             drv.record(end, 0x1)
         torch.cuda.synchronize()
         raw = act.take()
+        if busy:     # the harness's parent times a tiny kernel of its own after every call (busy_ms)
+            src.busy()
         recs = records_us(raw)
         work = recs[1:] if pad_cycles else recs
         fig = dict(call_figure(work, i), step_ns=timestamp_step(raw), host_us=host_us,
@@ -450,6 +473,8 @@ def evaluate(args):
         unknown = [x for x in impls if x not in known]
         if unknown or not impls:
             raise UsageError(f"--impls {args.impls}: not this task's implementations ({', '.join(known)})")
+    if args.busy_after and args.flush_in != "other":
+        raise UsageError("--busy-after needs --flush-in other (the tiny kernel runs in that process)")
     planned, left_out = plan(task, result, args.scenarios, impls)
     # CUPTI enabled before this process's CUDA runtime starts (on the H200 its steps are 32 ns whatever
     # the order, tools/cupti_step.py); timestamp_step_ns in the report says what this run saw.
@@ -470,7 +495,7 @@ def evaluate(args):
         raise EnvironmentProblem(f"--profiler cupti: CUPTI cannot be enabled: {cupti_error}")
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
     size = max(2 * (getattr(props, "L2_cache_size", 0) or 0), 64 * MIB)
-    if args.flush_in == "other" or args.pad == "harness":
+    if args.flush_in == "other" or args.pad == "harness" or args.refill:
         if activity is None:
             raise UsageError("--flush-in other and --pad harness need --profiler cupti (every call read on its own)")
     if args.flush_in == "other":
@@ -496,11 +521,12 @@ def evaluate(args):
         for i, (sc, times) in enumerate(planned):
             print(f"[{i + 1}/{len(planned)}] {sc.id}", file=sys.stderr, flush=True)
             rows += measure(task, ref, libs, sc, times, args.calls, args.seed, pad_cycles, flush, args.placements,
-                            args.interleave)
+                            args.interleave, args.refill, args.busy_after)
     return {"task": task.name, "candidate": str(args.candidate), "result": str(args.result),
             "calls": args.calls, "seed": args.seed, "pad_ms": args.pad_ms, "gpu": props.name,
             "profiler": args.profiler, "flush": args.flush, "flush_in": args.flush_in, "pad": args.pad,
-            "placements": args.placements, "interleave": args.interleave, "impls": impls,
+            "placements": args.placements, "interleave": args.interleave, "impls": impls, "refill": args.refill,
+            "busy_after": args.busy_after,
             "torch": torch.__version__, "rows": rows, "left_out": left_out,
             "timestamp_step_ns": _step(rows),
             "summary": {"span": summarize(rows, "span_ms"), "kernel_sum": summarize(rows, "kernel_sum_ms")}}
@@ -535,6 +561,12 @@ def _parser():
     p.add_argument("--interleave", action="store_true",
                    help="with --profiler cupti: one call of each implementation a round, in a random order each round "
                         "(as the harness's rounds), instead of one implementation's calls after another's")
+    p.add_argument("--refill", action="store_true",
+                   help="with --profiler cupti: new input values before every call (outside its time), as each harness "
+                        "round writes its own")
+    p.add_argument("--busy-after", action="store_true",
+                   help="with --flush-in other: that process runs a tiny kernel after every call, as the harness's "
+                        "parent does (busy_ms)")
     p.add_argument("--impls", help="comma-separated implementations to call (candidate, baseline, the task's peers); "
                         "the rest are neither called nor loaded, e.g. the peers alone in this process, as in the "
                         "harness's peers' executor")

@@ -32,7 +32,8 @@
 #    scenarios (sq113-sk113,sq1000-sk113), the peers measured, for the cuDNN steps (FLASH_RESULT);
 #    FID_IMPLS / CUDNN_IMPLS: one tool run per entry, "all" or the tool's --impls (e.g. the peers alone
 #    in the tool's process, as in the harness's peers' executor: "torch,torch_rms_norm", "cudnn,flash");
-#    CUDNN_SCENARIOS: cudnn-modes' scenarios. After the fidelity steps, `compare_results
+#    CUDNN_SCENARIOS: cudnn-modes' scenarios; (STEPS cudnn-cond) the cuDNN peer's modes with the tool's
+#    --refill, --busy-after, both, on the scenarios where the tool and the harness split differently. After the fidelity steps, `compare_results
 #    fidelity` sets each task's full result against the tool's calls by every estimator.
 # 2026-12-02's calls: "full aa fidelity-cond profkept fidelity-like" (502 s), "full kept aa-rms
 # fidelity-like" (348 s), "full kept quick fidelity-like pytest aa-rms" (342 s); docs/harness.md.
@@ -144,6 +145,18 @@ cudnn-modes)   # the cuDNN peer's two modes against the calls' order: flash's Sq
       --interleave --seed $seed --scenarios "${CUDNN_SCENARIOS:-sq1000-sk113,sq113-sk113-d256}" \
       $([ "$imp" = all ] || echo --impls $imp) --json "$OUT/cudnn-modes$tag.json"
   done; done ;;
+cudnn-cond)   # which of the harness's round conditions the cuDNN peer's mode follows: new input values
+      # before every call (--refill), the parent's tiny kernel after it (--busy-after), both; the scenarios
+      # where the tool's calls were half in the upper mode and the harness's 0-18 % (docs/harness.md)
+  res=${FLASH_RESULT:-$OUT/flash-full.json}
+  [ -f "$res" ] || continue
+  for v in plain refill busy both; do
+    [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "cudnn-cond-$v: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
+    o=; case $v in refill) o=--refill;; busy) o=--busy-after;; both) o="--refill --busy-after";; esac
+    step cudnn-cond-$v 120 "$PY" -m harness.tools.cupti_fidelity --task-dir $F --candidate $F/baseline.cu \
+      --result "$res" --profiler cupti --calls 64 --flush-in other --pad harness --placements 8 --interleave $o \
+      --scenarios sq113-sk113-d64-c0,sq113-sk113-d128-c0,sq1000-sk113-d64,sq1000-sk113-d128 --json "$OUT/cudnn-cond-$v.json"
+  done ;;
 flash-sub)   # flash's full evaluation on FLASH_SUB's scenarios only (sq113-sk113,sq1000-sk113), the peers measured
   step flash-sub 150 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --scenarios "${FLASH_SUB:-sq113-sk113,sq1000-sk113}" \
     --json "$OUT/flash-sub.json" --table --samples --timeout 140 ;;
@@ -248,7 +261,7 @@ cat "$OUT/cupti-self.log" "$OUT/rms-cap.txt" "$OUT/rms-kept2.txt" >> "$OUT/summa
   tail -n 3 "$OUT/adversarial.txt" "$OUT/pytest-cuda.log" "$OUT/pytest-runtime.log" 2>/dev/null
   for t in rmsnorm flash; do for f in "$OUT"/fidelity-$t-like*.json; do [ -f "$f" ] && echo "-- fidelity by estimator, $f" &&
     "$PY" -m harness.tools.compare_results fidelity "$OUT/$t-full.json" "$f"; done; done
-  for f in "$OUT"/cudnn-modes*.json "$OUT"/fidelity-*.json; do [ -f "$f" ] && echo "-- modes, $f" &&
+  for f in "$OUT"/cudnn-modes*.json "$OUT"/cudnn-cond-*.json "$OUT"/fidelity-*.json; do [ -f "$f" ] && echo "-- modes, $f" &&
     "$PY" -m harness.tools.compare_results modes "$f" | head -60; done
   for t in rmsnorm flash; do [ -f "$OUT/$t-full-kept.json" ] && echo "-- repeat by estimator, $t" &&
     "$PY" -m harness.tools.compare_results estimators "$OUT/$t-full.json" "$OUT/$t-full-kept.json"; done
