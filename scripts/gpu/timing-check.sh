@@ -24,7 +24,8 @@
 # 10. (STEPS cupti-step) CUPTI's timestamp steps by when a process enables it, and the host's cost of
 #    a launch after a take; (STEPS fidelity-cudnn) flash's sq1000-sk113, 31 calls;
 #    (STEPS rms) rmsnorm full, then kept; FID_PLACEMENTS: the tool's copies of the inputs (--placements);
-#    FID_INTERLEAVE=1: the tool's implementations take turns call by call (--interleave);
+#    FID_INTERLEAVE=1: the tool's implementations take turns call by call (--interleave); FID_REFILL=1: new
+#    input values before every call (--refill), as every harness round writes;
 #    (STEPS cudnn-modes) the cuDNN peer's modes, one run per seed in FID_SEEDS (the plan's order);
 #    (STEPS rms-cap) rmsnorm full, then kept, with its time cap at RMS_CAP (1.0) s a scenario;
 #    (STEPS rms-kept2, after rms) rmsnorm kept once more: two kept evaluations set against each other;
@@ -116,7 +117,7 @@ fidelity-like)   # step 3 on CUPTI with the harness's conditions (flush from ano
     [ "$left" -lt "$lim" ] && lim=$left
     step fidelity-$tag $lim "$PY" -m harness.tools.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
       --result "$OUT/$t-full.json" --profiler cupti --calls "${FID_CALLS:-15}" --flush-in other --pad harness \
-      --placements "${FID_PLACEMENTS:-1}" ${FID_INTERLEAVE:+--interleave} $([ "$imp" = all ] || echo --impls $imp) \
+      --placements "${FID_PLACEMENTS:-1}" ${FID_INTERLEAVE:+--interleave} ${FID_REFILL:+--refill} $([ "$imp" = all ] || echo --impls $imp) \
       --json "$OUT/fidelity-$tag.json"
   done; done ;;
 aa)   # identical code in three executors (candidate, twin, incumbent) over AA_RUNS evaluations: the
@@ -226,7 +227,7 @@ import json, sys
 from pathlib import Path
 out = Path(sys.argv[1])
 for p in sorted(out.glob("*.json")):
-    if p.name.startswith(("fidelity", "adversarial", "cupti-step", "cudnn-modes")) or p.name.endswith("-prof.json"):
+    if p.name.startswith(("fidelity", "adversarial", "cupti-step", "cudnn-")) or p.name.endswith("-prof.json"):
         continue
     r = json.loads(p.read_text())
     s = r["summary"]
