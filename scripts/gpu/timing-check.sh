@@ -24,8 +24,9 @@
 # 10. (STEPS cupti-step) CUPTI's timestamp steps by when a process enables it, and the host's cost of
 #    a launch after a take; (STEPS fidelity-cudnn) flash's sq1000-sk113, 31 calls;
 #    (STEPS rms) rmsnorm full, then kept; FID_PLACEMENTS: the tool's copies of the inputs (--placements);
-#    FID_INTERLEAVE=1: the tool's implementations take turns call by call (--interleave); FID_REFILL=1: new
-#    input values before every call (--refill), as every harness round writes;
+#    FID_INTERLEAVE=1: the tool's implementations take turns call by call (--interleave); fidelity-like gives
+#    the tool new input values before every call (--refill), as every harness round writes its own, unless
+#    FID_REFILL=0 (until 2026-12-02's fourth session the tool reused one set of values);
 #    (STEPS cudnn-modes) the cuDNN peer's modes, one run per seed in FID_SEEDS (the plan's order);
 #    (STEPS rms-cap) rmsnorm full, then kept, with its time cap at RMS_CAP (1.0) s a scenario;
 #    (STEPS rms-kept2, after rms) rmsnorm kept once more: two kept evaluations set against each other;
@@ -34,8 +35,9 @@
 #    FID_IMPLS / CUDNN_IMPLS: one tool run per entry, "all" or the tool's --impls (e.g. the peers alone
 #    in the tool's process, as in the harness's peers' executor: "torch,torch_rms_norm", "cudnn,flash");
 #    CUDNN_SCENARIOS: cudnn-modes' scenarios; (STEPS cudnn-cond) the cuDNN peer's modes with the tool's
-#    --refill, --busy-after, both, on the scenarios where the tool and the harness split differently. After the fidelity steps, `compare_results
-#    fidelity` sets each task's full result against the tool's calls by every estimator.
+#    --refill, --busy-after, both, on the scenarios where the tool and the harness split differently.
+#    After the fidelity steps, `compare_results fidelity` sets each task's full result against the tool's
+#    calls by every estimator.
 # 2026-12-02's calls: "full aa fidelity-cond profkept fidelity-like" (502 s), "full kept aa-rms
 # fidelity-like" (348 s), "full kept quick fidelity-like pytest aa-rms" (342 s); docs/harness.md.
 # END (seconds): the fidelity steps stop by then, so the summary still runs within the call.
@@ -117,7 +119,7 @@ fidelity-like)   # step 3 on CUPTI with the harness's conditions (flush from ano
     [ "$left" -lt "$lim" ] && lim=$left
     step fidelity-$tag $lim "$PY" -m harness.tools.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
       --result "$OUT/$t-full.json" --profiler cupti --calls "${FID_CALLS:-15}" --flush-in other --pad harness \
-      --placements "${FID_PLACEMENTS:-1}" ${FID_INTERLEAVE:+--interleave} ${FID_REFILL:+--refill} $([ "$imp" = all ] || echo --impls $imp) \
+      --placements "${FID_PLACEMENTS:-1}" ${FID_INTERLEAVE:+--interleave} $([ "${FID_REFILL:-1}" = 1 ] && echo --refill) $([ "$imp" = all ] || echo --impls $imp) \
       --json "$OUT/fidelity-$tag.json"
   done; done ;;
 aa)   # identical code in three executors (candidate, twin, incumbent) over AA_RUNS evaluations: the
