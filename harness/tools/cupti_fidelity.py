@@ -497,7 +497,7 @@ def evaluate(args):
     size = max(2 * (getattr(props, "L2_cache_size", 0) or 0), 64 * MIB)
     if args.flush_in == "other" or args.pad == "harness" or args.refill:
         if activity is None:
-            raise UsageError("--flush-in other and --pad harness need --profiler cupti (every call read on its own)")
+            raise UsageError("--flush-in other, --pad harness and --refill need --profiler cupti (every call read on its own)")
     if args.flush_in == "other":
         other = OtherProcess(size)
         flush = (other, None, "write", activity)
