@@ -93,11 +93,15 @@ extern "C" int softmax_rows(const float* x, float* y, int64_t rows, int64_t cols
 """
 
 
+def _evaluate_baseline(cache_dir):
+    return evaluate(Options(task_dir=str(CPU_TASK), candidate=str(CPU_TASK / "baseline.cpp"), cache_dir=cache_dir))
+
+
 @pytest.fixture(scope="module")
 def baseline_as_candidate(cache_dir):
     # Every scenario: identical code must read the same on the small kernels (tens of microseconds,
     # where the request's own cost once dominated) as on the large.
-    return evaluate(Options(task_dir=str(CPU_TASK), candidate=str(CPU_TASK / "baseline.cpp"), cache_dir=cache_dir))
+    return _evaluate_baseline(cache_dir)
 
 
 def test_the_baseline_as_candidate_reads_the_same(baseline_as_candidate, cache_dir):
@@ -114,8 +118,7 @@ def test_the_baseline_as_candidate_reads_the_same(baseline_as_candidate, cache_d
         # forty here, by 0.2-0.4 %, the verdict still `same`): a second, independent evaluation must
         # then contain 1.0. An offset between the executors, which would shift every evaluation, fails
         # both (test_a_slower_candidate_is_slower shows what a real difference reads).
-        again = evaluate(Options(task_dir=str(CPU_TASK), candidate=str(CPU_TASK / "baseline.cpp"),
-                                 cache_dir=cache_dir))
+        again = _evaluate_baseline(cache_dir)
         lo2, hi2 = again["summary"]["speedup_vs_baseline_ci"]
         assert lo2 <= 1.0 <= hi2 and again["summary"]["verdict_vs_baseline"] == "same", (
             "both evaluations' intervals exclude 1.0", (lo, hi), (lo2, hi2), per_scenario)

@@ -363,16 +363,17 @@ class OtherProcess:
         if self.proc.stdout.read(1) != b".":
             raise FidelityError(f"the flushing process ended ({self.proc.wait()})")
 
-    def flush(self):
-        self.proc.stdin.write(b"f")
+    def _ask(self, what):
+        self.proc.stdin.write(what)
         self.proc.stdin.flush()
         self._wait()
 
+    def flush(self):
+        self._ask(b"f")
+
     def busy(self):
         """A tiny kernel from that process's context, run to its end (the parent's busy_ms probe)."""
-        self.proc.stdin.write(b"b")
-        self.proc.stdin.flush()
-        self._wait()
+        self._ask(b"b")
 
     def close(self):
         self.proc.stdin.close()
