@@ -4,6 +4,7 @@
     python3 -m harness.tools.compare_results estimators A.json B.json    (results of eval --samples)
     python3 -m harness.tools.compare_results fidelity RESULT.json FIDELITY.json   (eval --samples; cupti_fidelity --json)
     python3 -m harness.tools.compare_results modes FIDELITY.json                 (cupti_fidelity --json)
+    python3 -m harness.tools.compare_results runs FIDELITY.json [more.json ...]  (the same calls in several runs)
     python3 -m harness.tools.compare_results anchors result.json
     python3 -m harness.tools.compare_results summary result.json [more.json ...]
     python3 -m harness.tools.compare_results adversarial outcomes.json
@@ -133,15 +134,51 @@ def modes(fidelity_path):
         if gap < 0.03 * mid:
             continue
         upper = [c for c in calls if c["span_us"] > cut]
-        by_place = {}
-        for c in calls:
-            by_place.setdefault(c.get("placement", 0), []).append(c["span_us"] > cut)
-        shares = " ".join(f"{k}:{sum(v)}/{len(v)}" for k, v in sorted(by_place.items()))
         low = median([c["span_us"] for c in calls if c["span_us"] <= cut])
         high = median([c["span_us"] for c in upper])
         lines.append(f"{row['id']:44} {row['impl']:15} {low:8.2f} / {high:8.2f} us  upper {len(upper):3}/{len(calls):<3} "
-                     f"by placement {shares}")
+                     f"by placement {_shares(calls, cut, 'placement')}")
+        if len({c.get("shift", 0) for c in calls}) > 1:     # the units queued before each call's pad
+            lines.append(f"{'':60} by shift {_shares(calls, cut, 'shift')}")
+        lines.append(f"{'':60} upper calls {[i for i, c in enumerate(calls) if c['span_us'] > cut]}")
     return "\n".join(lines) or "no implementation's calls fall in two modes"
+
+
+def runs(*paths):
+    """The same scenarios and implementations in several cupti_fidelity runs (e.g. one per --shift):
+    per (scenario, implementation) each run's median span and median idle inside it (us), and the
+    spread of the medians over the runs; then each implementation's median spread. Does what a run
+    varies move the calls?"""
+    reports = [_load(p) for p in paths]
+    cells, spreads = {}, {}
+    for i, rep in enumerate(reports):
+        for row in rep["rows"]:
+            calls = [c for c in row.get("calls") or [] if c.get("span_us")]
+            if calls:
+                idle = [c["idle_us"] for c in calls if c.get("idle_us") is not None]
+                cells.setdefault((row["id"], row["impl"]), {})[i] = (median([c["span_us"] for c in calls]),
+                                                                      median(idle) if idle else None)
+    lines = ["runs: " + "  ".join(f"{i}={p}" for i, p in enumerate(paths)),
+             f"{'scenario':44} {'impl':15} " + " ".join(f"{f'span/idle {i}':>16}" for i in range(len(paths)))
+             + "  spread"]
+    for (sid, impl), by in sorted(cells.items()):
+        spans = [v[0] for v in by.values()]
+        spread = (max(spans) - min(spans)) / median(spans)
+        spreads.setdefault(impl, []).append(spread)
+        parts = [(f"{by[i][0]:8.3f}/{by[i][1]:7.3f}" if by[i][1] is not None else f"{by[i][0]:8.3f}/{'-':>7}")
+                 if i in by else f"{'-':>16}" for i in range(len(paths))]
+        lines.append(f"{sid:44} {impl:15} " + " ".join(parts) + f"  {100 * spread:5.2f} %")
+    for impl, v in sorted(spreads.items()):
+        lines.append(f"{impl}: medians' spread over the runs, median {100 * median(v):.2f} %, max {100 * max(v):.2f} %")
+    return "\n".join(lines)
+
+
+def _shares(calls, cut, key):
+    """"value:upper/all" for each value of the calls' `key` (placement, shift)."""
+    by = {}
+    for c in calls:
+        by.setdefault(c.get(key, 0), []).append(c["span_us"] > cut)
+    return " ".join(f"{k}:{sum(v)}/{len(v)}" for k, v in sorted(by.items()))
 
 
 def _sample_key(impl):
@@ -210,7 +247,7 @@ def adversarial(path):
 
 def main(argv=None):
     argv = argv if argv is not None else sys.argv[1:]
-    commands = {"repeat": repeat, "estimators": estimators, "fidelity": fidelity, "modes": modes,
+    commands = {"repeat": repeat, "estimators": estimators, "fidelity": fidelity, "modes": modes, "runs": runs,
                 "anchors": anchors, "summary": summary, "adversarial": adversarial}
     if not argv or argv[0] not in commands:
         print(__doc__)
