@@ -30,9 +30,6 @@ def _parser():
                     help="CUDA: time the peers again in this evaluation, neither using nor keeping kept figures")
     ev.add_argument("--events-only", action="store_true",
                     help="CUDA: time calls by their events only, not by CUPTI's records of their kernels")
-    ev.add_argument("--shift", choices=["params", "events", "none"], default="params",
-                    help="CUDA: what each timed call's executor queues before its pad, a number drawn per call, so "
-                         "that calls lie at different places in the context's queue (none: nothing)")
     ev.add_argument("--no-baseline", action="store_true", help="do not time the baseline")
     ev.add_argument("--samples", action="store_true",
                     help="keep every round's figure of every implementation in each scenario's timing.samples_ms "
@@ -103,7 +100,7 @@ def _eval(args):
     from .options import Options
     opts = Options(task_dir=args.task_dir, candidate=args.candidate, scenarios=args.scenarios,
                    device=args.device, seeds=args.seeds, seed=args.seed, with_peers=not args.no_peers,
-                   keep_peers=args.keep_peers, cupti=not args.events_only, shift=args.shift, with_baseline=not args.no_baseline,
+                   keep_peers=args.keep_peers, cupti=not args.events_only, with_baseline=not args.no_baseline,
                    samples=args.samples,
                    cache_dir=args.cache_dir, incumbent=args.incumbent, call_timeout=args.call_timeout, timeout=args.timeout,
                    progress=Progress(args.progress))

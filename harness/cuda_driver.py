@@ -14,13 +14,11 @@ name the exporting process.
 """
 
 import ctypes
-import re
 from pathlib import Path
 
 CU_STREAM_LEGACY = 0x1           # the legacy default stream: waits for, and is waited on by, every blocking stream
 CU_STREAM_DEFAULT = 0x0          # a blocking stream
 CU_EVENT_DEFAULT = 0x0
-CU_EVENT_DISABLE_TIMING = 0x2
 CU_MEM_ALLOCATION_TYPE_PINNED = 0x1
 CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 0x1
 CU_MEM_LOCATION_TYPE_DEVICE = 0x1
@@ -202,85 +200,22 @@ class Pad:
     and, holding every thread slot, it leaves no room for a kernel the call launched on another
     stream to run in its shadow (issue 13, class 8): nothing runs before the start event."""
 
-    # The shift: before a timed call, the host puts a varying amount of commands in the context's
-    # queue ahead of the pad, so the call's own commands lie at a different place in it each time
-    # (docs/harness.md, "Where a call lies in the queue"). Two ways: `events`, `shift` records of an
-    # event that takes no time; `params`, the pad launched with `shift` x SHIFT_PARAM_BYTES bytes of
-    # parameters it ignores (one entry per size, made from the pad's PTX).
-    SHIFT_PARAM_BYTES = 256
-    SHIFT_MAX = 15
-
     def __init__(self, drv, ptx):
         self.drv = drv
-        self.fns = self._entries(drv, ptx)
-        self.fn = self.fns[0]
+        module = ctypes.c_void_p()
+        drv._ok(drv.cu.cuModuleLoadData(ctypes.byref(module), ctypes.c_char_p(ptx + b"\0")), "cuModuleLoadData")
+        fn = ctypes.c_void_p()
+        drv._ok(drv.cu.cuModuleGetFunction(ctypes.byref(fn), module, b"kernelseek_pad"), "cuModuleGetFunction")
+        self.fn = fn
         per_sm = drv.attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)
         max_block = drv.attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
         self.blocks_per_sm = max(1, -(-per_sm // max_block))
         self.threads = per_sm // self.blocks_per_sm
         self.grid = self.blocks_per_sm * drv.attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
         self._ns = ctypes.c_uint64(0)
-        self._fill = (ctypes.c_ubyte * (self.SHIFT_PARAM_BYTES * self.SHIFT_MAX))()
-        self._params = (ctypes.c_void_p * 2)(ctypes.addressof(self._ns), ctypes.addressof(self._fill))
-        self._marker = None
+        self._params = (ctypes.c_void_p * 1)(ctypes.addressof(self._ns))
 
-    @classmethod
-    def module_text(cls, ptx):
-        """The pad's PTX with one more entry per shift k = 1..SHIFT_MAX, `kernelseek_pad_w{k}`, taking
-        k x SHIFT_PARAM_BYTES bytes more of parameters (the same code; the bytes are never read)."""
-        text = ptx.decode() if isinstance(ptx, bytes) else ptx
-        head = re.search(r"\.visible \.entry kernelseek_pad\(\s*\.param \.u64 kernelseek_pad_param_0\s*\)", text)
-        if head is None:
-            raise CudaError("the pad's PTX has no entry kernelseek_pad(.param .u64)")
-        body = text[head.end():]
-        body = body[:_block_end(body)]
-        extra = [text]
-        for k in range(1, cls.SHIFT_MAX + 1):
-            name = f"kernelseek_pad_w{k}"
-            extra.append(f"\n.visible .entry {name}(\n\t.param .u64 {name}_param_0,\n"
-                         f"\t.param .align 8 .b8 {name}_fill[{k * cls.SHIFT_PARAM_BYTES}]\n)"
-                         + body.replace("kernelseek_pad_param_0", f"{name}_param_0") + "\n")
-        return "".join(extra)
-
-    @classmethod
-    def _entries(cls, drv, ptx):
-        """The pad's entries, shift 0 (kernelseek_pad) to SHIFT_MAX, from one module."""
-        module = ctypes.c_void_p()
-        drv._ok(drv.cu.cuModuleLoadData(ctypes.byref(module), ctypes.c_char_p(cls.module_text(ptx).encode() + b"\0")),
-                "cuModuleLoadData")
-        fns = []
-        for k in range(cls.SHIFT_MAX + 1):
-            fn = ctypes.c_void_p()
-            name = b"kernelseek_pad" if k == 0 else f"kernelseek_pad_w{k}".encode()
-            drv._ok(drv.cu.cuModuleGetFunction(ctypes.byref(fn), module, name), "cuModuleGetFunction")
-            fns.append(fn)
-        return fns
-
-    def launch(self, ms, stream=CU_STREAM_LEGACY, shift=0, how="params"):
-        """The pad on `stream` for `ms`, after `shift` units of commands that do nothing (see above)."""
+    def launch(self, ms, stream=CU_STREAM_LEGACY):
         self._ns.value = int(ms * 1e6)
-        fn = self.fn
-        if shift and how == "events":
-            if self._marker is None:
-                e = ctypes.c_void_p()
-                self.drv._ok(self.drv.cu.cuEventCreate(ctypes.byref(e), CU_EVENT_DISABLE_TIMING), "cuEventCreate")
-                self._marker = e.value
-            for _ in range(shift):
-                self.drv._ok(self.drv.record(self._marker, stream), "cuEventRecord (shift)")
-        elif shift:
-            fn = self.fns[min(int(shift), self.SHIFT_MAX)]
-        self.drv._ok(self.drv.cu.cuLaunchKernel(fn, self.grid, 1, 1, self.threads, 1, 1, 0,
+        self.drv._ok(self.drv.cu.cuLaunchKernel(self.fn, self.grid, 1, 1, self.threads, 1, 1, 0,
                                                 ctypes.c_void_p(stream), self._params, None), "cuLaunchKernel (pad)")
-
-
-def _block_end(text):
-    """The index just past the first balanced {...} block in `text` (a PTX entry's body)."""
-    depth = 0
-    for i, c in enumerate(text):
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-    raise CudaError("the pad's PTX entry has no closed body")

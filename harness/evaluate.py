@@ -209,7 +209,7 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
         if ctx.with_peers and task.peers and opts.keep_peers:
             ctx.peer_figures = PeerFigures(data_dir, task, info,
                                            {"pad_ms": executor_cuda_timing.PEER_PAD_MS, "clock": ctx.clock,
-                                            "offset_ms": (ctx.event_offsets or {}).get("peers"), "shift": opts.shift})
+                                            "offset_ms": (ctx.event_offsets or {}).get("peers")})
             names = [p for p, _ in task.peers]
             kept = {sc.id: ctx.peer_figures.get(sc, names) for sc in scenarios}
             ctx.kept_peers = {k: v for k, v in kept.items() if v is not None}

@@ -20,7 +20,6 @@ import gc
 import json
 import mmap
 import os
-import random
 import socket
 import struct
 import sys
@@ -177,12 +176,8 @@ class Executor:
         pad = drv.pad_kernel(msg["pad_ptx"].encode())
         self.gpu = {"drv": drv, "stream": drv.stream(), "start": drv.event(), "end": drv.event(),
                     "after": drv.event(), "pad": pad,
-                    "state": DeviceState(), "base": base, "size": size,
-                    # where each timed call lies in the context's queue: units drawn per call (Pad.launch)
-                    "shift": msg.get("shift") or "none", "shift_rng": random.Random(os.urandom(16))}
+                    "state": DeviceState(), "base": base, "size": size}
         pad.launch(0.001)
-        if self.gpu["shift"] != "none":     # every entry (and the events' marker) ready before the filter
-            pad.launch(0.001, shift=pad.SHIFT_MAX, how=self.gpu["shift"])
         drv.synchronize()
         if self.torch is not None:
             self.gpu["u8"] = self.torch.as_tensor(cuda_driver.DeviceRange(base, size), device="cuda")
@@ -284,7 +279,7 @@ class Executor:
         parent bounds them by its own wall clock."""
         g = self.gpu
         drv, legacy, rcs, times, tails, found = g["drv"], 0x1, [], [], [], []
-        cupti, spans, leads, idles, hosts, before, shifts = g.get("cupti"), [], [], [], [], [], []
+        cupti, spans, leads, idles, hosts, before = g.get("cupti"), [], [], [], [], []
         for call in calls:
             try:
                 drv.synchronize()
@@ -293,9 +288,7 @@ class Executor:
                 g["taken"] = False
                 t_pad = time.perf_counter()
                 if pad_ms > 0:
-                    k = 0 if g["shift"] == "none" else g["shift_rng"].randint(0, g["pad"].SHIFT_MAX)
-                    g["pad"].launch(pad_ms, shift=k, how=g["shift"])
-                    shifts.append(k)
+                    g["pad"].launch(pad_ms)
                 drv.record(g["start"], legacy)
             except RuntimeError as exc:
                 raise CallFailed(f"the device failed before the call: {exc}") from None
@@ -327,7 +320,7 @@ class Executor:
             except RuntimeError as exc:   # a fault in the call: the context is unusable from here on
                 raise CallFailed(f"the call failed on the GPU: {exc}") from None
         reply = {"rc": rcs, "ms": times, "tail_ms": tails, "device": found, "host_ms": hosts,
-                 "before_ms": before, "shift": shifts}
+                 "before_ms": before}
         if cupti is not None:
             reply.update(span_ms=spans, lead_ms=leads, idle_ms=idles)
         return reply

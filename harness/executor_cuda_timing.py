@@ -200,18 +200,11 @@ def _event_ms(reply, name, key="ms"):
     return float(ms[0])
 
 
-def _shift(reply):
-    """The units the executor queued before the call's pad (its own report, shown with --samples only)."""
-    k = reply.get("shift")
-    k = k[0] if isinstance(k, list) and len(k) == 1 else None
-    return k if isinstance(k, int) and not isinstance(k, bool) and 0 <= k <= 64 else None
-
-
 def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin, unsupported, confirming, kept):
     task, rng = ctx.task, timer.rng
     rcs = {}
     samples = {n: {"ms": [], "event_ms": [], "span_ms": [], "wall_ms": [], "excess_ms": [], "busy_ms": [],
-                   "tail_ms": [], "lead_ms": [], "idle_ms": [], "host_ms": [], "before_ms": [], "shift": []}
+                   "tail_ms": [], "lead_ms": [], "idle_ms": [], "host_ms": [], "before_ms": []}
                for n in impls}
     offsets = getattr(ctx, "event_offsets", None) or {}
     rechecks = Rechecks(ctx, timer.params)
@@ -246,7 +239,6 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
             s["idle_ms"].append(_span_ms(reply, "idle_ms", zero=True))
             s["host_ms"].append(_span_ms(reply, "host_ms"))
             s["before_ms"].append(_span_ms(reply, "before_ms"))
-            s["shift"].append(_shift(reply))
         sample = ctx.device.clocks()
         if sample is not None:
             clocks.append(sample)

@@ -49,7 +49,7 @@ def _gpu_setup(ctx, ex, size, with_torch=False, later=False):
     from .executor_memory import CudaArena
     ex.arena = CudaArena(ctx.device.driver(), size, ctx.device.torch_device)
     msg = {"cmd": "cuda", "size": ex.arena.size, "pad_ptx": PAD_PTX.read_text(), "torch": with_torch,
-           "cupti": getattr(ctx, "cupti_path", None), "shift": ctx.opts.shift}
+           "cupti": getattr(ctx, "cupti_path", None)}
     if later:
         ex.send(msg, fds=[ex.arena.fd])
     else:

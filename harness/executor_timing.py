@@ -400,8 +400,6 @@ def keep_samples(ctx, entry, samples):
     """With --samples, every round's figure (ms) per implementation, in round order."""
     if getattr(ctx, "keep_samples", False):
         entry["timing"]["samples_ms"] = {name: [round(float(v), 9) for v in s["ms"]] for name, s in samples.items()}
-        if any(s.get("shift") for s in samples.values()):   # CUDA: each round's queued units (executor.py)
-            entry["timing"]["samples_shift"] = {name: list(s.get("shift", [])) for name, s in samples.items()}
 
 
 def timing_entry(entry, samples, unsupported, seconds, n_sets, batch):

@@ -38,11 +38,6 @@ class Options:
     # CUDA: each timed call's figure is the span of its kernels as CUPTI records them in the executor
     # (harness/cupti_activity.py), bounded by the events; False: the events less their offset only.
     cupti: bool = True
-    # CUDA: before each timed call's pad, the executor queues a number of units drawn per call of
-    # commands that do nothing ("params": the pad with more parameter bytes; "events": event records;
-    # "none"), so the call's own commands lie at a different place in its context's queue each time
-    # (cuda_driver.Pad; docs/harness.md, "Where a call lies in the queue").
-    shift: str = "params"
     # Every round's figure of every implementation kept in the result (timing.samples_ms), not only
     # the medians and intervals: what the spread of a scenario's calls is (docs/harness.md, issue 14).
     samples: bool = False

@@ -84,17 +84,15 @@ def test_the_harness_against_the_tool_by_every_estimator(tmp_path):
 
 def test_calls_in_two_modes_are_split_and_set_against_their_placements(tmp_path):
     report = tmp_path / "f.json"
-    # the upper mode on the shift's (queued units') value 3, whatever the placement
-    calls = [{"span_us": 11.0 + 0.01 * i, "placement": i % 2, "shift": i % 3} for i in range(6)] + \
-            [{"span_us": 13.0, "placement": 1, "shift": 3}] * 3
+    calls = [{"span_us": 11.0 + 0.01 * i, "placement": i % 2} for i in range(6)] + \
+            [{"span_us": 13.0, "placement": 1}] * 3
     report.write_text(json.dumps({"rows": [{"id": "s1", "impl": "cudnn", "calls": calls},
                                            {"id": "s1", "impl": "candidate",
                                             "calls": [{"span_us": 2.0 + 0.01 * i} for i in range(8)]}]}))
     out = compare_results.modes(str(report)).splitlines()
-    assert len(out) == 3 and out[0].split()[:2] == ["s1", "cudnn"]
+    assert len(out) == 2 and out[0].split()[:2] == ["s1", "cudnn"]
     assert "upper   3/9" in out[0] and out[0].endswith("by placement 0:0/3 1:3/6")
-    assert out[1].split() == ["by", "shift", "0:0/2", "1:0/2", "2:0/2", "3:3/3"]
-    assert out[2].split(maxsplit=2)[2] == "[6, 7, 8]"
+    assert out[1].split(maxsplit=2)[2] == "[6, 7, 8]"
 
 
 def test_runs_set_the_same_calls_of_several_runs_side_by_side(tmp_path):

@@ -5,8 +5,6 @@ before the pad (by anything) is never folded into a call's figure; that call has
 scenario is timed by its events (test_cupti_activity.py). Driven here with stand-ins for the
 driver, the pad and CUPTI, whose records are the GPU's timestamps in ns."""
 
-import random
-
 from harness import executor as ex_mod
 from harness.executor import Executor
 
@@ -45,13 +43,10 @@ class _Cupti:
 
 
 class _Pad:
-    SHIFT_MAX = 15
-
     def __init__(self, cupti):
-        self.cupti, self.shifts = cupti, []
+        self.cupti = cupti
 
-    def launch(self, ms, shift=0, how="params"):
-        self.shifts.append((shift, how))
+    def launch(self, ms):
         self.cupti.run(int(ms * 1e6))
 
 
@@ -64,7 +59,7 @@ def _executor():
     ex = Executor(None)
     cupti = _Cupti()
     ex.gpu = {"drv": _Drv(), "cupti": cupti, "pad": _Pad(cupti), "start": 1, "end": 2, "after": 3,
-              "state": _State(), "stream": 0, "shift": "params", "shift_rng": random.Random(5)}
+              "state": _State(), "stream": 0}
     return ex, cupti
 
 
@@ -103,18 +98,3 @@ def test_the_executor_says_how_fine_its_timestamps_are(monkeypatch):
     del g["cupti"]
     assert ex._cupti("libcupti.so") == "on, timestamps in 250 ns steps" and g["cupti"] is cupti
     assert ex._cupti("") == "not asked"
-
-
-def test_each_timed_call_draws_where_its_commands_lie_and_says_so():
-    # Pad.launch's shift: units of commands that do nothing before the pad, drawn per call (0..SHIFT_MAX),
-    # so a call's commands lie at a different place in the context's queue each time (docs/harness.md)
-    ex, cupti = _executor()
-    reply = ex._timed_gpu([lambda: (cupti.run(2000), 0)[1]] * 64, PAD_MS)
-    pad = ex.gpu["pad"]
-    assert reply["shift"] == [k for k, _ in pad.shifts] and {h for _, h in pad.shifts} == {"params"}
-    assert set(reply["shift"]) <= set(range(pad.SHIFT_MAX + 1)) and len(set(reply["shift"])) >= 8
-    assert reply["span_ms"] == [0.002] * 64       # the pad's record is still the first: every call has its span
-    ex, cupti = _executor()
-    ex.gpu["shift"] = "none"
-    reply = ex._timed_gpu([lambda: (cupti.run(2000), 0)[1]] * 4, PAD_MS)
-    assert ex.gpu["pad"].shifts == [(0, "none")] * 4 and reply["shift"] == [0] * 4

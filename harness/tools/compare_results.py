@@ -138,14 +138,12 @@ def modes(fidelity_path):
         high = median([c["span_us"] for c in upper])
         lines.append(f"{row['id']:44} {row['impl']:15} {low:8.2f} / {high:8.2f} us  upper {len(upper):3}/{len(calls):<3} "
                      f"by placement {_shares(calls, cut, 'placement')}")
-        if len({c.get("shift", 0) for c in calls}) > 1:     # the units queued before each call's pad
-            lines.append(f"{'':60} by shift {_shares(calls, cut, 'shift')}")
         lines.append(f"{'':60} upper calls {[i for i, c in enumerate(calls) if c['span_us'] > cut]}")
     return "\n".join(lines) or "no implementation's calls fall in two modes"
 
 
 def runs(*paths):
-    """The same scenarios and implementations in several cupti_fidelity runs (e.g. one per --shift):
+    """The same scenarios and implementations in several cupti_fidelity runs (e.g. separate processes):
     per (scenario, implementation) each run's median span and median idle inside it (us), and the
     spread of the medians over the runs; then each implementation's median spread. Does what a run
     varies move the calls?"""
@@ -174,7 +172,7 @@ def runs(*paths):
 
 
 def _shares(calls, cut, key):
-    """"value:upper/all" for each value of the calls' `key` (placement, shift)."""
+    """"value:upper/all" for each value of the calls' `key` (e.g. placement)."""
     by = {}
     for c in calls:
         by.setdefault(c.get(key, 0), []).append(c["span_us"] > cut)

@@ -245,7 +245,7 @@ def _native(fn, argv):
 
 
 def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placements=1, interleave=False, refill=False,
-            busy=False, shift=None):
+            busy=False):
     """Rows for one scenario: warm-up calls (a peer that is Unsupported is left out), then under one
     profiler `calls` flushed and padded calls of each implementation in turn. With placements > 1
     (CUPTI read in-process only), that many copies of the inputs and outputs lie at different
@@ -290,7 +290,7 @@ def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placemen
     if activity is not None:   # CUPTI read by the harness's own module: every call on its own
         try:
             figures = _own_calls({impl: [c[impl] for c in placed] for impl in live}, calls, flush, pad_cycles,
-                                 interleave, seed, fill if refill else None, busy, shift)
+                                 interleave, seed, fill if refill else None, busy)
         except Exception as exc:
             figures = {impl: {"error": f"{type(exc).__name__}: {exc}"} for impl in live}
         return _rows(rows, figures)
@@ -380,32 +380,15 @@ class OtherProcess:
         self.proc.wait()
 
 
-class Shift:
-    """Where each call's commands lie in the context's queue (Pad.launch's shift): `how` (events or
-    params), and either a `fixed` number of units before every pad, or (fixed None) a number drawn
-    per call from 0..Pad.SHIFT_MAX, as the executors draw theirs."""
-
-    def __init__(self, how, fixed=None, seed=0):
-        self.how, self.fixed, self.rng = how, fixed, random.Random(seed + 7919)
-
-    def draw(self):
-        from ..cuda_driver import Pad
-        return self.fixed if self.fixed is not None else self.rng.randint(0, Pad.SHIFT_MAX)
-
-
-def _pad(pad, impl, shift=None):
+def _pad(pad, impl):
     """Queue the pad before a call: torch.cuda._sleep's one thread for `pad` cycles, or (pad a Pad)
-    the harness's own pad, every SM's thread slots for the executors' time (native or a peer's),
-    after `shift`'s commands (a Shift). The units drawn (0 without a shift)."""
+    the harness's own pad, every SM's thread slots for the executors' time (native or a peer's)."""
     if isinstance(pad, int):
         if pad:
             torch.cuda._sleep(pad)
-        return 0
+        return
     from ..executor_cuda_timing import PAD_MS, PEER_PAD_MS
-    k = shift.draw() if shift is not None else 0
-    pad.launch(PAD_MS if impl in ("candidate", "baseline") else PEER_PAD_MS, shift=k,
-               how=shift.how if shift is not None else "params")
-    return k
+    pad.launch(PAD_MS if impl in ("candidate", "baseline") else PEER_PAD_MS)
 
 
 def records_us(raw):
@@ -416,7 +399,7 @@ def records_us(raw):
     return sorted(((kind, kind, (b - base) / 1e3, (e - base) / 1e3) for kind, b, e in raw), key=lambda r: (r[2], r[3]))
 
 
-def _own_calls(placed, calls, flush, pad_cycles, interleave=False, seed=0, refill=None, busy=False, shift=None):
+def _own_calls(placed, calls, flush, pad_cycles, interleave=False, seed=0, refill=None, busy=False):
     """{impl: medians and calls} of `calls` flushed and padded calls of every implementation of
     `placed` ({impl: [a function making one call] per placement; call i runs on placement i mod
     their number}), each read from CUPTI on its own (harness/cupti_activity.py): the records between
@@ -441,7 +424,7 @@ def _own_calls(placed, calls, flush, pad_cycles, interleave=False, seed=0, refil
         torch.cuda.synchronize()
         act.take()
         t_pad = time.perf_counter()
-        k_shift = _pad(pad_cycles, impl, shift)
+        _pad(pad_cycles, impl)
         if drv:
             drv.record(start, 0x1)
         placed[impl][placement]()
@@ -456,7 +439,7 @@ def _own_calls(placed, calls, flush, pad_cycles, interleave=False, seed=0, refil
         work = recs[1:] if pad_cycles else recs
         fig = dict(call_figure(work, i), step_ns=timestamp_step(raw), host_us=host_us,
                    at_ms=(t_pad - t0) * 1e3,     # when, from the scenario's first call
-                   placement=placement, shift=k_shift,
+                   placement=placement,
                    # each record's (kind, start, end) in us from the call's first: modes, gaps
                    parts_us=[(k, round(b - work[0][2], 3), round(e - work[0][2], 3)) for k, _, b, e in work])
         # How the call lay on the GPU, as the executors report it (timing.lead_ms, idle_ms): the pad
@@ -522,11 +505,6 @@ def evaluate(args):
     else:
         other = None
         flush = tuple(torch.empty(size, dtype=torch.uint8, device="cuda") for _ in range(2)) + (args.flush, activity)
-    shift = None
-    if args.shift != "none":
-        if args.pad != "harness":
-            raise UsageError("--shift needs --pad harness (the units go before the harness's pad)")
-        shift = Shift(args.shift, args.shift_fixed, args.seed)
     if args.pad == "harness":
         from ..cuda_driver import Driver
         pad_cycles = Driver(torch.cuda.current_device()).pad_kernel()
@@ -544,12 +522,12 @@ def evaluate(args):
         for i, (sc, times) in enumerate(planned):
             print(f"[{i + 1}/{len(planned)}] {sc.id}", file=sys.stderr, flush=True)
             rows += measure(task, ref, libs, sc, times, args.calls, args.seed, pad_cycles, flush, args.placements,
-                            args.interleave, args.refill, args.busy_after, shift)
+                            args.interleave, args.refill, args.busy_after)
     return {"task": task.name, "candidate": str(args.candidate), "result": str(args.result),
             "calls": args.calls, "seed": args.seed, "pad_ms": args.pad_ms, "gpu": props.name,
             "profiler": args.profiler, "flush": args.flush, "flush_in": args.flush_in, "pad": args.pad,
             "placements": args.placements, "interleave": args.interleave, "impls": impls, "refill": args.refill,
-            "busy_after": args.busy_after, "shift": args.shift, "shift_fixed": args.shift_fixed,
+            "busy_after": args.busy_after,
             "torch": torch.__version__, "rows": rows, "left_out": left_out,
             "timestamp_step_ns": _step(rows),
             "summary": {"span": summarize(rows, "span_ms"), "kernel_sum": summarize(rows, "kernel_sum_ms")}}
@@ -590,12 +568,6 @@ def _parser():
     p.add_argument("--busy-after", action="store_true",
                    help="with --flush-in other: that process runs a tiny kernel after every call, as the harness's "
                         "parent does (busy_ms)")
-    p.add_argument("--shift", choices=["none", "events", "params"], default="none",
-                   help="with --pad harness: commands that do nothing queued before each pad, so each call's own "
-                        "lie at a different place in the context's queue, as the executors' (events: event records; "
-                        "params: the pad with more parameter bytes)")
-    p.add_argument("--shift-fixed", type=int, help="with --shift: this many units before every pad instead of a "
-                        "number drawn per call")
     p.add_argument("--impls", help="comma-separated implementations to call (candidate, baseline, the task's peers); "
                         "the rest are neither called nor loaded, e.g. the peers alone in this process, as in the "
                         "harness's peers' executor")

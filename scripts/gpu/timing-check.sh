@@ -121,7 +121,6 @@ fidelity-like)   # step 3 on CUPTI with the harness's conditions (flush from ano
     step fidelity-$tag $lim "$PY" -m harness.tools.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
       --result "$res" --profiler cupti --calls "${FID_CALLS:-15}" --flush-in other --pad harness \
       --placements "${FID_PLACEMENTS:-1}" ${FID_INTERLEAVE:+--interleave} $([ "${FID_REFILL:-1}" = 1 ] && echo --refill) $([ "$imp" = all ] || echo --impls $imp) \
-      --shift "${FID_SHIFT:-params}" \
       --json "$OUT/fidelity-$tag.json"
   done; done ;;
 aa)   # identical code in three executors (candidate, twin, incumbent) over AA_RUNS evaluations: the
@@ -162,31 +161,9 @@ cudnn-cond)   # which of the harness's round conditions the cuDNN peer's mode fo
       --result "$res" --profiler cupti --calls 64 --flush-in other --pad harness --placements 8 --interleave $o \
       --scenarios sq113-sk113-d64-c0,sq113-sk113-d128-c0,sq1000-sk113-d64,sq1000-sk113-d128 --json "$OUT/cudnn-cond-$v.json"
   done ;;
-flash-sub)   # flash's full evaluation on FLASH_SUB's scenarios only (sq113-sk113,sq1000-sk113), the peers measured;
-      # one evaluation per entry of SUB_SHIFTS (the executors' --shift; "params" writes flash-sub.json)
-  for v in ${SUB_SHIFTS:-params}; do
-    tag=flash-sub; [ "$v" = params ] || tag=flash-sub-$v
-    step $tag 150 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --scenarios "${FLASH_SUB:-sq113-sk113,sq1000-sk113}" \
-      --shift $v --json "$OUT/$tag.json" --table --samples --timeout 140
-  done ;;
-shift-modes)   # where a call's commands lie in its context's queue (cuda_driver.Pad's shift): the tool's calls
-      # with SHIFTS' variants (how[:fixed units]; none: no shift), flash's cuDNN/flash peers on
-      # CUDNN_SCENARIOS (64 calls) and rmsnorm's torch peer (32 calls): do the modes and the idle follow it?
-  res=${FLASH_RESULT:-$OUT/flash-sub.json}
-  for v in ${SHIFTS:-none params:0 params:1 params:4 events:4 params events}; do
-    how=${v%%:*}; fixed=; [ "$v" = "${v#*:}" ] || fixed="--shift-fixed ${v#*:}"
-    o="--shift $how $fixed"; [ "$how" = none ] && o=
-    [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "shift-$v: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
-    [ -f "$res" ] && step shift-flash-${v/:/-} 120 "$PY" -m harness.tools.cupti_fidelity --task-dir $F --candidate $F/baseline.cu \
-      --result "$res" --profiler cupti --calls 64 --flush-in other --pad harness --placements 8 --interleave --refill $o \
-      --scenarios "${CUDNN_SCENARIOS:-sq1000-sk113,sq113-sk113-d256,sq113-sk113-d64-c0}" --impls cudnn,flash \
-      --json "$OUT/shift-flash-${v/:/-}.json"
-    [ -f "$OUT/rmsnorm-full.json" ] && step shift-rms-${v/:/-} 120 "$PY" -m harness.tools.cupti_fidelity --task-dir $R \
-      --candidate $R/baseline.cu --result "$OUT/rmsnorm-full.json" --profiler cupti --calls 32 --flush-in other --pad harness \
-      --placements 8 --interleave --refill $o --impls candidate,torch,torch_rms_norm --json "$OUT/shift-rms-${v/:/-}.json"
-  done
-  for t in flash rms; do ls "$OUT"/shift-$t-*.json > /dev/null 2>&1 &&
-    "$PY" -m harness.tools.compare_results runs "$OUT"/shift-$t-*.json > "$OUT/shift-$t-runs.txt" 2>&1; done ;;
+flash-sub)   # flash's full evaluation on FLASH_SUB's scenarios only (sq113-sk113,sq1000-sk113), the peers measured
+  step flash-sub 150 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --scenarios "${FLASH_SUB:-sq113-sk113,sq1000-sk113}" \
+    --json "$OUT/flash-sub.json" --table --samples --timeout 140 ;;
 rms-kept2)   # rmsnorm's evaluation with the peers kept once more (after `rms`): two evaluations as every
       # one after a host's first runs, to set against each other
       # (RMS_KEPT_RUNS, default 1, more of them: every pair set against each other)
@@ -259,7 +236,7 @@ import json, sys
 from pathlib import Path
 out = Path(sys.argv[1])
 for p in sorted(out.glob("*.json")):
-    if p.name.startswith(("fidelity", "adversarial", "cupti-step", "cudnn-", "shift-")) or p.name.endswith("-prof.json"):
+    if p.name.startswith(("fidelity", "adversarial", "cupti-step", "cudnn-")) or p.name.endswith("-prof.json"):
         continue
     r = json.loads(p.read_text())
     s = r["summary"]
@@ -290,12 +267,11 @@ for p in sorted(out.glob("*.json")):
               "reasons", sorted({x for c in clk for x in c["reasons"]}), "dropped rounds", sum(c["dropped_rounds"] for c in clk))
 PYEOF
 cat "$OUT/cupti-self.log" "$OUT/rms-cap.txt" "$OUT/rms-kept2.txt" >> "$OUT/summary.txt" 2>/dev/null
-for t in flash rms; do [ -f "$OUT/shift-$t-runs.txt" ] && tail -n 8 "$OUT/shift-$t-runs.txt" >> "$OUT/summary.txt"; done
-{ for f in "$OUT"/fidelity-*.log "$OUT"/cond-*.log "$OUT"/cudnn-modes*.log "$OUT"/shift-*.log; do [ -f "$f" ] && echo "-- $f" && grep -A6 "^harness / CUPTI, against the span" "$f"; done
+{ for f in "$OUT"/fidelity-*.log "$OUT"/cond-*.log "$OUT"/cudnn-modes*.log; do [ -f "$f" ] && echo "-- $f" && grep -A6 "^harness / CUPTI, against the span" "$f"; done
   tail -n 3 "$OUT/adversarial.txt" "$OUT/pytest-cuda.log" "$OUT/pytest-runtime.log" 2>/dev/null
   for t in rmsnorm flash; do for f in "$OUT"/fidelity-$t-like*.json; do [ -f "$f" ] && echo "-- fidelity by estimator, $f" &&
     "$PY" -m harness.tools.compare_results fidelity "$OUT/$t-full.json" "$f"; done; done
-  for f in "$OUT"/cudnn-modes*.json "$OUT"/cudnn-cond-*.json "$OUT"/shift-*.json "$OUT"/fidelity-*.json; do [ -f "$f" ] && echo "-- modes, $f" &&
+  for f in "$OUT"/cudnn-modes*.json "$OUT"/cudnn-cond-*.json "$OUT"/fidelity-*.json; do [ -f "$f" ] && echo "-- modes, $f" &&
     "$PY" -m harness.tools.compare_results modes "$f" | head -60; done
   for t in rmsnorm flash; do [ -f "$OUT/$t-full-kept.json" ] && echo "-- repeat by estimator, $t" &&
     "$PY" -m harness.tools.compare_results estimators "$OUT/$t-full.json" "$OUT/$t-full-kept.json"; done
