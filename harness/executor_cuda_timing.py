@@ -35,6 +35,7 @@ from . import nvml
 
 from .event_offsets import corrected
 from .executor_eval import device_findings
+from .executor_memory import SPREAD_ALIGN
 from .executor_proc import ChildFailure
 from .executor_rounds import Pinning, done
 from .executor_slots import make_slots
@@ -72,10 +73,20 @@ TAIL_MARGIN_MS = 0.005
 # that gap. Paired with the baseline's, the candidate's may exceed it by this much.
 GAP_MARGIN_MS = 0.003
 RELATIVE_MARGIN = 0.1
-# Sets (slots) each implementation's rounds draw from at random, as many as SET_BUDGET_BYTES allows:
-# spread over the arena (executor_memory.slot_stride), each is a placement of its own, and the
-# more a round draws from, the less one placement's cost weighs in the median.
-SETS_MIN, SETS_MAX = 2, 32
+# Sets (slots) each implementation's rounds draw from at random, as many as SET_BUDGET_BYTES allows,
+# each taking at least SPREAD_ALIGN of it: spread over the arena (executor_memory.slot_stride), each is
+# a placement of its own, and the more a round draws from, the less the placements an evaluation
+# happens to get weigh in its median. On the H200 a one-block rmsnorm kernel's calls cost up to 8 %
+# more or less on one placement than on another, the same in every process (cupti_fidelity's
+# placements); with 32 slots two evaluations of the same code read up to 4 % apart on those
+# scenarios (docs/harness.md, "Fifth session"). 256 at most: 512 MiB an implementation for the
+# smallest scenarios.
+SETS_MIN, SETS_MAX = 2, 256
+
+
+def slot_footprint(per_set):
+    """What one slot takes of the budget and of an arena: its bytes, and at least SPREAD_ALIGN."""
+    return max(per_set, SPREAD_ALIGN)
 
 
 def set_bytes(task, shapes_in, shapes_out):
@@ -85,7 +96,7 @@ def set_bytes(task, shapes_in, shapes_out):
 
 
 def pool_size(per_set, n_impls):
-    return max(SETS_MIN, min(SETS_MAX, SET_BUDGET_BYTES["cuda"] // max(1, per_set * n_impls)))
+    return max(SETS_MIN, min(SETS_MAX, SET_BUDGET_BYTES["cuda"] // (slot_footprint(per_set) * n_impls)))
 
 
 def scenario_pool(ctx, per_set):
@@ -107,11 +118,11 @@ def arena_bytes(ctx, scenarios):
         per_set = set_bytes(ctx.task, {k: tuple(v.shape) for k, v in inputs.items()},
                             ctx.oracle.output_shapes(scenario.params))
         del inputs
-        pool = scenario_pool(ctx, per_set)
-        need["cand"] = max(need["cand"], pool * per_set)
-        need["ref"] = max(need["ref"], pool * per_set)
-        need["inc"] = max(need["inc"], pool * per_set)
-        need["peer"] = max(need["peer"], pool * per_set * max(1, n_peers))
+        pool = scenario_pool(ctx, per_set) * slot_footprint(per_set)     # room to spread them
+        need["cand"] = max(need["cand"], pool)
+        need["ref"] = max(need["ref"], pool)
+        need["inc"] = max(need["inc"], pool)
+        need["peer"] = max(need["peer"], pool * max(1, n_peers))
     return need
 
 

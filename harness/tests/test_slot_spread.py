@@ -20,10 +20,11 @@ SHAPES_IN = {"x": (7, 33)}
 SHAPES_OUT = {"y": (7, 33)}
 
 
-def _arena(size):
+def _arena(size, zeros=True):
     arena = CudaArena.__new__(CudaArena)
     arena.drv, arena.size, arena.used, arena.live = None, size, 0, 0
-    arena.u8 = torch.zeros(size, dtype=torch.uint8)
+    # (untouched pages of an empty one cost no memory: the larger arenas below are never written)
+    arena.u8 = (torch.zeros if zeros else torch.empty)(size, dtype=torch.uint8)
     return arena
 
 
@@ -72,3 +73,27 @@ def test_a_cpu_task_packs_its_slots():
     class _Cpu:
         arena = None
     assert slot_stride([_Cpu()], 8192, 16) == 8192
+
+
+def test_a_small_scenario_gets_many_placements_each_2_mib_apart():
+    # One placement costs a one-block kernel up to 8 % more or less than another (H200): with 32 slots
+    # two evaluations of the same code read up to 4 % apart. A scenario of a few KiB now gets as many
+    # slots as 2 MiB apiece allows in the budget (256 at most), and the arenas sized for them leave
+    # room to keep every slot 2 MiB from the next.
+    from harness import executor_cuda_timing as t
+    ctx = type("Ctx", (), {})()
+    ctx.task, ctx.with_peers, ctx.has_baseline, ctx.has_incumbent = TASK, False, True, False
+    per_set = t.set_bytes(TASK, SHAPES_IN, SHAPES_OUT)
+    pool = t.scenario_pool(ctx, per_set)
+    assert pool == t.SETS_MAX == 256
+    assert t.pool_size(per_set, 8) == (2 << 30) // (8 * SPREAD_ALIGN) == 128
+    assert t.pool_size(64 << 20, 4) == 8 and t.pool_size(4 << 30, 4) == t.SETS_MIN
+    ctx.oracle = type("O", (), {"inputs": lambda self, p, s: {"x": torch.zeros(SHAPES_IN["x"])},
+                                "output_shapes": lambda self, p: SHAPES_OUT})()
+    need = t.arena_bytes(ctx, [type("S", (), {"params": {}})()])
+    assert need["cand"] == need["ref"] == pool * SPREAD_ALIGN
+    cand, ref = _Ex(_arena(need["cand"], zeros=False)), _Ex(_arena(need["ref"], zeros=False))
+    made = _slots({"candidate": cand, "baseline": ref}, pool)
+    for slots in made.values():
+        starts = [s.tensors["x"].data_ptr() for s in slots.slots]
+        assert len(set(starts)) == pool and min(b - a for a, b in zip(starts, starts[1:])) >= SPREAD_ALIGN
