@@ -37,7 +37,7 @@ class Slot:
 def _specs(task, input_shapes, output_shapes, count, stride=None):
     """Every slot's tensors, slot after slot: [(name#j, dtype, shape)]; with `stride` (bytes, a page
     multiple at least one slot's size), each slot but the last followed by an unused gap up to it."""
-    specs = []
+    specs, gap = [], None
     for j in range(count):
         mine = []
         for arg in task.args:
@@ -45,7 +45,8 @@ def _specs(task, input_shapes, output_shapes, count, stride=None):
                 shape = input_shapes[arg.name] if arg.role == "input" else output_shapes[arg.name]
                 mine.append((f"{arg.name}#{j}", arg.dtype, shape))
         specs += mine
-        gap = (stride or 0) - layout(mine)[1]
+        if gap is None:     # every slot lays out alike: one slot's bytes, once
+            gap = (stride or 0) - layout(mine)[1]
         if gap > 0 and j < count - 1:
             specs.append((f"~gap#{j}", "uint8", (gap,)))
     return specs
