@@ -37,7 +37,7 @@ from .event_offsets import corrected
 from .executor_eval import device_findings
 from .executor_memory import SPREAD_ALIGN
 from .executor_proc import ChildFailure
-from .executor_rounds import Pinning, done
+from .executor_rounds import Deck, Pinning, done
 from .executor_slots import make_slots
 from .executor_timing import (Rechecks, Timer, definite_failures, drop_unsupported_peers, figures, implementations,
                               keep_samples, taken, timing_entry, _after_candidate, _executor, _message)
@@ -222,8 +222,9 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
     cand_reps = 0
     clocks, dropped = [], 0
     t_start = time.monotonic()
+    decks = {name: Deck(rng, pool) for name in impls}
     while True:
-        chosen = {name: sets[name].get(rng.randrange(pool)) for name in impls}
+        chosen = {name: sets[name].get(decks[name].draw()) for name in impls}
         seed = timer.fresh(*chosen.values())
         order = list(impls)
         rng.shuffle(order)

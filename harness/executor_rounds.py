@@ -9,6 +9,23 @@ from .stats import median, ratio_ci, rse_of_median
 HARD_CAP_FACTOR = 4
 
 
+class Deck:
+    """The slots a CUDA scenario's rounds take, one implementation's: every slot once, in an order
+    drawn at random, then again in a new order. A slot's placement costs a tiny kernel up to 8 %
+    more or less than another's, the same all evaluation (H200, docs/harness.md "Fifth session");
+    drawn with replacement, how often each slot came up was noise of its own in the median, while
+    every slot once per pass leaves only which slots the last pass reached."""
+
+    def __init__(self, rng, count):
+        self.rng, self.count, self.left = rng, count, []
+
+    def draw(self):
+        if not self.left:
+            self.left = list(range(self.count))
+            self.rng.shuffle(self.left)
+        return self.left.pop()
+
+
 class Pinning:
     """Every round, the parent and both executors on one core, drawn at random: on a shared machine
     the cores are loaded differently (other processes evict a core's caches and share its time), and

@@ -120,3 +120,32 @@ def test_a_figure_kept_for_later_evaluations_is_measured_to_the_target_on_its_ow
     # Steady, the kept figure stops the rounds as before.
     steady = {"candidate": {"ms": [1.0] * 20}, "peer:cudnn": {"ms": [6.0 * (1 + rng.gauss(0, 0.005)) for _ in range(20)]}}
     assert done(steady, keep, 0.1)
+
+
+def test_a_deck_gives_every_slot_once_a_pass_in_a_new_order_each_pass():
+    import random
+    from harness.executor_rounds import Deck
+    deck = Deck(random.Random(3), 7)
+    passes = [[deck.draw() for _ in range(7)] for _ in range(3)]
+    assert all(sorted(p) == list(range(7)) for p in passes)
+    assert len({tuple(p) for p in passes}) == 3
+
+
+def test_drawing_slots_from_a_deck_narrows_the_medians_spread():
+    # A slot's placement costs a tiny kernel more or less than another's, the same all evaluation
+    # (here a third of 256 slots at 2.4 us, the rest 2.2 us, calls +-5 %). Drawn with replacement the
+    # slots come up unevenly, and the median of 190 rounds wanders with the share of slow ones; from
+    # a deck (every slot once a pass) only the 66 slots the pass did not reach vary. 300 evaluations.
+    import random
+    from harness.executor_rounds import Deck
+
+    def spread(with_deck):
+        rng, meds = random.Random(11), []
+        for _ in range(300):
+            costs = [2.2 if j % 3 else 2.4 for j in range(256)]
+            deck = Deck(rng, 256)
+            picks = [deck.draw() if with_deck else rng.randrange(256) for _ in range(190)]
+            meds.append(median([costs[j] * (1 + rng.uniform(-0.05, 0.05)) for j in picks]))
+        meds.sort()
+        return meds[-8] / meds[7] - 1       # the middle 95 % of the medians
+    assert spread(True) < 0.85 * spread(False)      # 1.55 % against 2.08 %
