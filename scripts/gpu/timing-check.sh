@@ -29,7 +29,9 @@
 #    FID_REFILL=0 (until 2026-12-02's fourth session the tool reused one set of values);
 #    (STEPS cudnn-modes) the cuDNN peer's modes, one run per seed in FID_SEEDS (the plan's order);
 #    (STEPS rms-cap) rmsnorm full, then kept, with its time cap at RMS_CAP (1.0) s a scenario;
-#    (STEPS rms-kept2, after rms) rmsnorm kept once more: two kept evaluations set against each other;
+#    (STEPS rms-kept2, after rms) rmsnorm kept once more (RMS_KEPT_RUNS times): every pair of kept evaluations
+#    set against each other; (STEPS flash-kept, after flash-full) flash's full evaluation with the peers kept;
+#    fidelity-like takes flash's result from FLASH_RESULT when set (e.g. $OUT/flash-sub.json);
 #    (STEPS flash-full) flash's full evaluation alone; (STEPS flash-sub) flash's evaluation on FLASH_SUB's
 #    scenarios (sq113-sk113,sq1000-sk113), the peers measured, for the cuDNN steps (FLASH_RESULT);
 #    FID_IMPLS / CUDNN_IMPLS: one tool run per entry, "all" or the tool's --impls (e.g. the peers alone
@@ -121,6 +123,7 @@ fidelity-like)   # step 3 on CUPTI with the harness's conditions (flush from ano
     [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "fidelity-$tag: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
     lim=$(( 120 + ${FID_CALLS:-15} * 8 )); left=$(( ${END:-100000} - SECONDS ))   # END: the call's end (s)
     [ "$left" -lt "$lim" ] && lim=$left
+    [ "$lim" -ge 20 ] || { echo "fidelity-$tag: skipped (END)" >> "$OUT/walls.txt"; continue; }
     step fidelity-$tag $lim "$PY" -m harness.tools.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
       --result "$res" --profiler cupti --calls "${FID_CALLS:-15}" --flush-in other --pad harness \
       --placements "${FID_PLACEMENTS:-1}" ${FID_INTERLEAVE:+--interleave} $([ "${FID_REFILL:-1}" = 1 ] && echo --refill) $([ "$imp" = all ] || echo --impls $imp) \
