@@ -115,8 +115,10 @@ class Activity:
             if mine is not None:
                 self.free.append(mine)
 
-    def take(self):
-        self._check(self.lib.cuptiActivityFlushAll(ctypes.c_uint32(FLUSH_FORCED)), "flush")
+    def take(self, flags=FLUSH_FORCED):
+        """The records since the last take. FLUSH_FORCED: CUPTI hands over its buffers whether full or
+        not, with every record of the work finished so far (0: only the buffers it has completed)."""
+        self._check(self.lib.cuptiActivityFlushAll(ctypes.c_uint32(flags)), "flush")
         with self.lock:
             out, self.records = self.records, []
         return out

@@ -29,6 +29,7 @@
 #    FID_REFILL=0 (until 2026-12-02's fourth session the tool reused one set of values);
 #    (STEPS cudnn-modes) the cuDNN peer's modes, one run per seed in FID_SEEDS (the plan's order);
 #    (STEPS rms-cap) rmsnorm full, then kept, with its time cap at RMS_CAP (1.0) s a scenario;
+#    (STEPS call-cost) a native timed call's host time phase by phase, by how CUPTI's records are taken;
 #    (STEPS rms-kept2, after rms) rmsnorm kept once more (RMS_KEPT_RUNS times): every pair of kept evaluations
 #    set against each other; (STEPS flash-kept, after flash-full) flash's full evaluation with the peers kept;
 #    fidelity-like takes flash's result from FLASH_RESULT when set (e.g. $OUT/flash-sub.json);
@@ -136,6 +137,10 @@ aa)   # identical code in three executors (candidate, twin, incumbent) over AA_R
     --out "$OUT/aa-rmsnorm"
   step aa-flash-quick 150 "$PY" -m harness.tools.aa_spread --task-dir $F --scenarios quick --runs "${AA_RUNS:-6}" \
     --out "$OUT/aa-flash-quick" ;;
+call-cost)   # where a native timed call's host time goes, phase by phase, and what taking CUPTI's records less
+      # often saves (harness/tools/call_cost.py), without and with the other process's flush
+  step call-cost 90 "$PY" -m harness.tools.call_cost --calls 200 --json "$OUT/call-cost.json"
+  step call-cost-other 120 "$PY" -m harness.tools.call_cost --calls 200 --other --json "$OUT/call-cost-other.json" ;;
 cupti-step)   # how fine CUPTI's timestamps are by when a process enables it (harness/tools/cupti_step.py)
   step cupti-step 150 "$PY" -m harness.tools.cupti_step --json "$OUT/cupti-step.json" ;;
 fidelity-cudnn)   # flash's Sq=1000 over Sk=113 scenarios, 31 calls each: how the peers' calls lie on the GPU
@@ -242,7 +247,7 @@ import json, sys
 from pathlib import Path
 out = Path(sys.argv[1])
 for p in sorted(out.glob("*.json")):
-    if p.name.startswith(("fidelity", "adversarial", "cupti-step", "cudnn-")) or p.name.endswith("-prof.json"):
+    if p.name.startswith(("fidelity", "adversarial", "cupti-step", "cudnn-", "call-cost")) or p.name.endswith("-prof.json"):
         continue
     r = json.loads(p.read_text())
     s = r["summary"]
@@ -272,7 +277,7 @@ for p in sorted(out.glob("*.json")):
               "temp max", max(c["temp_c_max"] or 0 for c in clk), "power max", max(c["power_w_max"] or 0 for c in clk),
               "reasons", sorted({x for c in clk for x in c["reasons"]}), "dropped rounds", sum(c["dropped_rounds"] for c in clk))
 PYEOF
-cat "$OUT/cupti-self.log" "$OUT/rms-cap.txt" "$OUT/rms-kept2.txt" >> "$OUT/summary.txt" 2>/dev/null
+cat "$OUT/cupti-self.log" "$OUT/rms-cap.txt" "$OUT/rms-kept2.txt" "$OUT/call-cost.log" "$OUT/call-cost-other.log" >> "$OUT/summary.txt" 2>/dev/null
 { for f in "$OUT"/fidelity-*.log "$OUT"/cond-*.log "$OUT"/cudnn-modes*.log; do [ -f "$f" ] && echo "-- $f" && grep -A6 "^harness / CUPTI, against the span" "$f"; done
   tail -n 3 "$OUT/adversarial.txt" "$OUT/pytest-cuda.log" "$OUT/pytest-runtime.log" 2>/dev/null
   for t in rmsnorm flash; do for f in "$OUT"/fidelity-$t-like*.json; do [ -f "$f" ] && echo "-- fidelity by estimator, $f" &&
