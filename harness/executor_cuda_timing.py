@@ -118,11 +118,11 @@ def arena_bytes(ctx, scenarios):
         per_set = set_bytes(ctx.task, {k: tuple(v.shape) for k, v in inputs.items()},
                             ctx.oracle.output_shapes(scenario.params))
         del inputs
-        pool = scenario_pool(ctx, per_set) * slot_footprint(per_set)     # room to spread them
-        need["cand"] = max(need["cand"], pool)
-        need["ref"] = max(need["ref"], pool)
-        need["inc"] = max(need["inc"], pool)
-        need["peer"] = max(need["peer"], pool * max(1, n_peers))
+        room = scenario_pool(ctx, per_set) * slot_footprint(per_set)     # the slots, spread apart
+        need["cand"] = max(need["cand"], room)
+        need["ref"] = max(need["ref"], room)
+        need["inc"] = max(need["inc"], room)
+        need["peer"] = max(need["peer"], room * max(1, n_peers))
     return need
 
 

@@ -3,6 +3,8 @@ scripts/gpu/timing-check.sh, STEPS call-cost)."""
 
 from harness.tools.call_cost import PHASES, split_at_pads, summarize
 
+from .cuda_standins import Cupti, Drv, Pad
+
 US = 1000   # ns
 
 
@@ -30,47 +32,11 @@ def test_the_report_gives_each_phases_median_and_the_median_calls_total():
     assert (r["variant"], r["readable"], r["calls"]) == ("forced-each", 5, 5)
 
 
-class _Gpu:
-    """Stand-ins for the driver, the pad and CUPTI: each launch appends a kernel record of its
-    length; take() hands over what is queued (forced or not, here alike)."""
-
-    def __init__(self):
-        self.records, self.t, self.takes = [], 0, 0
-
-    # driver
-    def synchronize(self):
-        pass
-
-    def event(self):
-        return object()
-
-    def record(self, event, stream):
-        pass
-
-    def event_sync(self, event):
-        pass
-
-    def elapsed_ms(self, a, b):
-        return 0.01
-
-    # pad
-    def launch(self, ms):
-        ns = int(ms * 1e6)
-        self.records.append(("kernel", self.t, self.t + ns))
-        self.t += ns + 2 * US
-
-    # CUPTI
-    def take(self, flags=1):
-        self.takes += 1
-        out, self.records = self.records, []
-        return out
-
-
 def test_every_variant_reads_every_call_as_a_pad_and_one_call():
     from harness.tools.call_cost import VARIANTS, replay
     for name, flags, every in VARIANTS:
-        gpu = _Gpu()
-        phases, readable = replay(gpu, gpu, gpu, flags, every, 24)
+        cupti = Cupti()
+        phases, readable = replay(Drv(), Pad(cupti), cupti, flags, every, 24)
         assert readable == 24 and len(phases) == 24 and set(phases[0]) == set(PHASES), name
         # the takes: one before, then after every call / every 8 / none, then one at the end
-        assert gpu.takes == {1: 26, 8: 5, 0: 2}[every], name
+        assert cupti.takes == {1: 26, 8: 5, 0: 2}[every], name

@@ -8,46 +8,9 @@ driver, the pad and CUPTI, whose records are the GPU's timestamps in ns."""
 from harness import executor as ex_mod
 from harness.executor import Executor
 
+from .cuda_standins import Cupti, Drv, Pad
+
 PAD_MS = 0.1
-
-
-class _Drv:
-    def synchronize(self):
-        pass
-
-    def record(self, event, stream):
-        pass
-
-    def event_sync(self, event):
-        pass
-
-    def elapsed_ms(self, a, b):
-        return 0.01
-
-
-class _Cupti:
-    """Records queued as the executor launches; take() returns and clears them, counting takes."""
-
-    def __init__(self):
-        self.records, self.takes, self.t, self.gap, self.step = [], 0, 0, 1000, 1
-
-    def run(self, ns):
-        ns = round(ns / self.step) * self.step      # the GPU clock's step
-        self.records.append(("kernel", self.t, self.t + ns))
-        self.t += ns + self.gap
-
-    def take(self):
-        self.takes += 1
-        out, self.records = self.records, []
-        return out
-
-
-class _Pad:
-    def __init__(self, cupti):
-        self.cupti = cupti
-
-    def launch(self, ms):
-        self.cupti.run(int(ms * 1e6))
 
 
 class _State:
@@ -57,8 +20,8 @@ class _State:
 
 def _executor():
     ex = Executor(None)
-    cupti = _Cupti()
-    ex.gpu = {"drv": _Drv(), "cupti": cupti, "pad": _Pad(cupti), "start": 1, "end": 2, "after": 3,
+    cupti = Cupti()
+    ex.gpu = {"drv": Drv(), "cupti": cupti, "pad": Pad(cupti), "start": 1, "end": 2, "after": 3,
               "state": _State(), "stream": 0}
     return ex, cupti
 

@@ -264,9 +264,10 @@ def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placemen
     placed, spacers = [callers], []    # spacers: held until the scenario ends, so the copies stay apart
     placed_inputs = [inputs]
     rng = random.Random(seed)
-    # As many placements as half the free memory holds (r65536-c16384's 4 GiB input 32 times did not fit)
-    copy = sum(t.numel() * t.element_size() for t in list(inputs.values()) + list(outs.values())) + (17 << 20)
-    placements = max(1, min(placements, torch.cuda.mem_get_info()[0] // 2 // max(1, copy)))
+    if placements > 1 and flush[3] is not None:
+        # As many as half the free memory holds (r65536-c16384's 4 GiB input 32 times did not fit)
+        copy = sum(t.numel() * t.element_size() for t in list(inputs.values()) + list(outs.values())) + (17 << 20)
+        placements = max(1, min(placements, torch.cuda.mem_get_info()[0] // 2 // copy))
     for _ in range(1, placements if flush[3] is not None else 1):
         spacers.append(torch.empty(rng.randint(1, 16) * (2 << 20), dtype=torch.uint8, device="cuda"))
         placed_inputs.append({k: v.clone() for k, v in inputs.items()})

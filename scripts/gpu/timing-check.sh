@@ -50,6 +50,12 @@ set -u
 : "${OUT:?set OUT}"
 . "$(dirname "$0")/lib.sh"
 STEPS=${STEPS:-profile full fidelity}
+rms_eval() {    # rms_eval NAME: rmsnorm's full evaluation of its baseline, $OUT/NAME.json with every round's figure
+  step "$1" 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu --json "$OUT/$1.json" --table --samples --timeout 65
+}
+flash_eval() {  # flash_eval NAME: the same for flash_attn_fwd
+  step "$1" 215 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --json "$OUT/$1.json" --table --samples --timeout 203
+}
 for s in $STEPS; do case $s in
 profile)
   step flash-quick-prof 90 "$PY" -m cProfile -o "$OUT/flash-quick.prof" -m harness eval --task-dir $F \
@@ -57,26 +63,18 @@ profile)
   "$PY" -c "import pstats; p = pstats.Stats('$OUT/flash-quick.prof'); p.sort_stats('cumulative').print_stats(45); p.sort_stats('tottime').print_stats(25)" \
     > "$OUT/flash-quick-prof.txt" 2>&1 ;;
 full)
-  step rmsnorm-full 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu \
-    --json "$OUT/rmsnorm-full.json" --table --samples --timeout 65
-  step flash-full 215 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu \
-    --json "$OUT/flash-full.json" --table --samples --timeout 203 ;;
+  rms_eval rmsnorm-full
+  flash_eval flash-full ;;
 flash-kept)   # flash_attn_fwd's full evaluation again, after flash-full kept the peers' figures
-  step flash-full-kept 215 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu \
-    --json "$OUT/flash-full-kept.json" --table --samples --timeout 203 ;;
+  flash_eval flash-full-kept ;;
 flash-full)   # flash_attn_fwd's full evaluation alone (the peers measured)
-  step flash-full 215 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu \
-    --json "$OUT/flash-full.json" --table --samples --timeout 203 ;;
+  flash_eval flash-full ;;
 rms)   # rmsnorm's full evaluation twice, the second with the peers' figures kept (repeatability)
-  step rmsnorm-full 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu \
-    --json "$OUT/rmsnorm-full.json" --table --samples --timeout 65
-  step rmsnorm-full-kept 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu \
-    --json "$OUT/rmsnorm-full-kept.json" --table --samples --timeout 65 ;;
+  rms_eval rmsnorm-full
+  rms_eval rmsnorm-full-kept ;;
 kept)
-  step rmsnorm-full-kept 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu \
-    --json "$OUT/rmsnorm-full-kept.json" --table --samples --timeout 65
-  step flash-full-kept 215 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu \
-    --json "$OUT/flash-full-kept.json" --table --samples --timeout 203 ;;
+  rms_eval rmsnorm-full-kept
+  flash_eval flash-full-kept ;;
 profrms)   # where rmsnorm's evaluation with the peers kept spends its time (after `rms` or `full`)
   step rmsnorm-kept-prof 90 "$PY" -m cProfile -o "$OUT/rmsnorm-kept.prof" -m harness eval --task-dir $R \
     --candidate $R/baseline.cu --json "$OUT/rmsnorm-kept-prof.json" --timeout 80
@@ -85,8 +83,7 @@ profrms)   # where rmsnorm's evaluation with the peers kept spends its time (aft
 cupti)
   step cupti-self 60 "$PY" -m harness.cupti_activity ;;
 profkept)   # where a full evaluation with the peers' figures kept spends its time (after `full`)
-  step rmsnorm-full-kept 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu \
-    --json "$OUT/rmsnorm-full-kept.json" --table --samples --timeout 65
+  rms_eval rmsnorm-full-kept
   step flash-full-kept-prof 215 "$PY" -m cProfile -o "$OUT/flash-full-kept.prof" -m harness eval --task-dir $F \
     --candidate $F/baseline.cu --json "$OUT/flash-full-kept-prof.json" --timeout 203
   "$PY" -c "import pstats; p = pstats.Stats('$OUT/flash-full-kept.prof'); p.sort_stats('cumulative').print_stats(60); p.sort_stats('tottime').print_stats(30)" \
@@ -180,8 +177,7 @@ rms-kept2)   # rmsnorm's evaluation with the peers kept once more (after `rms`):
       # (RMS_KEPT_RUNS, default 1, more of them: every pair set against each other)
   runs=${RMS_KEPT_RUNS:-1}; names=rmsnorm-full-kept
   for i in $(seq 2 $((runs + 1))); do
-    step rmsnorm-full-kept$i 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu \
-      --json "$OUT/rmsnorm-full-kept$i.json" --table --samples --timeout 65
+    rms_eval rmsnorm-full-kept$i
     names="$names rmsnorm-full-kept$i"
   done
   for a in $names; do for b in $names; do [[ "$a" < "$b" ]] || continue
