@@ -30,6 +30,7 @@
 #    (STEPS cudnn-modes) the cuDNN peer's modes, one run per seed in FID_SEEDS (the plan's order);
 #    (STEPS rms-cap) rmsnorm full, then kept, with its time cap at RMS_CAP (1.0) s a scenario;
 #    (STEPS call-cost) a native timed call's host time phase by phase, by how CUPTI's records are taken;
+#    (STEPS rms-rev) rmsnorm's scenarios in reverse order, the peers measured;
 #    (STEPS rms-kept2, after rms) rmsnorm kept once more (RMS_KEPT_RUNS times): every pair of kept evaluations
 #    set against each other; (STEPS flash-kept, after flash-full) flash's full evaluation with the peers kept;
 #    fidelity-like takes flash's result from FLASH_RESULT when set (e.g. $OUT/flash-sub.json);
@@ -183,6 +184,21 @@ rms-kept2)   # rmsnorm's evaluation with the peers kept once more (after `rms`):
   for a in $names; do for b in $names; do [[ "$a" < "$b" ]] || continue
     echo "-- repeat $a $b"; "$PY" -m harness.tools.compare_results repeat "$OUT/$a.json" "$OUT/$b.json"
   done; done > "$OUT/rms-kept2.txt" 2>&1 ;;
+rms-rev)   # rmsnorm with its scenarios in reverse order, the peers measured: is r1-c1024's torch_rms_norm
+      # reading 7-15 % over CUPTI (the fifth session) the first scenario's, or that scenario's?
+  rm -rf /tmp/rms-rev && mkdir -p /tmp/rms-rev && cp -r $R /tmp/rms-rev/rmsnorm &&
+    "$PY" - /tmp/rms-rev/rmsnorm/task.yaml <<'PYEOF'
+import sys, yaml
+p = sys.argv[1]
+doc = yaml.safe_load(open(p))
+sc = doc["scenarios"]
+ids = [dict(rows=r, cols=c) for b in sc["grid"] for r in b["rows"] for c in b["cols"]] + sc["list"]
+sc["list"] = ids[::-1]
+del sc["grid"]
+yaml.safe_dump(doc, open(p, "w"), sort_keys=False)
+PYEOF
+  step rmsnorm-rev 120 "$PY" -m harness eval --task-dir /tmp/rms-rev/rmsnorm --candidate $R/baseline.cu --fresh-peers \
+    --json "$OUT/rmsnorm-rev.json" --table --samples --timeout 110 ;;
 rms-cap)   # rmsnorm's full evaluation twice (peers measured, then kept) with its time cap at RMS_CAP s
   [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "rms-cap: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
   rm -rf /tmp/rms-cap && mkdir -p /tmp/rms-cap && cp -r $R /tmp/rms-cap/rmsnorm &&   # the folder is the task's name
