@@ -111,6 +111,13 @@ class Driver:
     def synchronize(self):
         self._ok(self.cu.cuCtxSynchronize(), "cuCtxSynchronize")
 
+    def touch(self, ptr, size):
+        """Write zeros over [ptr, ptr + size) from this context and wait: every page of a mapping
+        accessed once through this process's addresses before anything is timed on it."""
+        self._ok(self.cu.cuMemsetD8_v2(ctypes.c_uint64(ptr), ctypes.c_ubyte(0), ctypes.c_size_t(size)),
+                 "cuMemsetD8")
+        self.synchronize()
+
     def stream(self):
         """A new blocking stream: it waits for the legacy stream's earlier work, and the legacy stream
         waits for its work (the harness records its events there)."""

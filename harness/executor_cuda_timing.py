@@ -187,10 +187,11 @@ def capped(sample, dev):
     return not (top and sample.get("sm_mhz")) or sample["sm_mhz"] < CAPPED_CLOCK * top
 
 
-def _call(ctx, name, bs, timer, pad=True, calls=1):
+def _call(ctx, name, bs, timer, pad=True, calls=1, costs=None):
     """(reply, wall ms, busy ms) of one call: flushed, synchronised, timed from here. pad=False: the
-    warm-up's `calls` calls, in one request."""
+    warm-up's `calls` calls, in one request. `costs` (a Costs) adds the parent's time by phase."""
     ex = _executor(ctx, name)
+    tf = time.perf_counter_ns()
     ctx.device.flush()
     ctx.device.sync()
     ex.running = name
@@ -201,7 +202,33 @@ def _call(ctx, name, bs, timer, pad=True, calls=1):
     t1 = time.perf_counter_ns()
     ex.running = None
     busy = ctx.device.busy_ms()
+    if costs is not None:
+        costs.add("flush", (t0 - tf) / 1e6)
+        costs.add("request", (t1 - t0) / 1e6)
+        costs.add("busy", (time.perf_counter_ns() - t1) / 1e6)
     return reply, (t1 - t0) / 1e6, busy
+
+
+class Costs:
+    """Where a scenario's timing loop spends the parent's time, phase by phase (ms in all): kept per
+    scenario as timing.loop_ms, so that what a round costs is seen, not guessed."""
+
+    def __init__(self):
+        self.ms = {}
+        self.t = time.perf_counter_ns()
+
+    def add(self, key, ms):
+        self.ms[key] = self.ms.get(key, 0.0) + ms
+
+    def lap(self, key=None):
+        """The time since the last lap to `key` (None: not counted, e.g. what _call counted itself)."""
+        now = time.perf_counter_ns()
+        if key is not None:
+            self.add(key, (now - self.t) / 1e6)
+        self.t = now
+
+    def report(self, rounds):
+        return {"rounds": rounds, **{k: round(v, 1) for k, v in self.ms.items()}}
 
 
 def _event_ms(reply, name, key="ms"):
@@ -223,14 +250,18 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
     clocks, dropped = [], 0
     t_start = time.monotonic()
     decks = {name: Deck(rng, pool) for name in impls}
+    costs, rounds = Costs(), 0
     while True:
+        rounds += 1
         chosen = {name: sets[name].get(decks[name].draw()) for name in impls}
         seed = timer.fresh(*chosen.values())
         order = list(impls)
         rng.shuffle(order)
         pin.round(rng)      # every implementation of a round on the same core (as on the CPU)
+        costs.lap("inputs")
         for name in order:
-            reply, wall, busy = _call(ctx, name, chosen[name], timer)
+            reply, wall, busy = _call(ctx, name, chosen[name], timer, costs=costs)
+            costs.lap()
             if not taken(reply, name, 1, impls, samples, unsupported, rcs):
                 continue
             found = device_findings(reply)
@@ -251,6 +282,7 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
             s["idle_ms"].append(_span_ms(reply, "idle_ms", zero=True))
             s["host_ms"].append(_span_ms(reply, "host_ms"))
             s["before_ms"].append(_span_ms(reply, "before_ms"))
+            costs.lap("replies")
         sample = ctx.device.clocks()
         if sample is not None:
             clocks.append(sample)
@@ -263,20 +295,28 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
                 for name in samples:
                     for v in samples[name].values():
                         v.pop()
+        costs.lap("clocks")
         if "candidate" in samples:
             cand_reps = rechecks.record(task, [(chosen["candidate"], seed)], cand_reps,
                                         [chosen["baseline"]] if "baseline" in chosen else None)
+            costs.lap("rechecks")
             found = _after_candidate(ctx, ctx.cand)
             if found:
                 return fail(entry, "rejected", "during timing: " + found)
+            costs.lap("watch")
         if ctx.deadline is not None and time.monotonic() > ctx.deadline:
             raise ChildFailure("timeout", "the evaluation's time limit was reached during this scenario")
-        if done(samples, policy, time.monotonic() - t_start):
+        stop = done(samples, policy, time.monotonic() - t_start)
+        costs.lap("rule")
+        if stop:
             break
     summary = dict(nvml.summarise(clocks), dropped_rounds=dropped) if clocks else None
     pin.restore()     # the figures and re-checks are the parent's own work: every core again
-    return _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, time.monotonic() - t_start,
-                  scenario, seed_base, confirming, summary, kept)
+    out = _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, time.monotonic() - t_start,
+                 scenario, seed_base, confirming, summary, kept)
+    if isinstance(entry.get("timing"), dict):
+        entry["timing"]["loop_ms"] = costs.report(rounds)
+    return out
 
 
 def _span_ms(reply, key="span_ms", zero=False):

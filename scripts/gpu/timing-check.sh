@@ -30,7 +30,8 @@
 #    (STEPS cudnn-modes) the cuDNN peer's modes, one run per seed in FID_SEEDS (the plan's order);
 #    (STEPS rms-cap) rmsnorm full, then kept, with its time cap at RMS_CAP (1.0) s a scenario;
 #    (STEPS call-cost) a native timed call's host time phase by phase, by how CUPTI's records are taken;
-#    (STEPS rms-rev) rmsnorm's scenarios in reverse order, the peers measured;
+#    (STEPS rms-rev) rmsnorm's scenarios in reverse order, the peers measured; (STEPS first-touch) the first
+#    scenario with and without the arena's pages used once first (OLD_HARNESS);
 #    (STEPS rms-kept2, after rms) rmsnorm kept once more (RMS_KEPT_RUNS times): every pair of kept evaluations
 #    set against each other; (STEPS flash-kept, after flash-full) flash's full evaluation with the peers kept;
 #    fidelity-like takes flash's result from FLASH_RESULT when set (e.g. $OUT/flash-sub.json);
@@ -199,6 +200,20 @@ yaml.safe_dump(doc, open(p, "w"), sort_keys=False)
 PYEOF
   step rmsnorm-rev 120 "$PY" -m harness eval --task-dir /tmp/rms-rev/rmsnorm --candidate $R/baseline.cu --fresh-peers \
     --json "$OUT/rmsnorm-rev.json" --table --samples --timeout 110 ;;
+first-touch)   # the first scenario timed, on a harness that uses every arena page once first (executor.py,
+      # cmd_cuda) and on OLD_HARNESS's (a folder holding an earlier `harness`, e.g. .carry/old): rmsnorm
+      # at 2 s a scenario (two passes of the slots' deck) on r1-c1024 (first), r1-c2048, r128-c1024
+  rm -rf /tmp/rms2 && mkdir -p /tmp/rms2 && cp -r $R /tmp/rms2/rmsnorm &&
+    sed -i "s/max_seconds: [0-9.]*/max_seconds: 2.0/" /tmp/rms2/rmsnorm/task.yaml
+  root=$PWD
+  for v in new old; do
+    [ $v = old ] && [ ! -d "${OLD_HARNESS:-.carry/old}/harness" ] && continue
+    for k in 1 2; do
+      ( [ $v = old ] && cd "${OLD_HARNESS:-.carry/old}"; step touch-$v-$k 90 "$PY" -m harness eval --task-dir /tmp/rms2/rmsnorm \
+        --candidate "$root/$R/baseline.cu" --scenarios r1-c1024,r1-c2048,r128-c1024 --json "$OUT/touch-$v-$k.json" \
+        --table --samples --timeout 85 )
+    done
+  done ;;
 rms-cap)   # rmsnorm's full evaluation twice (peers measured, then kept) with its time cap at RMS_CAP s
   [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "rms-cap: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
   rm -rf /tmp/rms-cap && mkdir -p /tmp/rms-cap && cp -r $R /tmp/rms-cap/rmsnorm &&   # the folder is the task's name
