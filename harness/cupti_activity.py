@@ -79,12 +79,13 @@ class Activity:
     """CUPTI's records of this process's kernels, memsets and copies; `take()` flushes and returns
     those since the last `take()`. Raises OSError or RuntimeError when CUPTI cannot be enabled."""
 
-    def __init__(self, path):
+    def __init__(self, path, buffer_bytes=BUFFER_BYTES):
         self.lib = lib = ctypes.CDLL(path)
+        self.buffer_bytes = buffer_bytes
         lib.cuptiActivityGetNextRecord.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p)]
         lib.cuptiActivityGetNextRecord.restype = ctypes.c_int
         self.records, self.lock = [], threading.Lock()
-        self.free = [(ctypes.c_uint8 * BUFFER_BYTES)() for _ in range(BUFFERS)]
+        self.free = [(ctypes.c_uint8 * buffer_bytes)() for _ in range(BUFFERS)]
         self.lent = {}
         # Kept on the object: CUPTI calls them for as long as the process lives.
         self._requested, self._completed = _REQUESTED(self._request), _COMPLETED(self._complete)
@@ -103,7 +104,7 @@ class Activity:
                 self.lent[ctypes.addressof(buf)] = buf
         # Every buffer out: a null one, and CUPTI drops records (and says so); nothing is allocated.
         buf_out[0] = ctypes.POINTER(ctypes.c_uint8)() if buf is None else ctypes.cast(buf, ctypes.POINTER(ctypes.c_uint8))
-        size_out[0] = 0 if buf is None else BUFFER_BYTES
+        size_out[0] = 0 if buf is None else self.buffer_bytes
         max_out[0] = 0
 
     def _complete(self, _ctx, _stream, buf, _size, valid):

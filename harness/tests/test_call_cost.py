@@ -34,7 +34,7 @@ def test_the_report_gives_each_phases_median_and_the_median_calls_total():
 
 def test_every_variant_reads_every_call_as_a_pad_and_one_call():
     from harness.tools.call_cost import VARIANTS, replay
-    for name, flags, every in VARIANTS:
+    for name, flags, every, _size in VARIANTS:
         cupti = Cupti()
         phases, readable = replay(Drv(), Pad(cupti), cupti, flags, every, 24)
         assert readable == 24 and len(phases) == 24 and set(phases[0]) == set(PHASES), name

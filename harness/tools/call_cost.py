@@ -26,14 +26,18 @@ import sys
 import time
 
 from ..cuda_driver import Driver
-from ..cupti_activity import FLUSH_FORCED, Activity, call_layout, find_library
+from ..cupti_activity import BUFFER_BYTES, FLUSH_FORCED, Activity, call_layout, find_library
 
 PAD_MS = 0.1          # the native executors' pad (executor_cuda_timing.PAD_MS)
 CALL_MS = 0.002       # the stand-in call: the pad's kernel for 2 us
 PHASES = ("sync", "take_before", "pad", "start", "call", "end", "sync2", "after", "elapsed", "take_after", "layout")
-# (name, flags of the take, calls per take)
-VARIANTS = (("forced-each", FLUSH_FORCED, 1), ("unforced-each", 0, 1), ("forced-every-8", FLUSH_FORCED, 8),
-            ("at-end", FLUSH_FORCED, 0))
+# (name, flags of the take, calls per take, CUPTI's buffers' bytes)
+VARIANTS = (("forced-each", FLUSH_FORCED, 1, BUFFER_BYTES), ("unforced-each", 0, 1, BUFFER_BYTES),
+            ("forced-every-8", FLUSH_FORCED, 8, BUFFER_BYTES), ("at-end", FLUSH_FORCED, 0, BUFFER_BYTES),
+            # The first launch after a forced take cost 245-258 us on the H200 (2026-12-02, sixth
+            # session): does it grow with the buffers CUPTI gets back?
+            ("forced-each-64k", FLUSH_FORCED, 1, 64 << 10), ("forced-each-8k", FLUSH_FORCED, 1, 8 << 10),
+            ("unforced-each-64k", 0, 1, 64 << 10))
 
 
 def split_at_pads(records, pad_ms):
@@ -121,7 +125,6 @@ def main(argv=None):
     if path is None:
         print("call_cost: no libcupti found", file=sys.stderr)
         return 2
-    act = Activity(path)
     drv = Driver(0)
     pad = drv.pad_kernel()
     pad.launch(0.001)
@@ -132,7 +135,8 @@ def main(argv=None):
         flusher = OtherProcess(64 << 20)
     out = []
     try:
-        for name, flags, every in VARIANTS:
+        for name, flags, every, size in VARIANTS:
+            act = Activity(path, size)    # CUPTI's callbacks registered anew, with buffers of `size`
             phases, readable = replay(drv, pad, act, flags, every, args.calls, flusher)
             out.append(summarize(name, phases[10:], readable, args.calls))     # the first 10: warming up
             print(json.dumps(out[-1]), flush=True)
