@@ -314,10 +314,29 @@ def _run_scenarios(ctx, scenarios, result, base_seed, t0, workdir, progress):
     anything is timed."""
     run = _Pass(ctx, scenarios, result, base_seed, t0, workdir, progress)
     if run.over("correctness", range(len(scenarios))):
-        run.over("timing", [i for i, e in enumerate(result["scenarios"]) if e["status"] == "ok"])
+        run.over("timing", timing_order(ctx.task, scenarios,
+                                        [i for i, e in enumerate(result["scenarios"]) if e["status"] == "ok"]))
     for i, entry in enumerate(result["scenarios"]):
         if entry.get("reason") is None:
             entry.pop("reason", None)
+
+
+def timing_order(task, scenarios, indices):
+    """The scenarios to time (indices into `scenarios`), the longest first by the roofline time the
+    task's metrics and peak give (flops over peak TFLOP/s, bytes over peak GB/s); in the task's order
+    where it gives none, and among equals. On the H200 the first scenarios an evaluation timed after
+    its correctness stage read high for the peers, for two or three scenarios: torch_rms_norm on
+    r1-c1024 3.2-3.3 us timed first against 2.8-2.85 us timed last (reversed order) or in the tool
+    (docs/harness.md, "Sixth session"); the cause is not found. An offset of a few tenths of a
+    microsecond is a seventh of a 2 us kernel and nothing to a long one, so the long ones go first."""
+    def roofline_s(i):
+        t, sc = 0.0, scenarios[i]
+        for metric, peak, unit in (("flops", "tflops", 1e12), ("bytes", "gbps", 1e9)):
+            value, top = task.metric(metric, sc), (task.peak or {}).get(peak)
+            if value and top:
+                t = max(t, value / (top * unit))
+        return t
+    return sorted(indices, key=lambda i: -roofline_s(i))
 
 
 class _Pass:

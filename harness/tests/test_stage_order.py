@@ -95,3 +95,33 @@ def test_one_burst_of_cpu_after_return_is_confirmed_before_it_rejects(cache_dir,
     assert not jump["armed"]
     assert result["status"] == "ok", result["messages"]
     assert any("after the call returned once; the same call again did not" in m for m in result["messages"])
+
+
+def test_the_longest_scenarios_are_timed_first_by_the_tasks_roofline():
+    from harness.evaluate import timing_order
+    from harness.scenarios import select_scenarios
+    from harness.task import load_task
+    task = load_task(CPU_TASK.parent / "rmsnorm")
+    scenarios = select_scenarios(task, "all")
+    order = [scenarios[i].id for i in timing_order(task, scenarios, range(len(scenarios)))]
+    assert order[:2] == ["r65536-c16384", "r65536-c8192"] and order[-1] == "r1-c1024"
+    assert sorted(order) == sorted(s.id for s in scenarios)
+    # Only those asked for, and in the task's order where the roofline says nothing.
+    assert timing_order(task, scenarios, [3, 1]) == [3, 1]
+    task.metrics = {}
+    assert timing_order(task, scenarios, [5, 2, 7]) == [5, 2, 7]
+
+
+def test_an_evaluation_times_its_scenarios_longest_first(cache_dir, no_executor_left):
+    import io
+    import json
+    from harness.progress import Progress
+    out = io.StringIO()
+    # The task's order: r64-c128 (8k elements), r256-c1024 (256k), r7-c33 (231).
+    result = evaluate(Options(task_dir=str(CPU_TASK), candidate=str(CPU_TASK / "baseline.cpp"), scenarios="quick",
+                              cache_dir=cache_dir, progress=Progress("jsonl", out)))
+    assert result["status"] == "ok" and [e["id"] for e in result["scenarios"]] == ["r64-c128", "r256-c1024", "r7-c33"]
+    events = [json.loads(line) for line in out.getvalue().splitlines()]
+    checked = [e["id"] for e in events if e["event"] == "phase" and e["phase"] == "correctness"]
+    timed = [e["id"] for e in events if e["event"] == "phase" and e["phase"] == "timing"]
+    assert checked == ["r64-c128", "r256-c1024", "r7-c33"] and timed == ["r256-c1024", "r64-c128", "r7-c33"]
