@@ -349,6 +349,7 @@ class _Pass:
         self.t0, self.workdir, self.progress = t0, workdir, progress
         self.rng_master = random.Random(f"{base_seed}:timing")
         self.crashes = 0
+        self.reported = 0
 
     def over(self, stage, indices):
         """Runs `stage` on the scenarios `indices`; False when the evaluation ends here (what had not
@@ -377,7 +378,8 @@ class _Pass:
             stages = entry.setdefault("stage_seconds", {})   # wall time of each stage that finished
             t_stage = time.monotonic()
             try:
-                self.progress.emit("phase", phase=stage, id=scenario.id, i=i, n=n)
+                # `i`: the scenario's place in this stage's order (timing_order), `id` which it is.
+                self.progress.emit("phase", phase=stage, id=scenario.id, i=len(indices) - len(todo), n=n)
                 if stage == "correctness":
                     entry.update(status=None, reason=None)
                     seeds = [derive_seed(self.base_seed, scenario.id, "correct", j) for j in range(ctx.opts.seeds)]
@@ -393,8 +395,10 @@ class _Pass:
             todo.pop(0)
             # A scenario is reported once its last stage ran: its timing, or the correctness that failed it.
             if stage == "timing" or entry["status"] != "ok":
-                self.progress.emit("scenario", id=scenario.id, i=i, n=n, status=entry["status"],
+                # `i`: how many were reported before it (a count to show, whatever the stages' orders).
+                self.progress.emit("scenario", id=scenario.id, i=self.reported, n=n, status=entry["status"],
                                    correct=entry["correct"], time_ms=entry.get("time_ms"), reason=entry.get("reason"))
+                self.reported += 1
             if entry["status"] == "timeout":
                 _skip_rest(result, todo, "not run: an earlier scenario timed out")
                 return False

@@ -125,3 +125,7 @@ def test_an_evaluation_times_its_scenarios_longest_first(cache_dir, no_executor_
     checked = [e["id"] for e in events if e["event"] == "phase" and e["phase"] == "correctness"]
     timed = [e["id"] for e in events if e["event"] == "phase" and e["phase"] == "timing"]
     assert checked == ["r64-c128", "r256-c1024", "r7-c33"] and timed == ["r256-c1024", "r64-c128", "r7-c33"]
+    # What a progress line shows: each stage's place in its own order, and how many are reported so far.
+    assert [e["i"] for e in events if e["event"] == "phase" and e["phase"] == "timing"] == [0, 1, 2]
+    reported = [e for e in events if e["event"] == "scenario"]
+    assert [e["id"] for e in reported] == timed and [e["i"] for e in reported] == [0, 1, 2]

@@ -80,19 +80,46 @@ def _round_samples(cand, other):
     return {"candidate": {"ms": list(cand)}, "baseline": {"ms": list(other)}}
 
 
+def _with_peer(cand, peer):
+    return {"candidate": {"ms": list(cand)}, "peer:torch": {"ms": list(peer)}}
+
+
 def test_rounds_stop_once_a_far_ratio_has_settled_its_verdict():
     from harness.executor_rounds import done
     policy = {"min_reps": 8, "max_reps": 200, "max_seconds": 10.0, "target_rse": 0.02}
     noisy = [1.0, 1.25, 0.8, 1.2, 0.85, 1.1, 0.9, 1.3, 0.75, 1.15, 0.95, 1.05] * 2   # ~15 % a round
     cand = [1.0] * len(noisy)
-    # The same spread about 6x: every round says the candidate is faster; more rounds change nothing.
-    assert done(_round_samples(cand, [6 * x for x in noisy]), policy, 0.1)
+    # A peer with that spread about 6x: every round says the candidate is faster; more rounds change nothing.
+    assert done(_with_peer(cand, [6 * x for x in noisy]), policy, 0.1)
     # About 1.0 it decides nothing yet: the rounds go on until the spread is the target's.
+    assert not done(_with_peer(cand, noisy), policy, 0.1)
     assert not done(_round_samples(cand, noisy), policy, 0.1)
     # Under 2 x min_reps rounds the spread itself is too uncertain to stop early on, however far.
-    assert not done(_round_samples(cand[:12], [6 * x for x in noisy[:12]]), policy, 0.1)
+    assert not done(_with_peer(cand[:12], [6 * x for x in noisy[:12]]), policy, 0.1)
     # Past max_seconds everything stops.
     assert done(_round_samples(cand, noisy), policy, 10.0)
+
+
+def test_the_candidates_and_the_baselines_own_medians_must_be_known_before_an_early_stop():
+    from harness.executor_rounds import OWN_FACTOR, done
+    from harness.stats import rse_of_median
+    policy = {"min_reps": 8, "max_reps": 500, "max_seconds": 1.0, "target_rse": 0.005}
+    # Times in CUPTI's 32 ns steps about 3.4 us (r1-c4096): most rounds read the same step for both,
+    # so the paired ratio's MAD is nothing and the ratio reads settled at 32 rounds, while each
+    # time spreads over several steps.
+    steps = [round(3.200 + 0.032 * k, 3) for k in range(17)]      # 3.2-3.712 us
+    cand = [steps[(i * 5) % 17] for i in range(32)]
+    base = list(cand)
+    for i in range(0, 32, 8):
+        base[i] = steps[(i * 5 + 1) % 17]
+    ratios = [b / c for b, c in zip(base, cand)]
+    assert rse_of_median(ratios) <= policy["target_rse"]
+    assert rse_of_median(base) > OWN_FACTOR * policy["target_rse"]
+    assert not done(_round_samples(cand, base), policy, 0.2)
+    assert done(_round_samples(cand, base), policy, 1.0)        # the cap still holds
+    # Steady times and a settled ratio stop the rounds as before.
+    flat = [3.456] * 30 + [3.424, 3.488]
+    assert done(_round_samples(flat, list(flat)), policy, 0.2)
 
 
 def test_a_figure_kept_for_later_evaluations_is_measured_to_the_target_on_its_own():
