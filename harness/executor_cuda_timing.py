@@ -139,6 +139,7 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
     del probe
     pool = scenario_pool(ctx, set_bytes(task, shapes_in, shapes_out))
     policy, unsupported, sets = dict(task.timing), dict(kept["unsupported"]) if kept else {}, {}
+    policy["own_medians"] = True    # executor_rounds.done: the times themselves known before an early stop
     if getattr(ctx, "peer_figures", None) is not None and not kept:
         # The peers' figures measured here are kept for every later evaluation on this GPU: each is
         # measured to the target on its own median too, for up to KEPT_FACTOR x the scenario's time.

@@ -103,7 +103,7 @@ def test_rounds_stop_once_a_far_ratio_has_settled_its_verdict():
 def test_the_candidates_and_the_baselines_own_medians_must_be_known_before_an_early_stop():
     from harness.executor_rounds import OWN_FACTOR, done
     from harness.stats import rse_of_median
-    policy = {"min_reps": 8, "max_reps": 500, "max_seconds": 1.0, "target_rse": 0.005}
+    policy = {"min_reps": 8, "max_reps": 500, "max_seconds": 1.0, "target_rse": 0.005, "own_medians": True}
     # Times in CUPTI's 32 ns steps about 3.4 us (r1-c4096): most rounds read the same step for both,
     # so the paired ratio's MAD is nothing and the ratio reads settled at 32 rounds, while each
     # time spreads over several steps.
@@ -117,6 +117,8 @@ def test_the_candidates_and_the_baselines_own_medians_must_be_known_before_an_ea
     assert rse_of_median(base) > OWN_FACTOR * policy["target_rse"]
     assert not done(_round_samples(cand, base), policy, 0.2)
     assert done(_round_samples(cand, base), policy, 1.0)        # the cap still holds
+    # A CPU task's rounds stop on the ratio as before (its CUDA loop asks for own_medians).
+    assert done(_round_samples(cand, base), dict(policy, own_medians=False), 0.2)
     # Steady times and a settled ratio stop the rounds as before.
     flat = [3.456] * 30 + [3.424, 3.488]
     assert done(_round_samples(flat, list(flat)), policy, 0.2)
