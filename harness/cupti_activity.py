@@ -116,13 +116,6 @@ class Activity:
             if mine is not None:
                 self.free.append(mine)
 
-    def now(self):
-        """CUPTI's clock now (cuptiGetTimestamp, ns): the time base of its records' start and end, so
-        a mark taken before a call's pad separates that call's records from the earlier ones."""
-        t = ctypes.c_uint64()
-        self._check(self.lib.cuptiGetTimestamp(ctypes.byref(t)), "timestamp")
-        return t.value
-
     def take(self, flags=FLUSH_FORCED):
         """The records since the last take. FLUSH_FORCED: CUPTI hands over its buffers whether full or
         not, with every record of the work finished so far (0: only the buffers it has completed)."""

@@ -267,41 +267,29 @@ class Executor:
         if self.gpu is not None:
             fn = self.fn
             return self._timed_gpu([(lambda: 0) if msg.get("null") else (lambda argv=argv: int(fn(*argv)))
-                                    for argv in argvs], float(msg.get("pad_ms", 0.0)), _deferred(msg))
+                                    for argv in argvs], float(msg.get("pad_ms", 0.0)))
         if msg.get("null"):
             return {"rc": [0] * len(argvs)}
         fn = self.fn
         return {"rc": [int(fn(*argv)) for argv in argvs]}
 
-    def _timed_gpu(self, calls, pad_ms, deferred=None):
+    def _timed_gpu(self, calls, pad_ms):
         """Each call between two events on the legacy stream, which waits for every blocking stream's
         work (the candidate's stream is one): with a pad first, the start event fires once the pad is
         over and the call's launches are queued; the device is synchronised before the next call and
         before answering, a third event after that gives the tail (work that ran on past the end
         event, on a stream that does not wait for the legacy one), and the device-wide state a call
         may leave (persisting L2) is checked and reset. The times are this process's report: the
-        parent bounds them by its own wall clock.
-
-        `deferred` (the request's seq, _deferred): CUPTI's records are not taken after each call but
-        once DEFER_CALLS calls wait for theirs, or on "take" (cmd_take): a forced take costs the host
-        0.15 ms and the next launch 0.25 ms more (tools/call_cost.py). Each waiting call has a mark,
-        CUPTI's clock read before its pad; its records are those that start between its mark and the
-        next call's (or the take). Its figures come in a later reply's `deferred`, as [seq, index in
-        its request, span, lead, idle]; the reply to the call itself has None for them."""
+        parent bounds them by its own wall clock."""
         g = self.gpu
         drv, legacy, rcs, times, tails, found = g["drv"], 0x1, [], [], [], []
         cupti, spans, leads, idles, hosts, before = g.get("cupti"), [], [], [], [], []
-        if cupti is None or not hasattr(cupti, "now"):
-            deferred = None
-        if deferred is None and g.get("pending"):
-            self._resolve()     # a call timed at once: the calls still waiting get their records first
-        for k, call in enumerate(calls):
+        for call in calls:
             try:
                 drv.synchronize()
                 if cupti is not None and not g.get("taken"):
                     _take(cupti)    # what ran before this call (nothing, right after the last call's take)
                 g["taken"] = False
-                mark = cupti.now() if deferred is not None else None
                 t_pad = time.perf_counter()
                 if pad_ms > 0:
                     g["pad"].launch(pad_ms)
@@ -321,14 +309,7 @@ class Executor:
                 drv.event_sync(g["after"])
                 times.append(drv.elapsed_ms(g["start"], g["end"]))
                 tails.append(drv.elapsed_ms(g["end"], g["after"]))
-                if deferred is not None:
-                    # Its records wait in CUPTI's buffers, told apart from the next call's by the marks.
-                    g.setdefault("pending", []).append((deferred, k, mark, pad_ms))
-                    spans.append(None)
-                    leads.append(None)
-                    idles.append(None)
-                    g["taken"] = True
-                elif cupti is not None:
+                if cupti is not None:
                     records = _take(cupti)
                     layout = None if records is None else call_layout(records, pad_ms)
                     spans.append(None if layout is None else layout["span"])
@@ -342,41 +323,11 @@ class Executor:
                 found += g["state"].check_and_reset(g["stream"])
             except RuntimeError as exc:   # a fault in the call: the context is unusable from here on
                 raise CallFailed(f"the call failed on the GPU: {exc}") from None
-        if deferred is not None and len(g["pending"]) >= DEFER_CALLS:
-            self._resolve()
         reply = {"rc": rcs, "ms": times, "tail_ms": tails, "device": found, "host_ms": hosts,
                  "before_ms": before}
         if cupti is not None:
             reply.update(span_ms=spans, lead_ms=leads, idle_ms=idles)
-        if g.get("resolved"):
-            reply["deferred"], g["resolved"] = g["resolved"], []
         return reply
-
-    def _resolve(self):
-        """One take for every call waiting for its records (_timed_gpu's `deferred`): each call's are
-        those starting at or after its mark and before the next one's; records before the first mark
-        ran before any of them and count for none. Without records (CUPTI could not flush) they get
-        no figures. The results wait in g["resolved"] for the next reply."""
-        g = self.gpu
-        pending, g["pending"] = g.get("pending", []), []
-        if not pending:
-            return
-        records = _take(g["cupti"])
-        g["taken"] = records is not None
-        marks = [p[2] for p in pending] + [float("inf")]
-        out = g.setdefault("resolved", [])
-        for j, (seq, k, mark, pad_ms) in enumerate(pending):
-            mine = [r for r in records or () if marks[j] <= r[1] < marks[j + 1]]
-            layout = call_layout(mine, pad_ms) if records is not None else None
-            out.append([seq, k] + ([None] * 3 if layout is None else [layout["span"], layout["lead"], layout["idle"]]))
-
-    def cmd_take(self, _msg, _fds):
-        """The figures of the calls still waiting for CUPTI's records (the end of a timing loop)."""
-        if self.gpu is None:
-            return {}
-        self._resolve()
-        out, self.gpu["resolved"] = self.gpu.get("resolved", []), []
-        return {"deferred": out}
 
     def _tensors(self, specs):
         torch, tensors = self.torch, {}
@@ -406,7 +357,7 @@ class Executor:
             if self.gpu is not None:   # torch launches on its default stream: the legacy one
                 params = dict(msg["params"])
                 return self._timed_gpu([(lambda t=t: _peer_call(fn, t, params)) for t in calls],
-                                       float(msg.get("pad_ms", 0.0)), _deferred(msg))
+                                       float(msg.get("pad_ms", 0.0)))
             for tensors in calls:
                 fn(tensors, dict(msg["params"]))
         except CallFailed:
@@ -420,21 +371,9 @@ class Executor:
 
 def _before(ex, msg):
     """Any request but a call may queue GPU work of the executor's own (the pad's check, CUPTI's):
-    the calls waiting for their records get them first, and the next timed call takes CUPTI's
-    records before its pad again."""
-    if ex.gpu is not None and msg.get("cmd") not in ("call", "take"):
-        if ex.gpu.get("pending"):
-            ex._resolve()
+    the next timed call takes CUPTI's records before its pad again."""
+    if ex.gpu is not None and msg.get("cmd") != "call":
         ex.gpu["taken"] = False
-
-
-# How many timed calls may wait for their CUPTI records (executor.py, `_timed_gpu`'s `deferred`).
-DEFER_CALLS = 8
-
-
-def _deferred(msg):
-    """The request's seq when it asks for its calls' records later ("defer"), else None."""
-    return msg.get("seq", 0) if msg.get("defer") else None
 
 
 def _take(cupti):
@@ -455,7 +394,7 @@ def main(argv):
     sock = socket.socket(fileno=int(argv[1]))
     ex = Executor(sock)
     handlers = {"preload": ex.cmd_preload, "init": ex.cmd_init, "cuda": ex.cmd_cuda, "map": ex.cmd_map,
-                "unmap": ex.cmd_unmap, "call": ex.cmd_call, "table": ex.cmd_table, "take": ex.cmd_take}
+                "unmap": ex.cmd_unmap, "call": ex.cmd_call, "table": ex.cmd_table}
     while True:
         fds = []
         try:

@@ -188,10 +188,9 @@ def capped(sample, dev):
     return not (top and sample.get("sm_mhz")) or sample["sm_mhz"] < CAPPED_CLOCK * top
 
 
-def _call(ctx, name, bs, timer, pad=True, calls=1, costs=None, defer=False):
+def _call(ctx, name, bs, timer, pad=True, calls=1, costs=None):
     """(reply, wall ms, busy ms) of one call: flushed, synchronised, timed from here. pad=False: the
-    warm-up's `calls` calls, in one request. `costs` (a Costs) adds the parent's time by phase.
-    defer: the executor may give the call's CUPTI figures in a later reply (Waiting)."""
+    warm-up's `calls` calls, in one request. `costs` (a Costs) adds the parent's time by phase."""
     ex = _executor(ctx, name)
     tf = time.perf_counter_ns()
     ctx.device.flush()
@@ -200,10 +199,7 @@ def _call(ctx, name, bs, timer, pad=True, calls=1, costs=None, defer=False):
     t0 = time.perf_counter_ns()
     # The CPU loop's request (one set here, `calls` times), with the pad before the call's events.
     pad_ms = _pad_ms(name) if pad else 0.0
-    msg = dict(_message(ctx, name, [bs] * calls, timer.scalars, timer.params), pad_ms=pad_ms)
-    if defer:
-        msg["defer"] = True
-    reply = ex.request(msg)
+    reply = ex.request(dict(_message(ctx, name, [bs] * calls, timer.scalars, timer.params), pad_ms=pad_ms))
     t1 = time.perf_counter_ns()
     ex.running = None
     busy = ctx.device.busy_ms()
@@ -212,58 +208,6 @@ def _call(ctx, name, bs, timer, pad=True, calls=1, costs=None, defer=False):
         costs.add("request", (t1 - t0) / 1e6)
         costs.add("busy", (time.perf_counter_ns() - t1) / 1e6)
     return reply, (t1 - t0) / 1e6, busy
-
-
-class Waiting:
-    """The timed calls whose CUPTI figures (span, lead, idle) an executor gives in a later reply
-    (executor.py, `_timed_gpu`'s `deferred`: one take for up to 8 calls instead of one each). Until
-    then a call's figure for the stopping rule is its event time's (as for a call without a span);
-    finish() asks every executor for the rest before the scenario is judged. What an executor says
-    is checked like any reply: a malformed entry is a forged reply; one for a call not waiting, or
-    whose round was dropped, is ignored; a figure that is not a time leaves the call without one."""
-
-    def __init__(self, samples):
-        self.samples, self.calls = samples, {}
-
-    def add(self, ex, name):
-        """The call `name` just made through `ex` (its last request), whose sample is the last."""
-        self.calls[(id(ex), ex.seq)] = (ex, name, len(self.samples[name]["span_ms"]) - 1)
-
-    def apply(self, ex, reply, who):
-        got = reply.get("deferred")
-        if got is None:
-            return
-        if not isinstance(got, list) or not all(
-                isinstance(d, list) and len(d) == 5 and isinstance(d[0], int) and not isinstance(d[0], bool)
-                and d[1] == 0 for d in got):
-            raise ChildFailure("forged", f"a reply with malformed deferred figures ({str(got)[:80]})", who)
-        for seq, _k, span, lead, idle in got:
-            where = self.calls.pop((id(ex), seq), None)
-            if where is None:
-                continue
-            _, name, idx = where
-            s = self.samples[name]
-            if idx >= len(s["span_ms"]):
-                continue
-            s["span_ms"][idx] = _span_ms({"span_ms": [span]})
-            s["lead_ms"][idx] = _span_ms({"lead_ms": [lead]}, "lead_ms", zero=True)
-            s["idle_ms"][idx] = _span_ms({"idle_ms": [idle]}, "idle_ms", zero=True)
-            if s["span_ms"][idx] is not None:
-                s["ms"][idx] = s["span_ms"][idx]
-
-    def dropped(self):
-        """After a round's samples were taken back (a capped clock): its calls wait for nothing."""
-        for key, (_, name, idx) in list(self.calls.items()):
-            if idx >= len(self.samples[name]["span_ms"]):
-                del self.calls[key]
-
-    def finish(self, names):
-        """Every executor with calls still waiting gives their figures ("take"); `names` maps an
-        executor's id to the implementation named in a failure."""
-        for ex in {id(e): e for e, _, _ in self.calls.values()}.values():
-            who = names.get(id(ex))
-            self.apply(ex, ex.request({"cmd": "take"}), who)
-        self.calls.clear()
 
 
 class Costs:
@@ -307,7 +251,7 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
     clocks, dropped = [], 0
     t_start = time.monotonic()
     decks = {name: Deck(rng, pool) for name in impls}
-    costs, rounds, waiting = Costs(), 0, Waiting(samples)
+    costs, rounds = Costs(), 0
     while True:
         rounds += 1
         chosen = {name: sets[name].get(decks[name].draw()) for name in impls}
@@ -317,9 +261,8 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
         pin.round(rng)      # every implementation of a round on the same core (as on the CPU)
         costs.lap("inputs")
         for name in order:
-            reply, wall, busy = _call(ctx, name, chosen[name], timer, costs=costs, defer=True)
+            reply, wall, busy = _call(ctx, name, chosen[name], timer, costs=costs)
             costs.lap()
-            waiting.apply(_executor(ctx, name), reply, name)
             if not taken(reply, name, 1, impls, samples, unsupported, rcs):
                 continue
             found = device_findings(reply)
@@ -340,8 +283,6 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
             s["idle_ms"].append(_span_ms(reply, "idle_ms", zero=True))
             s["host_ms"].append(_span_ms(reply, "host_ms"))
             s["before_ms"].append(_span_ms(reply, "before_ms"))
-            if span is None:
-                waiting.add(_executor(ctx, name), name)
             costs.lap("replies")
         sample = ctx.device.clocks()
         if sample is not None:
@@ -355,7 +296,6 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
                 for name in samples:
                     for v in samples[name].values():
                         v.pop()
-                waiting.dropped()
         costs.lap("clocks")
         if "candidate" in samples:
             cand_reps = rechecks.record(task, [(chosen["candidate"], seed)], cand_reps,
@@ -371,8 +311,6 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
         costs.lap("rule")
         if stop:
             break
-    waiting.finish({id(_executor(ctx, n)): n for n in impls})
-    costs.lap("replies")
     summary = dict(nvml.summarise(clocks), dropped_rounds=dropped) if clocks else None
     pin.restore()     # the figures and re-checks are the parent's own work: every core again
     out = _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, time.monotonic() - t_start,
