@@ -172,9 +172,10 @@ class Executor:
         os.close(fds[0])
         size = int(msg["size"])
         base = drv.map(handle, size)
-        # The first scenario timed in an evaluation read high on the H200 (r1-c1024 2.37-2.42 us first,
-        # 2.14-2.18 us last; torch_rms_norm 3.2 against 2.8): every call of it was the first use of its
-        # slot's pages through this process's mapping. So every page is used once here, first.
+        # After the correctness stage, the first scenario timed read high on the H200 (r1-c1024's
+        # baseline 2.37-2.42 us timed first, 2.14-2.18 us last); with every page of the arena used once
+        # here first, through this process's mapping, it read 2.18-2.24 us first (docs/harness.md,
+        # "Sixth session"). The peers' offset was not this (evaluate.timing_order).
         drv.touch(base, size)
         self.buffers[0] = (None, base)
         pad = drv.pad_kernel(msg["pad_ptx"].encode())
