@@ -112,6 +112,10 @@ def evaluate(opts):
         spent["close"] = round(time.monotonic() - t_close, 3)
         for stage in ("correctness", "timing"):
             spent[stage] = round(sum((s.get("stage_seconds") or {}).get(stage, 0.0) for s in result["scenarios"]), 3)
+        for s in result["scenarios"]:   # the correctness stage by phase: correctness_reference, _calls, ...
+            for phase, ms in (s.get("correctness_ms") or {}).items():
+                spent[f"correctness_{phase}"] = spent.get(f"correctness_{phase}", 0.0) + ms / 1e3
+        spent.update({k: round(v, 3) for k, v in spent.items() if k.startswith("correctness_")})
         if getattr(ctx, "peers_wait", None) is not None:
             spent["peers_wait"] = round(ctx.peers_wait, 3)   # the timing stage waiting for the peers' start
         result["time_spent"] = spent

@@ -39,6 +39,7 @@ from .executor_memory import SPREAD_ALIGN
 from .executor_proc import ChildFailure
 from .executor_rounds import Deck, Pinning, done
 from .executor_slots import make_slots
+from .laps import Laps
 from .executor_timing import (Rechecks, Timer, definite_failures, drop_unsupported_peers, figures, implementations,
                               keep_samples, taken, timing_entry, _after_candidate, _executor, _message)
 from .scenario_eval import SET_BUDGET_BYTES, fail
@@ -190,7 +191,7 @@ def capped(sample, dev):
 
 def _call(ctx, name, bs, timer, pad=True, calls=1, costs=None):
     """(reply, wall ms, busy ms) of one call: flushed, synchronised, timed from here. pad=False: the
-    warm-up's `calls` calls, in one request. `costs` (a Costs) adds the parent's time by phase."""
+    warm-up's `calls` calls, in one request. `costs` (a Laps) adds the parent's time by phase."""
     ex = _executor(ctx, name)
     tf = time.perf_counter_ns()
     ctx.device.flush()
@@ -208,28 +209,6 @@ def _call(ctx, name, bs, timer, pad=True, calls=1, costs=None):
         costs.add("request", (t1 - t0) / 1e6)
         costs.add("busy", (time.perf_counter_ns() - t1) / 1e6)
     return reply, (t1 - t0) / 1e6, busy
-
-
-class Costs:
-    """Where a scenario's timing loop spends the parent's time, phase by phase (ms in all): kept per
-    scenario as timing.loop_ms, so that what a round costs is seen, not guessed."""
-
-    def __init__(self):
-        self.ms = {}
-        self.t = time.perf_counter_ns()
-
-    def add(self, key, ms):
-        self.ms[key] = self.ms.get(key, 0.0) + ms
-
-    def lap(self, key=None):
-        """The time since the last lap to `key` (None: not counted, e.g. what _call counted itself)."""
-        now = time.perf_counter_ns()
-        if key is not None:
-            self.add(key, (now - self.t) / 1e6)
-        self.t = now
-
-    def report(self, rounds):
-        return {"rounds": rounds, **{k: round(v, 1) for k, v in self.ms.items()}}
 
 
 def _event_ms(reply, name, key="ms"):
@@ -251,7 +230,7 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
     clocks, dropped = [], 0
     t_start = time.monotonic()
     decks = {name: Deck(rng, pool) for name in impls}
-    costs, rounds = Costs(), 0
+    costs, rounds = Laps(), 0
     while True:
         rounds += 1
         chosen = {name: sets[name].get(decks[name].draw()) for name in impls}
@@ -316,7 +295,7 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
     out = _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, time.monotonic() - t_start,
                  scenario, seed_base, confirming, summary, kept)
     if isinstance(entry.get("timing"), dict):
-        entry["timing"]["loop_ms"] = costs.report(rounds)
+        entry["timing"]["loop_ms"] = costs.report(rounds=rounds)
     return out
 
 

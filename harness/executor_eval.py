@@ -15,6 +15,7 @@ from .correctness import check_output, max_abs_diff
 from .denylist import ALWAYS, families, match_library
 from .executor_proc import ChildFailure
 from .fingerprint import INT_OF_SIZE
+from .laps import Laps
 from .scenario_eval import fail
 from .executor_memory import close_set, new_set
 from .shm import POISON_BITS, poison
@@ -227,18 +228,24 @@ def run_correctness(ctx, scenario, entry, seeds):
     scalars = task.scalar_values(scenario)
     entry["seeds"] = list(seeds)
     checks, first_refs, sets, nondeterministic, limits = [], None, None, False, {}
+    parts = Laps()
     try:
         for seed in seeds:
             inputs, ref, tols = oracle.expected(scenario.params, seed)
+            parts.lap("reference")
             if sets is None:
                 sets = Sets(ctx.cand, task, {k: tuple(v.shape) for k, v in inputs.items()},
                             oracle.output_shapes(scenario.params))
             # The second seed is written into the very buffers the first used (hack 1).
             bs, worst, runs = sets.get(0), None, []
+            parts.lap(None)
             calibrate_threads(ctx, inputs, oracle.output_shapes(scenario.params), scalars)
+            parts.lap("baseline")
             for r in range(2):
+                parts.lap("compare")    # the last run's checks
                 where = f"seed {seed}, run {r + 1}"
                 rc, findings, deferred, changed = confirmed_call(ctx, bs, scalars, inputs)
+                parts.lap("calls")
                 if changed:
                     return fail(entry, "rejected", f"{where}: the candidate modified its input(s) "
                                                    f"{', '.join(changed)}; inputs are read-only (hack 6)")
@@ -275,9 +282,11 @@ def run_correctness(ctx, scenario, entry, seeds):
                             return fail(entry, "incorrect", f"seed {seed}: two runs on identical inputs differ by "
                                                             f"{diff:.3g} in {arg.name} (> tolerance "
                                                             f"{tols[arg.name][0]:.3g}) (hack 8)")
+            parts.lap("compare")
             checks.append({"seed": seed, **{k: worst[k] for k in ("max_abs_err", "tolerance", "lowp_err", "output")}})
             if limits == {}:    # the first seed's
                 limits = _screen_from_baseline(ctx, scenario, inputs, ref, tols, scalars)
+                parts.lap("baseline")
             if first_refs is None:
                 first_refs = ref
             elif all(max_abs_diff(ref[a.name], first_refs[a.name]) == 0 for a in task.outputs()):
@@ -286,6 +295,7 @@ def run_correctness(ctx, scenario, entry, seeds):
     finally:
         if sets is not None:
             sets.close()
+        entry["correctness_ms"] = parts.report()   # where this stage's time went, whatever the outcome
     if limits:
         ctx.screens[scenario.id] = limits
     worst = max(checks, key=lambda c: c["max_abs_err"] / c["tolerance"] if c["tolerance"] else 0)

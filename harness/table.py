@@ -61,6 +61,10 @@ def render_table(result):
         order = ("task", "build", "start", "correctness", "peers_wait", "timing", "close")
         lines.append("time spent: " + ", ".join(f"{k} {spent[k]:.2f} s" for k in order if k in spent)
                      + (f" (scenarios {spent['scenarios']:.2f} s in all)" if "scenarios" in spent else ""))
+        phases = [k for k in spent if k.startswith("correctness_")]
+        if phases:
+            lines.append("correctness by phase: " + ", ".join(f"{k[len('correctness_'):]} {spent[k]:.2f} s"
+                                                              for k in phases))
     for s in result["scenarios"]:
         if s.get("reason") and s["status"] != "skipped":
             lines.append(f"{s['id']}: {s['status']}: {s['reason']}")

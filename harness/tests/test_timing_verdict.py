@@ -302,3 +302,18 @@ def test_an_interval_that_clears_one_by_less_than_the_margin_is_the_same():
     # What the cpu task's quick set gave for the baseline against itself, 1 evaluation in 30
     assert verdict([1.0024, 1.1381]) == "same" and verdict([0.88, 0.995]) == "same"
     assert verdict([1.0101, 1.05]) == "faster" and verdict([0.95, 0.9899]) == "slower"
+
+
+def test_where_the_correctness_stage_spends_its_time(baseline_as_candidate):
+    # Each scenario's correctness stage by phase (ms), and the evaluation's sums in time_spent.
+    spent = baseline_as_candidate["time_spent"]
+    total = 0.0
+    for sc in baseline_as_candidate["scenarios"]:
+        parts = sc["correctness_ms"]
+        assert {"reference", "calls", "compare", "baseline"} <= set(parts), parts
+        assert all(v >= 0 for v in parts.values())
+        # the phases are laps of the stage's own clock: together no more than the stage took
+        assert sum(parts.values()) <= sc["stage_seconds"]["correctness"] * 1e3 + 1.0, (parts, sc["stage_seconds"])
+        total += parts["calls"]
+    assert spent["correctness_calls"] == pytest.approx(total / 1e3, abs=0.01)
+    assert spent["correctness_reference"] > 0
