@@ -41,6 +41,7 @@
 #    in the tool's process, as in the harness's peers' executor: "torch,torch_rms_norm", "cudnn,flash");
 #    CUDNN_SCENARIOS: cudnn-modes' scenarios; (STEPS cudnn-cond) the cuDNN peer's modes with the tool's
 #    --refill, --busy-after, both, on the scenarios where the tool and the harness split differently.
+#    (STEPS refcost) flash's reference, lowp and inputs per scenario, and a faster reference beside them;
 #    After the fidelity steps, `compare_results fidelity` sets each task's full result against the tool's
 #    calls by every estimator.
 # 2026-12-02's calls: "full aa fidelity-cond profkept fidelity-like" (502 s), "full kept aa-rms
@@ -77,6 +78,10 @@ rms)   # rmsnorm's full evaluation twice, the second with the peers' figures kep
 kept)
   rms_eval rmsnorm-full-kept
   flash_eval flash-full-kept ;;
+refcost)   # what flash's trusted side costs per scenario (inputs, reference, lowp), one seed, and the
+      # candidate reference in harness/tools/flash_reference_variant.py beside it (reference_cost.py)
+  step refcost-flash 120 "$PY" -m harness.tools.reference_cost --task-dir $F --scenarios all \
+    --variant harness.tools.flash_reference_variant:reference --json "$OUT/refcost-flash.json" ;;
 profrms)   # where rmsnorm's evaluation with the peers kept spends its time (after `rms` or `full`)
   step rmsnorm-kept-prof 90 "$PY" -m cProfile -o "$OUT/rmsnorm-kept.prof" -m harness eval --task-dir $R \
     --candidate $R/baseline.cu --json "$OUT/rmsnorm-kept-prof.json" --timeout 80

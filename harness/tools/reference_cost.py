@@ -1,0 +1,85 @@
+"""What a task's trusted side costs per scenario and seed, part by part (issue 14: the correctness
+stage of a full flash_attn_fwd evaluation is about 20 of its 40-45 s).
+
+    python3 -m harness.tools.reference_cost --task-dir kernels/flash_attn_fwd [--scenarios all]
+        [--variant module:function] [--json out.json]
+
+For every scenario, one seed, on the task's device, each synchronised and timed with the host's
+clock: make_inputs, reference, lowp, and the tolerance's comparison (oracle.expected's parts).
+With --variant, a candidate replacement for reference() is timed too, and its largest difference
+from reference() (absolute, and against the tolerance lowp sets) is printed beside it, so a faster
+reference is judged by how far it moves before it replaces anything.
+"""
+
+import argparse
+import importlib
+import json
+import sys
+import time
+
+import torch
+
+from ..correctness import max_abs_diff, tolerance
+from ..scenarios import select_scenarios
+from ..task import load_reference, load_task
+
+
+def _timed(fn, sync):
+    sync()
+    t = time.perf_counter()
+    out = fn()
+    sync()
+    return out, (time.perf_counter() - t) * 1e3
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--task-dir", required=True)
+    ap.add_argument("--scenarios", default="all")
+    ap.add_argument("--seed", type=int, default=12345)
+    ap.add_argument("--variant", help="module:function taking (inputs, scenario) like reference()")
+    ap.add_argument("--json")
+    args = ap.parse_args(argv)
+    task = load_task(args.task_dir)
+    module = load_reference(task)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    variant = None
+    if args.variant:
+        mod, fn = args.variant.split(":")
+        variant = getattr(importlib.import_module(mod), fn)
+    rows, totals = [], {}
+    for sc in select_scenarios(task, args.scenarios):
+        params = dict(sc.params)
+        row = {"id": sc.id}
+        inputs, row["inputs"] = _timed(lambda: module.make_inputs(dict(params), args.seed, device), sync)
+        ref, row["reference"] = _timed(lambda: module.reference({k: v.clone() for k, v in inputs.items()},
+                                                                dict(params)), sync)
+        low, row["lowp"] = _timed(lambda: module.lowp({k: v.clone() for k, v in inputs.items()}, dict(params)), sync)
+        tols, row["tolerance"] = _timed(lambda: {k: tolerance(max_abs_diff(low[k], ref[k]), task.tolerance["factor"],
+                                                              task.tolerance["atol"]) for k in ref}, sync)
+        if variant is not None:
+            alt, row["variant"] = _timed(lambda: variant({k: v.clone() for k, v in inputs.items()}, dict(params)), sync)
+            diffs = {k: max_abs_diff(alt[k].float(), ref[k].float()) for k in ref}
+            row["variant_diff"] = max(diffs.values())
+            row["variant_diff_of_tol"] = max(diffs[k] / tols[k] if tols[k] else 0.0 for k in ref)
+        for k, v in row.items():
+            if k in ("inputs", "reference", "lowp", "tolerance", "variant"):
+                totals[k] = totals.get(k, 0.0) + v
+        rows.append(row)
+        del inputs, ref, low
+    rows.sort(key=lambda r: -r["reference"])
+    for r in rows[:15]:
+        print(" ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in r.items()))
+    print("totals (s, one seed):", {k: round(v / 1e3, 3) for k, v in totals.items()})
+    if variant is not None:
+        print("variant: largest difference", max(r["variant_diff"] for r in rows),
+              "; of the tolerance", max(r["variant_diff_of_tol"] for r in rows))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"rows": rows, "totals_ms": totals, "torch": torch.__version__}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
