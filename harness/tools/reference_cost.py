@@ -2,13 +2,13 @@
 stage of a full flash_attn_fwd evaluation is about 20 of its 40-45 s).
 
     python3 -m harness.tools.reference_cost --task-dir kernels/flash_attn_fwd [--scenarios all]
-        [--variant module:function] [--json out.json]
+        [--variant module:function ...] [--json out.json]
 
 For every scenario, one seed, on the task's device, each synchronised and timed with the host's
 clock: make_inputs, reference, lowp, and the tolerance's comparison (oracle.expected's parts).
-With --variant, a candidate replacement for reference() is timed too, and its largest difference
-from reference() (absolute, and against the tolerance lowp sets) is printed beside it, so a faster
-reference is judged by how far it moves before it replaces anything.
+With --variant (any number), each candidate replacement for reference() is timed too, and its
+largest difference from reference() (absolute, and against the tolerance lowp sets) is printed
+beside it, so a faster reference is judged by how far it moves before it replaces anything.
 """
 
 import argparse
@@ -37,17 +37,18 @@ def main(argv=None):
     ap.add_argument("--task-dir", required=True)
     ap.add_argument("--scenarios", default="all")
     ap.add_argument("--seed", type=int, default=12345)
-    ap.add_argument("--variant", help="module:function taking (inputs, scenario) like reference()")
+    ap.add_argument("--variant", action="append", default=[],
+                    help="module:function taking (inputs, scenario) like reference(); repeatable")
     ap.add_argument("--json")
     args = ap.parse_args(argv)
     task = load_task(args.task_dir)
     module = load_reference(task)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    variant = None
-    if args.variant:
-        mod, fn = args.variant.split(":")
-        variant = getattr(importlib.import_module(mod), fn)
+    variants = {}
+    for spec in args.variant:
+        mod, fn = spec.split(":")
+        variants[fn] = getattr(importlib.import_module(mod), fn)
     rows, totals = [], {}
     for sc in select_scenarios(task, args.scenarios):
         params = dict(sc.params)
@@ -58,13 +59,14 @@ def main(argv=None):
         low, row["lowp"] = _timed(lambda: module.lowp({k: v.clone() for k, v in inputs.items()}, dict(params)), sync)
         tols, row["tolerance"] = _timed(lambda: {k: tolerance(max_abs_diff(low[k], ref[k]), task.tolerance["factor"],
                                                               task.tolerance["atol"]) for k in ref}, sync)
-        if variant is not None:
-            alt, row["variant"] = _timed(lambda: variant({k: v.clone() for k, v in inputs.items()}, dict(params)), sync)
+        for name, fn in variants.items():
+            alt, row[name] = _timed(lambda: fn({k: v.clone() for k, v in inputs.items()}, dict(params)), sync)
             diffs = {k: max_abs_diff(alt[k].float(), ref[k].float()) for k in ref}
-            row["variant_diff"] = max(diffs.values())
-            row["variant_diff_of_tol"] = max(diffs[k] / tols[k] if tols[k] else 0.0 for k in ref)
+            row[name + "_diff"] = max(diffs.values())
+            row[name + "_diff_of_tol"] = max(diffs[k] / tols[k] if tols[k] else 0.0 for k in ref)
+            del alt
         for k, v in row.items():
-            if k in ("inputs", "reference", "lowp", "tolerance", "variant"):
+            if k in ("inputs", "reference", "lowp", "tolerance", *variants):
                 totals[k] = totals.get(k, 0.0) + v
         rows.append(row)
         del inputs, ref, low
@@ -72,9 +74,9 @@ def main(argv=None):
     for r in rows[:15]:
         print(" ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in r.items()))
     print("totals (s, one seed):", {k: round(v / 1e3, 3) for k, v in totals.items()})
-    if variant is not None:
-        print("variant: largest difference", max(r["variant_diff"] for r in rows),
-              "; of the tolerance", max(r["variant_diff_of_tol"] for r in rows))
+    for name in variants:
+        print(f"{name}: largest difference", max(r[name + "_diff"] for r in rows),
+              "; of the tolerance", max(r[name + "_diff_of_tol"] for r in rows))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"rows": rows, "totals_ms": totals, "torch": torch.__version__}, f, indent=1)

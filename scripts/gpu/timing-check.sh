@@ -81,7 +81,8 @@ kept)
 refcost)   # what flash's trusted side costs per scenario (inputs, reference, lowp), one seed, and the
       # candidate reference in harness/tools/flash_reference_variant.py beside it (reference_cost.py)
   step refcost-flash 120 "$PY" -m harness.tools.reference_cost --task-dir $F --scenarios all \
-    --variant harness.tools.flash_reference_variant:reference --json "$OUT/refcost-flash.json" ;;
+    --variant harness.tools.flash_reference_variant:reference --variant harness.tools.flash_reference_variant:reference_tc \
+    --json "$OUT/refcost-flash.json" ;;
 profrms)   # where rmsnorm's evaluation with the peers kept spends its time (after `rms` or `full`)
   step rmsnorm-kept-prof 90 "$PY" -m cProfile -o "$OUT/rmsnorm-kept.prof" -m harness eval --task-dir $R \
     --candidate $R/baseline.cu --json "$OUT/rmsnorm-kept-prof.json" --timeout 80
