@@ -2,6 +2,7 @@
 in float64: the chunking over heads and query rows, GQA's head mapping and the top-left causal mask
 must not change what it computes (every kernel's correctness is judged against it)."""
 
+import itertools
 import math
 
 import pytest
@@ -33,10 +34,13 @@ def test_the_chunked_reference_is_dense_attention(monkeypatch, B, H, Hkv, Sq, Sk
     sc = {"B": B, "H": H, "Hkv": Hkv, "Sq": Sq, "Sk": Sk, "D": D, "causal": causal}
     inputs = REF.make_inputs(sc, 7, "cpu")
     want = _dense(inputs["q"], inputs["k"], inputs["v"], causal)
-    for chunk in (1 << 28, 3 * Sk, Sk):     # one chunk; several row chunks; one row at a time
+    # one chunk; several row chunks; one row at a time; each with causal rows split as large
+    # scenarios split them (keys past a chunk's last row never read) and not
+    for chunk, split_min in itertools.product((1 << 28, 3 * Sk, Sk), (1, 1 << 40)):
         monkeypatch.setattr(REF, "_CHUNK_ELEMS", chunk)
+        monkeypatch.setattr(REF, "_CAUSAL_SPLIT_MIN", split_min)
         got = REF.reference(dict(inputs), sc)["o"]
         assert got.dtype == torch.float32 and got.shape == want.shape
-        assert float((got.double() - want).abs().max()) < 1e-5, chunk
+        assert float((got.double() - want).abs().max()) < 1e-5, (chunk, split_min)
         low = REF.lowp(dict(inputs), sc)["o"]
         assert float((low.double() - want).abs().max()) < 0.05    # bf16 throughout: close, not exact

@@ -48,7 +48,7 @@ def main(argv=None):
     variants = {}
     for spec in args.variant:
         mod, fn = spec.split(":")
-        variants[fn] = getattr(importlib.import_module(mod), fn)
+        variants[f"variant {spec}"] = getattr(importlib.import_module(mod), fn)   # never a part's name
     rows, totals = [], {}
     for sc in select_scenarios(task, args.scenarios):
         params = dict(sc.params)

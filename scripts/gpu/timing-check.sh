@@ -41,8 +41,7 @@
 #    in the tool's process, as in the harness's peers' executor: "torch,torch_rms_norm", "cudnn,flash");
 #    CUDNN_SCENARIOS: cudnn-modes' scenarios; (STEPS cudnn-cond) the cuDNN peer's modes with the tool's
 #    --refill, --busy-after, both, on the scenarios where the tool and the harness split differently.
-#    (STEPS refcost) flash's reference, lowp and inputs per scenario, and a faster reference beside them;
-#    (STEPS flash-ref) flash's full evaluation with REF_VARIANT as its reference, no peers;
+#    (STEPS refcost) flash's reference, lowp and inputs per scenario (REF_VARIANTS beside them);
 #    After the fidelity steps, `compare_results fidelity` sets each task's full result against the tool's
 #    calls by every estimator.
 # 2026-12-02's calls: "full aa fidelity-cond profkept fidelity-like" (502 s), "full kept aa-rms
@@ -79,20 +78,10 @@ rms)   # rmsnorm's full evaluation twice, the second with the peers' figures kep
 kept)
   rms_eval rmsnorm-full-kept
   flash_eval flash-full-kept ;;
-refcost)   # what flash's trusted side costs per scenario (inputs, reference, lowp), one seed, and the
-      # candidate reference in harness/tools/flash_reference_variant.py beside it (reference_cost.py)
+refcost)   # what flash's trusted side costs per scenario (inputs, reference, lowp), one seed (reference_cost.py;
+      # REF_VARIANTS: module:function ... timed beside the reference, with their differences from it)
   step refcost-flash 120 "$PY" -m harness.tools.reference_cost --task-dir $F --scenarios all \
-    --variant harness.tools.flash_reference_variant:reference --variant harness.tools.flash_reference_variant:reference_tc \
-    --json "$OUT/refcost-flash.json" ;;
-flash-ref)   # flash's full evaluation (no peers: with them kept the timing stage runs none either) on a
-      # copy of the task whose reference() is REF_VARIANT from flash_reference_variant.py (reference_tc):
-      # its correctness stage against flash-kept's
-  rm -rf /tmp/flash-ref && mkdir -p /tmp/flash-ref && cp -r $F /tmp/flash-ref/
-  echo "from harness.tools.flash_reference_variant import ${REF_VARIANT:-reference_tc} as reference  # noqa" \
-    >> /tmp/flash-ref/flash_attn_fwd/reference.py
-  step flash-ref-${REF_VARIANT:-reference_tc} 215 "$PY" -m harness eval --task-dir /tmp/flash-ref/flash_attn_fwd \
-    --candidate /tmp/flash-ref/flash_attn_fwd/baseline.cu --no-peers --json "$OUT/flash-ref-${REF_VARIANT:-reference_tc}.json" \
-    --table --timeout 203 ;;
+    $(for v in ${REF_VARIANTS:-}; do echo --variant $v; done) --json "$OUT/refcost-flash.json" ;;
 profrms)   # where rmsnorm's evaluation with the peers kept spends its time (after `rms` or `full`)
   step rmsnorm-kept-prof 90 "$PY" -m cProfile -o "$OUT/rmsnorm-kept.prof" -m harness eval --task-dir $R \
     --candidate $R/baseline.cu --json "$OUT/rmsnorm-kept-prof.json" --timeout 80
