@@ -13,6 +13,7 @@ beside it, so a faster reference is judged by how far it moves before it replace
 
 import argparse
 import importlib
+import importlib.util
 import json
 import sys
 import time
@@ -32,13 +33,26 @@ def _timed(fn, sync):
     return out, (time.perf_counter() - t) * 1e3
 
 
+def _load(spec):
+    """`module:function` or `path/to/file.py:function` (e.g. an earlier reference.py, kept aside)."""
+    where, fn = spec.rsplit(":", 1)
+    if where.endswith(".py"):
+        loader = importlib.util.spec_from_file_location(f"variant_{abs(hash(where))}", where)
+        module = importlib.util.module_from_spec(loader)
+        loader.loader.exec_module(module)
+    else:
+        module = importlib.import_module(where)
+    return getattr(module, fn)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--task-dir", required=True)
     ap.add_argument("--scenarios", default="all")
     ap.add_argument("--seed", type=int, default=12345)
     ap.add_argument("--variant", action="append", default=[],
-                    help="module:function taking (inputs, scenario) like reference(); repeatable")
+                    help="module:function or file.py:function taking (inputs, scenario) like reference(); "
+                         "repeatable")
     ap.add_argument("--json")
     args = ap.parse_args(argv)
     task = load_task(args.task_dir)
@@ -47,8 +61,7 @@ def main(argv=None):
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     variants = {}
     for spec in args.variant:
-        mod, fn = spec.split(":")
-        variants[f"variant {spec}"] = getattr(importlib.import_module(mod), fn)   # never a part's name
+        variants[f"variant {spec}"] = _load(spec)   # never the name of a part above
     rows, totals = [], {}
     for sc in select_scenarios(task, args.scenarios):
         params = dict(sc.params)

@@ -41,7 +41,8 @@
 #    in the tool's process, as in the harness's peers' executor: "torch,torch_rms_norm", "cudnn,flash");
 #    CUDNN_SCENARIOS: cudnn-modes' scenarios; (STEPS cudnn-cond) the cuDNN peer's modes with the tool's
 #    --refill, --busy-after, both, on the scenarios where the tool and the harness split differently.
-#    (STEPS refcost) flash's reference, lowp and inputs per scenario (REF_VARIANTS beside them);
+#    (STEPS refcost) flash's reference, lowp and inputs per scenario (REF_VARIANTS beside them, e.g.
+#    ".carry/host/old_flash_ref.py:reference"); (STEPS profflash) flash kept under cProfile;
 #    After the fidelity steps, `compare_results fidelity` sets each task's full result against the tool's
 #    calls by every estimator.
 # 2026-12-02's calls: "full aa fidelity-cond profkept fidelity-like" (502 s), "full kept aa-rms
@@ -82,6 +83,11 @@ refcost)   # what flash's trusted side costs per scenario (inputs, reference, lo
       # REF_VARIANTS: module:function ... timed beside the reference, with their differences from it)
   step refcost-flash 120 "$PY" -m harness.tools.reference_cost --task-dir $F --scenarios all \
     $(for v in ${REF_VARIANTS:-}; do echo --variant $v; done) --json "$OUT/refcost-flash.json" ;;
+profflash)   # where flash's full evaluation with the peers kept spends its time (after flash-full)
+  step flash-kept-prof 215 "$PY" -m cProfile -o "$OUT/flash-kept.prof" -m harness eval --task-dir $F \
+    --candidate $F/baseline.cu --json "$OUT/flash-kept-prof.json" --timeout 203
+  "$PY" -c "import pstats; p = pstats.Stats('$OUT/flash-kept.prof'); p.sort_stats('cumulative').print_stats(70); p.sort_stats('tottime').print_stats(30)" \
+    > "$OUT/flash-kept-prof.txt" 2>&1 ;;
 profrms)   # where rmsnorm's evaluation with the peers kept spends its time (after `rms` or `full`)
   step rmsnorm-kept-prof 90 "$PY" -m cProfile -o "$OUT/rmsnorm-kept.prof" -m harness eval --task-dir $R \
     --candidate $R/baseline.cu --json "$OUT/rmsnorm-kept-prof.json" --timeout 80
