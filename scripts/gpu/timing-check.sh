@@ -288,6 +288,8 @@ for p in sorted(out.glob("*.json")):
     if p.name.startswith(("fidelity", "adversarial", "cupti-step", "cudnn-", "call-cost")) or p.name.endswith("-prof.json"):
         continue
     r = json.loads(p.read_text())
+    if not isinstance(r, dict) or "summary" not in r:    # a tool's output (refcost-*), not a result
+        continue
     s = r["summary"]
     print(f"== {p.stem}: {r['status']}, {s.get('seconds')} s, x_base {s.get('speedup_vs_baseline_geomean')} "
           f"{s.get('speedup_vs_baseline_ci')}, x_peer {s.get('speedup_vs_peer_geomean')}")
