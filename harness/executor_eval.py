@@ -238,7 +238,7 @@ def run_correctness(ctx, scenario, entry, seeds):
                             oracle.output_shapes(scenario.params))
             # The second seed is written into the very buffers the first used (hack 1).
             bs, worst, runs = sets.get(0), None, []
-            parts.lap(None)
+            parts.lap(None)     # the candidate's buffers, made once: no phase of their own
             calibrate_threads(ctx, inputs, oracle.output_shapes(scenario.params), scalars)
             parts.lap("baseline")
             for r in range(2):

@@ -20,7 +20,8 @@ import time
 
 import torch
 
-from ..correctness import max_abs_diff, tolerance
+from ..correctness import max_abs_diff
+from ..oracle import Oracle
 from ..scenarios import select_scenarios
 from ..task import load_reference, load_task
 
@@ -58,6 +59,7 @@ def main(argv=None):
     task = load_task(args.task_dir)
     module = load_reference(task)
     device = "cuda" if torch.cuda.is_available() else "cpu"
+    oracle = Oracle(task, module, torch.device(device))
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     variants = {}
     for spec in args.variant:
@@ -70,8 +72,7 @@ def main(argv=None):
         ref, row["reference"] = _timed(lambda: module.reference({k: v.clone() for k, v in inputs.items()},
                                                                 dict(params)), sync)
         low, row["lowp"] = _timed(lambda: module.lowp({k: v.clone() for k, v in inputs.items()}, dict(params)), sync)
-        tols, row["tolerance"] = _timed(lambda: {k: tolerance(max_abs_diff(low[k], ref[k]), task.tolerance["factor"],
-                                                              task.tolerance["atol"]) for k in ref}, sync)
+        tols, row["tolerance"] = _timed(lambda: {k: t for k, (t, _) in oracle.tolerances(low, ref).items()}, sync)
         for name, fn in variants.items():
             alt, row[name] = _timed(lambda: fn({k: v.clone() for k, v in inputs.items()}, dict(params)), sync)
             diffs = {k: max_abs_diff(alt[k].float(), ref[k].float()) for k in ref}

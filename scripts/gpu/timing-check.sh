@@ -60,6 +60,12 @@ rms_eval() {    # rms_eval NAME: rmsnorm's full evaluation of its baseline, $OUT
 flash_eval() {  # flash_eval NAME: the same for flash_attn_fwd
   step "$1" 215 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --json "$OUT/$1.json" --table --samples --timeout 203
 }
+flash_prof() {  # flash's full evaluation (the peers kept, after flash-full) under cProfile: $OUT/flash-full-kept-prof.*
+  step flash-full-kept-prof 215 "$PY" -m cProfile -o "$OUT/flash-full-kept.prof" -m harness eval --task-dir $F \
+    --candidate $F/baseline.cu --json "$OUT/flash-full-kept-prof.json" --timeout 203
+  "$PY" -c "import pstats; p = pstats.Stats('$OUT/flash-full-kept.prof'); p.sort_stats('cumulative').print_stats(70); p.sort_stats('tottime').print_stats(30)" \
+    > "$OUT/flash-full-kept-prof.txt" 2>&1
+}
 for s in $STEPS; do case $s in
 profile)
   step flash-quick-prof 90 "$PY" -m cProfile -o "$OUT/flash-quick.prof" -m harness eval --task-dir $F \
@@ -84,10 +90,7 @@ refcost)   # what flash's trusted side costs per scenario (inputs, reference, lo
   step refcost-flash 120 "$PY" -m harness.tools.reference_cost --task-dir $F --scenarios all \
     $(for v in ${REF_VARIANTS:-}; do echo --variant $v; done) --json "$OUT/refcost-flash.json" ;;
 profflash)   # where flash's full evaluation with the peers kept spends its time (after flash-full)
-  step flash-kept-prof 215 "$PY" -m cProfile -o "$OUT/flash-kept.prof" -m harness eval --task-dir $F \
-    --candidate $F/baseline.cu --json "$OUT/flash-kept-prof.json" --timeout 203
-  "$PY" -c "import pstats; p = pstats.Stats('$OUT/flash-kept.prof'); p.sort_stats('cumulative').print_stats(70); p.sort_stats('tottime').print_stats(30)" \
-    > "$OUT/flash-kept-prof.txt" 2>&1 ;;
+  flash_prof ;;
 profrms)   # where rmsnorm's evaluation with the peers kept spends its time (after `rms` or `full`)
   step rmsnorm-kept-prof 90 "$PY" -m cProfile -o "$OUT/rmsnorm-kept.prof" -m harness eval --task-dir $R \
     --candidate $R/baseline.cu --json "$OUT/rmsnorm-kept-prof.json" --timeout 80
@@ -97,10 +100,7 @@ cupti)
   step cupti-self 60 "$PY" -m harness.cupti_activity ;;
 profkept)   # where a full evaluation with the peers' figures kept spends its time (after `full`)
   rms_eval rmsnorm-full-kept
-  step flash-full-kept-prof 215 "$PY" -m cProfile -o "$OUT/flash-full-kept.prof" -m harness eval --task-dir $F \
-    --candidate $F/baseline.cu --json "$OUT/flash-full-kept-prof.json" --timeout 203
-  "$PY" -c "import pstats; p = pstats.Stats('$OUT/flash-full-kept.prof'); p.sort_stats('cumulative').print_stats(60); p.sort_stats('tottime').print_stats(30)" \
-    > "$OUT/flash-full-kept-prof.txt" 2>&1 ;;
+  flash_prof ;;
 fidelity-cupti)   # the same, CUPTI read in-process as the harness reads it (32 ns steps), both L2 flushes
   for t in rmsnorm flash; do
     dir=$R; [ $t = flash ] && dir=$F
