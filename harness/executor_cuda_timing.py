@@ -44,7 +44,7 @@ from .executor_timing import (Rechecks, Timer, definite_failures, drop_unsupport
                               keep_samples, taken, timing_entry, _after_candidate, _executor, _message)
 from .scenario_eval import SET_BUDGET_BYTES, fail
 from .shm import layout
-from .stats import median, median_ci
+from .stats import TRIMMED_MEAN, median, median_ci
 
 PAD_MS = 0.1
 # The peers' calls go through PyTorch's dispatch (SDPA picks and plans a backend) before their kernel
@@ -141,6 +141,7 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
     pool = scenario_pool(ctx, set_bytes(task, shapes_in, shapes_out))
     policy, unsupported, sets = dict(task.timing), dict(kept["unsupported"]) if kept else {}, {}
     policy["own_medians"] = True    # executor_rounds.done: the times themselves known before an early stop
+    policy["figure"] = TRIMMED_MEAN   # a span is the GPU's own record of a call: its cost is a mean
     if getattr(ctx, "peer_figures", None) is not None and not kept:
         # The peers' figures measured here are kept for every later evaluation on this GPU: each is
         # measured to the target on its own median too, for up to KEPT_FACTOR x the scenario's time.
@@ -354,7 +355,7 @@ def choose_clock(ctx, samples):
 def _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, seconds, scenario, seed_base, confirming, clocks,
            kept):
     clock = choose_clock(ctx, samples)
-    cand = timing_entry(entry, samples, unsupported, seconds, pool, 1)
+    cand = timing_entry(entry, samples, unsupported, seconds, pool, 1, TRIMMED_MEAN)
     keep_samples(ctx, entry, samples)
     timing = entry["timing"]
     timing["pad_ms"] = PAD_MS
@@ -395,11 +396,11 @@ def _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, seconds, scena
         ctx.messages.append(f"{scenario.id}: the peers' kept figures are {ctx.clock} times and this scenario's are "
                             f"{clock} times: no comparison with the peers")
         kept, timing["peers"] = None, "kept, another clock"
-    elif kept:   # every round of the candidate against the kept median
+    elif kept:   # every round of the candidate against the kept figure
         n = len(samples["candidate"]["ms"])
         for p, ms in kept["ms"].items():
             samples[f"peer:{p}"] = {"ms": [ms] * n}
-    out = figures(ctx, entry, samples, rcs, rechecks, scenario, seed_base, 1)
+    out = figures(ctx, entry, samples, rcs, rechecks, scenario, seed_base, 1, TRIMMED_MEAN)
     if getattr(ctx, "peer_figures", None) is not None:
         timing.setdefault("peers", "kept" if kept else "measured")
         if not kept and clock == getattr(ctx, "clock", clock):
@@ -408,10 +409,10 @@ def _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, seconds, scena
 
 
 def _keep_peers(ctx, scenario, samples, unsupported):
-    """The scenario's peer medians for later evaluations, when every peer was timed or is unsupported
+    """The scenario's peers' times for later evaluations, when every peer was timed or is unsupported
     (a peer that failed during timing is not kept: that may not happen again)."""
     names = [p for p, _ in ctx.task.peers]
-    ms = {p: median(samples[f"peer:{p}"]["ms"]) for p in names if samples.get(f"peer:{p}", {}).get("ms")}
+    ms = {p: TRIMMED_MEAN.of(samples[f"peer:{p}"]["ms"]) for p in names if samples.get(f"peer:{p}", {}).get("ms")}
     left = {p: unsupported[p] for p in names if p not in ms and p in unsupported}
     if set(ms) | set(left) == set(names) and not any(r.startswith("failed") for r in left.values()):
         ctx.peer_figures.put(scenario, ms, left)

@@ -3,7 +3,7 @@
 import math
 import os
 
-from .stats import median, ratio_ci, rse_of_median
+from .stats import MEDIAN, median, rse_of_median
 
 # Past the task's max_seconds a scenario still gets min_reps rounds, up to this many times max_seconds.
 HARD_CAP_FACTOR = 4
@@ -65,12 +65,13 @@ def paired_ratios(samples):
 
 
 def done(samples, policy, elapsed):
-    """Whether a scenario's rounds may stop. `policy["kept"]` (optional) names implementations whose
-    medians are kept for later evaluations (the peers' figures, harness/peer_figures.py): each must
-    also reach the target on its own median, for up to `policy["kept_seconds"]`. A later evaluation
-    pairs every round of its candidate with that one figure, so the figure's own error is an offset
-    no later interval shows; a ratio far from 1.0 settles its verdict in 2 x min_reps rounds, not the
-    figure (a cuDNN call in two modes 12 % apart read by 20 rounds, docs/harness.md)."""
+    """Whether a scenario's rounds may stop. `policy["figure"]` (a stats.Figure, the median when
+    absent) is how a time is made of the rounds. `policy["kept"]` (optional) names implementations
+    whose times are kept for later evaluations (the peers' figures, harness/peer_figures.py): each
+    must also reach the target on its own figure, for up to `policy["kept_seconds"]`. A later
+    evaluation pairs every round of its candidate with that one figure, so the figure's own error is
+    an offset no later interval shows; a ratio far from 1.0 settles its verdict in 2 x min_reps
+    rounds, not the figure (a cuDNN call in two modes 12 % apart read by 20 rounds, docs/harness.md)."""
     counts = [len(s["ms"]) for s in samples.values()]
     if not counts:
         return True
@@ -79,21 +80,25 @@ def done(samples, policy, elapsed):
         return True
     if n < policy["min_reps"]:
         return False
+    figure = policy.get("figure", MEDIAN)
     kept = [s["ms"] for name, s in samples.items() if name in policy.get("kept", ())]
-    loose = any(not _precise(ms, policy["target_rse"]) for ms in kept)
+    loose = any(figure.rse(ms) > policy["target_rse"] for ms in kept)
     if elapsed >= policy["max_seconds"]:
         return not (loose and elapsed < policy.get("kept_seconds", 0.0))
     if loose:
         return False
-    # The candidate's and the baseline's own medians too, to OWN_FACTOR x the target (their MAD): their
-    # times are shown and compared from one evaluation to the next as much as their ratio, and a
-    # paired ratio of times in 32 ns steps can read settled in 20-30 rounds while the times are still
-    # loose (H200, sixth session: r1-c4096's baseline stopped at 32 rounds and read 2.2 % off a
-    # 208-round evaluation, the largest difference of the pair). A peer far from the candidate still
-    # stops the rounds early: its verdict is all that is asked of it (a kept one has its own rule).
+    # The candidate's and the baseline's own times too, to the target: their times are shown and
+    # compared from one evaluation to the next as much as their ratio, and a paired ratio of times in
+    # 32 ns steps can read settled, or far from 1.0, in 20-30 rounds while the times are still loose
+    # (H200: r1-c4096's baseline stopped at 32 rounds and read 2.2 % off a 208-round evaluation; in
+    # the seventh session an r1-c1024 stopped at 28 rounds on the "far" rule below with identical
+    # code reading 4 % apart, where three evaluations of 185-215 rounds read within 1.5 %). The
+    # error is the figure's own (for the trimmed mean, the winsorized spread: a MAD of zero on a run
+    # of equal steps let the median's read settled). A peer far from the candidate still stops the
+    # rounds early: its verdict is all that is asked of it (a kept one has its own rule above).
     # CUDA tasks only (`own_medians`, executor_cuda_timing): a CPU task's times move with the
     # process's layout by more than that from one evaluation to the next (docs/harness.md, "Layout").
-    if policy.get("own_medians") and any(rse_of_median(samples[n]["ms"]) > OWN_FACTOR * policy["target_rse"]
+    if policy.get("own_medians") and any(figure.rse(samples[n]["ms"]) > OWN_FACTOR * policy["target_rse"]
                                          for n in ("candidate", "baseline") if n in samples):
         return False
     # Tight enough: the paired ratios are what a speedup is made of (the times alone when unpaired).
@@ -104,27 +109,14 @@ def done(samples, policy, elapsed):
         # The spread of a few rounds is itself uncertain: far from 1.0 is trusted from 2 x min_reps on.
         far_ok = n >= 2 * policy["min_reps"]
         return all(_settled(v, policy["target_rse"], far_ok) for v in ratios)
-    return all(rse_of_median(s["ms"]) <= policy["target_rse"] for s in samples.values())
+    return all(figure.rse(s["ms"]) <= policy["target_rse"] for s in samples.values())
 
 
-# How loose an implementation's own median may be (in target_rse) when the rounds stop before the cap.
-OWN_FACTOR = 2.0
+# How loose the candidate's and the baseline's own times may be (in target_rse) before the cap.
+OWN_FACTOR = 1.0
 
 # A ratio whose median is this many of its standard errors from 1.0 has settled its verdict.
 DECISIVE_SE = 5.0
-
-
-def _precise(times, target_rse):
-    """Whether a median of `times` is known to the target: its distribution-free 95 % interval
-    (order statistics, stats.ratio_ci) within 1.96 x target_rse of it on either side. Not the MAD's
-    standard error: a call in two modes with nearly half its calls in each has its median in either
-    mode from one run to the next while the MAD of the rounds so far can be small; the order
-    statistics then span both modes until the rounds tell which holds the middle."""
-    ci = ratio_ci(times)
-    m = median(times)
-    if ci is None or not m > 0:
-        return False
-    return (ci[1] - ci[0]) / (2 * m) <= 1.96 * target_rse
 
 
 def _settled(ratios, target_rse, far_ok=True):

@@ -33,7 +33,7 @@ from .executor_rounds import Pinning, done, paired_ratios
 from .executor_slots import make_slots, slot_bytes
 from .scenario_eval import SET_BUDGET_BYTES, fail
 from .shm import unwritten
-from .stats import median, ratio_ci, rse_of_median, verdict
+from .stats import MEDIAN, median, ratio_ci, verdict
 
 
 class Timer:
@@ -402,10 +402,12 @@ def keep_samples(ctx, entry, samples):
         entry["timing"]["samples_ms"] = {name: [round(float(v), 9) for v in s["ms"]] for name, s in samples.items()}
 
 
-def timing_entry(entry, samples, unsupported, seconds, n_sets, batch):
+def timing_entry(entry, samples, unsupported, seconds, n_sets, batch, figure=MEDIAN):
+    """entry["timing"]'s first fields; `rse` is the relative standard error of the candidate's time,
+    made of its rounds by `figure` (named in `figure`)."""
     cand = samples.get("candidate", {}).get("ms", [])
     entry["timing"] = {"reps": len(cand), "seconds": round(seconds, 3), "sets": n_sets, "batch": batch,
-                       "rse": rse_of_median(cand) if cand else None}
+                       "figure": figure.name, "rse": figure.rse(cand) if cand else None}
     if unsupported:
         entry["peer_unsupported"] = unsupported
     return cand
@@ -459,8 +461,9 @@ def _judge(ctx, entry, samples, rcs, unsupported, rechecks, gaps, nulls, sizes, 
     return figures(ctx, entry, samples, rcs, rechecks, scenario, seed_base, batch)
 
 
-def figures(ctx, entry, samples, rcs, rechecks, scenario, seed_base, batch):
-    """The re-checked calls against the reference, then the medians, paired ratios, intervals, verdicts."""
+def figures(ctx, entry, samples, rcs, rechecks, scenario, seed_base, batch, figure=MEDIAN):
+    """The re-checked calls against the reference, then each implementation's time (`figure` of its
+    rounds), the paired ratios' medians, their intervals and verdicts."""
     task = ctx.task
     cand = samples.get("candidate", {}).get("ms", [])
     # In a secret order, at least RECHECK_MIN of the kept calls and then as many as RECHECK_SECONDS
@@ -489,19 +492,19 @@ def figures(ctx, entry, samples, rcs, rechecks, scenario, seed_base, batch):
     entry["rechecked_calls"] = sorted(checked)
     if n_screened:
         entry["rechecks_screened"] = n_screened
-    medians = {name: median(s["ms"]) for name, s in samples.items() if s["ms"] and name not in rcs}
-    entry["time_ms"] = medians.get("candidate")
-    entry["baseline_ms"] = medians.get("baseline")
-    entry["peer_ms"] = {n[5:]: v for n, v in medians.items() if n.startswith("peer:")}
+    times = {name: figure.of(s["ms"]) for name, s in samples.items() if s["ms"] and name not in rcs}
+    entry["time_ms"] = times.get("candidate")
+    entry["baseline_ms"] = times.get("baseline")
+    entry["peer_ms"] = {n[5:]: v for n, v in times.items() if n.startswith("peer:")}
     entry["wall_ms"] = median(samples["candidate"]["wall_ms"]) / batch if cand else None
-    ratios = paired_ratios({n: s for n, s in samples.items() if n in medians}) if "candidate" in medians else {}
+    ratios = paired_ratios({n: s for n, s in samples.items() if n in times}) if "candidate" in times else {}
     entry["timing"]["ratios"] = {n: [float(f"{r:.5g}") for r in v] for n, v in ratios.items()}
     if ratios.get("baseline"):
         entry["speedup_vs_baseline"] = median(ratios["baseline"])
         entry["speedup_vs_baseline_ci"] = ratio_ci(ratios["baseline"])
         entry["verdict_vs_baseline"] = verdict(entry["speedup_vs_baseline_ci"])
     if ratios.get("incumbent"):
-        entry["incumbent_ms"] = medians.get("incumbent")
+        entry["incumbent_ms"] = times.get("incumbent")
         entry["speedup_vs_incumbent"] = median(ratios["incumbent"])
         entry["speedup_vs_incumbent_ci"] = ratio_ci(ratios["incumbent"])
         entry["verdict_vs_incumbent"] = verdict(entry["speedup_vs_incumbent_ci"])
