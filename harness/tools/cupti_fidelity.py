@@ -12,8 +12,9 @@ implementation that makes such a copy itself cannot be measured), and a sleep ke
 stream busy while the call's launches are queued, as in the harness's padded rounds; what runs
 between two flushes, less that sleep, is one call. Per call: `kernel_sum_us`, the kernels' durations
 added up, and `span_us`, from the start of the first kernel (or memset, or other copy) to the end of
-the last. The harness times a call from a start event to an end event, gaps between kernels
-included, so its figure is set against the median span first and the median kernel sum second.
+the last. The harness's figure is a call's span (gaps between kernels included), made into a scenario's time
+as the harness makes it (stats.TRIMMED_MEAN): it is set against the calls' span by that statistic
+first and their kernel sum second (`span_median_ms` is the spans' median, for comparison).
 """
 
 import argparse
@@ -39,7 +40,7 @@ from ..executor import _CTYPES
 from ..executor_pair import argtypes
 from ..errors import EnvironmentProblem, HarnessError, UsageError
 from ..scenarios import select_scenarios
-from ..stats import median
+from ..stats import TRIMMED_MEAN, median
 from ..task import load_reference, load_task
 
 TOLERANCE = 0.05          # issue 14: every per-scenario time within ±5 % of CUPTI's ...
@@ -89,14 +90,17 @@ def call_figure(call, i):
             "span_us": max(a[3] for a in call) - min(a[2] for a in call), "kernels": len(kernels)}
 
 
-def _medians(mine):
-    return {"kernel_sum_ms": median([f["kernel_sum_us"] for f in mine]) / 1e3,
-            "span_ms": median([f["span_us"] for f in mine]) / 1e3, "calls": mine}
+def _figures(mine):
+    """One implementation's calls -> its figures (ms), made as the harness makes a CUDA scenario's
+    time of its rounds (stats.TRIMMED_MEAN), the span's median beside them, and the calls."""
+    spans = [f["span_us"] for f in mine]
+    return {"kernel_sum_ms": TRIMMED_MEAN.of([f["kernel_sum_us"] for f in mine]) / 1e3,
+            "span_ms": TRIMMED_MEAN.of(spans) / 1e3, "span_median_ms": median(spans) / 1e3, "calls": mine}
 
 
 def per_impl(figures, impls, calls):
-    """The calls of `impls`, `calls` each in that order, -> {impl: medians (ms) and the calls}."""
-    return {impl: _medians(figures[j * calls:(j + 1) * calls]) for j, impl in enumerate(impls)}
+    """The calls of `impls`, `calls` each in that order, -> {impl: figures (ms) and the calls}."""
+    return {impl: _figures(figures[j * calls:(j + 1) * calls]) for j, impl in enumerate(impls)}
 
 
 
@@ -404,7 +408,7 @@ def records_us(raw):
 
 
 def _own_calls(placed, calls, flush, pad_cycles, interleave=False, seed=0, refill=None, busy=False):
-    """{impl: medians and calls} of `calls` flushed and padded calls of every implementation of
+    """{impl: figures and calls} of `calls` flushed and padded calls of every implementation of
     `placed` ({impl: [a function making one call] per placement; call i runs on placement i mod
     their number}), each read from CUPTI on its own (harness/cupti_activity.py): the records between
     two takes are the pad and the call. One implementation's calls after another's, or with
@@ -452,7 +456,7 @@ def _own_calls(placed, calls, flush, pad_cycles, interleave=False, seed=0, refil
         if layout is not None:
             fig.update(idle_us=layout["idle"] * 1e3, lead_us=None if layout["lead"] is None else layout["lead"] * 1e3)
         mine[impl].append(fig)
-    return {impl: _medians(figs) for impl, figs in mine.items()}
+    return {impl: _figures(figs) for impl, figs in mine.items()}
 
 
 def _step(rows):

@@ -41,7 +41,7 @@ export interface EvaluationProgress {
   scenario?: string;
   /** A finished scenario's (or the whole evaluation's) status, e.g. `ok`, `incorrect`. */
   status?: string;
-  /** A finished scenario's median time. */
+  /** A finished scenario's time (ms), as the harness made it of its rounds (`timing.figure`). */
   timeMs?: number | null;
 }
 
