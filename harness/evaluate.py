@@ -222,7 +222,7 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
             if ctx.kept_peers:
                 ctx.messages.append(f"peers: the figures of {len(ctx.kept_peers)} of {len(scenarios)} scenario(s) "
                                     f"were kept from an earlier evaluation on this GPU (the candidate's rounds "
-                                    f"are paired with their medians; --fresh-peers measures them again)")
+                                    f"are paired with their times; --fresh-peers measures them again)")
     try:
         ctx.child = _start_child(ctx, workdir)
     except ChildFailure as exc:
