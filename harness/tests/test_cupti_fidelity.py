@@ -59,12 +59,37 @@ def test_kinds_follow_cupti_names():
     assert [cf.kind_of(n) for n in names] == ["flush", "memcpy", "memset", "kernel", "kernel"]
 
 
-def test_calls_go_to_implementations_in_order_with_medians_in_ms():
-    figures = [{"kernel_sum_us": k, "span_us": k + 1, "kernels": 1} for k in (10, 30, 20, 100, 300, 200)]
+def test_calls_go_to_implementations_in_order_with_the_harness_figure_in_ms():
+    # The harness's figure of a CUDA scenario's rounds (stats.TRIMMED_MEAN: of three, their mean), the
+    # spans' median beside it.
+    figures = [{"kernel_sum_us": k, "span_us": k + 1, "kernels": 1} for k in (10, 60, 20, 100, 300, 200)]
     out = cf.per_impl(figures, ["candidate", "cudnn"], 3)
-    assert (out["candidate"]["kernel_sum_ms"], out["candidate"]["span_ms"]) == (0.02, 0.021)
-    assert (out["cudnn"]["kernel_sum_ms"], out["cudnn"]["span_ms"]) == (0.2, 0.201)
+    assert (out["candidate"]["kernel_sum_ms"], out["candidate"]["span_ms"]) == pytest.approx((0.03, 0.031))
+    assert out["candidate"]["span_median_ms"] == pytest.approx(0.021)
+    assert (out["cudnn"]["kernel_sum_ms"], out["cudnn"]["span_ms"]) == pytest.approx((0.2, 0.201))
     assert [c["kernel_sum_us"] for c in out["cudnn"]["calls"]] == [100, 300, 200]
+
+
+def test_the_harness_layout_puts_every_slot_at_the_same_offsets_in_its_2_mib_pages():
+    task = load_task(RMSNORM)
+    inputs = {a.name: torch.zeros(3, 1000, dtype=getattr(torch, a.dtype)) for a in task.args
+              if a.kind == "tensor" and a.role == "input"}
+    shapes = {a.name: (3, 1000) for a in task.outputs()}
+    buf, slots = cf.harness_slots(task, inputs, shapes, 5, device="cpu")
+    assert len(slots) == 5
+    names = list(slots[0])
+    assert set(names) == {a.name for a in task.args if a.kind == "tensor"}
+    for slot in slots:
+        for name, t in slot.items():
+            off = t.data_ptr() - slots[0][name].data_ptr()
+            assert off % (2 << 20) == 0 and off >= 0                     # 2 MiB multiples apart
+            assert (t.data_ptr() - slots[0][names[0]].data_ptr()) % 4096 == 0   # page-aligned in the slot
+            assert tuple(t.shape) == ((3, 1000) if name in shapes else tuple(inputs[name].shape))
+    assert slots[0][names[0]].data_ptr() % (2 << 20) == 0               # from a 2 MiB boundary
+    ends = sorted((t.data_ptr(), t.data_ptr() + t.numel() * t.element_size()) for s in slots for t in s.values())
+    assert all(a[1] <= b[0] for a, b in zip(ends, ends[1:]))             # nothing overlaps
+    lo, hi = buf.data_ptr(), buf.data_ptr() + buf.numel()
+    assert all(lo <= a and b <= hi for a, b in ends)
 
 
 class _Event:

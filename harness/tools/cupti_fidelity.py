@@ -22,6 +22,7 @@ import contextlib
 import ctypes
 import hashlib
 import json
+import math
 import os
 import random
 import sys
@@ -36,6 +37,8 @@ from ..cupti import device_activity, kind_of, kineto_activity
 from ..cupti_activity import Activity, call_layout, find_library, timestamp_step
 from ..build import build
 from ..devices import MAX_CLOCK_HZ, MIB
+from ..executor_memory import SPREAD_ALIGN
+from ..shm import layout
 from ..executor import _CTYPES
 from ..executor_pair import argtypes
 from ..errors import EnvironmentProblem, HarnessError, UsageError
@@ -248,34 +251,73 @@ def _native(fn, argv):
         raise FidelityError(f"returned {rc}")
 
 
+def harness_slots(task, inputs, shapes, count, device="cuda"):
+    """(buffer, [{tensor name: tensor}] x count): the scenario's tensors laid out as the harness lays
+    out a CUDA scenario's slots in an executor's arena (executor_slots.make_slots over
+    executor_memory.CudaArena): every tensor page-aligned in the order of the task's arguments
+    (shm.layout), slot after slot a multiple of 2 MiB apart, the first at a 2 MiB boundary, so every
+    slot's tensors sit at the same offsets within their 2 MiB pages."""
+    specs = [(a.name, a.dtype, tuple(inputs[a.name].shape) if a.role == "input" else tuple(shapes[a.name]))
+             for a in task.args if a.kind == "tensor"]
+    lay, one = layout(specs)
+    stride = -(-one // SPREAD_ALIGN) * SPREAD_ALIGN
+    buf = torch.empty(count * stride + SPREAD_ALIGN, dtype=torch.uint8, device=device)
+    base = -buf.data_ptr() % SPREAD_ALIGN
+    slots = []
+    for j in range(count):
+        slot = {}
+        for name, (off, dtype, shape, _, nbytes) in lay.items():
+            start = base + j * stride + off
+            slot[name] = buf[start:start + nbytes].view(getattr(torch, dtype)).view(shape)
+        slots.append(slot)
+    return buf, slots
+
+
 def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placements=1, interleave=False, refill=False,
-            busy=False):
+            busy=False, lay="tool"):
     """Rows for one scenario: warm-up calls (a peer that is Unsupported is left out), then under one
     profiler `calls` flushed and padded calls of each implementation in turn. With placements > 1
     (CUPTI read in-process only), that many copies of the inputs and outputs lie at different
-    addresses, 2-32 MiB apart, and the calls take them in turn, as the harness's rounds draw
-    theirs from slots spread over its arena (executor_memory.slot_stride): what a kernel of a few
-    microseconds costs depends on where its few lines lie. With interleave (CUPTI in-process only),
-    the implementations take turns call by call, as in the harness's rounds."""
+    addresses and the calls take them in turn, as the harness's rounds draw theirs from slots spread
+    over its arena (executor_memory.slot_stride): what a kernel of a few microseconds costs depends
+    on where its few lines lie. `lay` says where: "tool", 2-32 MiB apart wherever torch's allocator
+    puts them; "harness", as the harness lays its slots out, one after another a multiple of 2 MiB
+    apart from a 2 MiB boundary, each tensor page-aligned at the same offset in every slot
+    (harness_slots). With interleave (CUPTI in-process only), the implementations take turns call
+    by call, as in the harness's rounds."""
     inputs = ref.make_inputs(dict(sc.params), seed, "cuda")
     shapes = ref.output_shapes(dict(sc.params))
 
     def outputs():
         return {a.name: torch.empty(tuple(shapes[a.name]), dtype=getattr(torch, a.dtype), device="cuda")
                 for a in task.outputs()}
-    outs = outputs()
-    callers = _callers(task, ref, libs, sc, times, inputs, outs)
-    placed, spacers = [callers], []    # spacers: held until the scenario ends, so the copies stay apart
-    placed_inputs = [inputs]
+    spacers = []    # held until the scenario ends, so the copies stay apart
     rng = random.Random(seed)
     if placements > 1 and flush[3] is not None:
         # As many as half the free memory holds (r65536-c16384's 4 GiB input 32 times did not fit)
-        copy = sum(t.numel() * t.element_size() for t in list(inputs.values()) + list(outs.values())) + (17 << 20)
+        copy = sum(t.numel() * t.element_size() for t in inputs.values()) + \
+            sum(math.prod(shapes[a.name]) * torch.empty((), dtype=getattr(torch, a.dtype)).element_size()
+                for a in task.outputs()) + (17 << 20)
         placements = max(1, min(placements, torch.cuda.mem_get_info()[0] // 2 // copy))
-    for _ in range(1, placements if flush[3] is not None else 1):
-        spacers.append(torch.empty(rng.randint(1, 16) * (2 << 20), dtype=torch.uint8, device="cuda"))
-        placed_inputs.append({k: v.clone() for k, v in inputs.items()})
-        placed.append(_callers(task, ref, libs, sc, times, placed_inputs[-1], outputs()))
+    elif flush[3] is None:
+        placements = 1
+    if lay == "harness":
+        buf, slots = harness_slots(task, inputs, shapes, placements)
+        spacers.append(buf)
+        placed_inputs = [{k: t[k] for k in inputs} for t in slots]
+        for mine in placed_inputs:
+            for k, v in mine.items():
+                v.copy_(inputs[k])
+        placed = [_callers(task, ref, libs, sc, times, mine, {a.name: t[a.name] for a in task.outputs()})
+                  for mine, t in zip(placed_inputs, slots)]
+    else:
+        placed_inputs = [inputs]
+        placed = [_callers(task, ref, libs, sc, times, inputs, outputs())]
+        for _ in range(1, placements):
+            spacers.append(torch.empty(rng.randint(1, 16) * (2 << 20), dtype=torch.uint8, device="cuda"))
+            placed_inputs.append({k: v.clone() for k, v in inputs.items()})
+            placed.append(_callers(task, ref, libs, sc, times, placed_inputs[-1], outputs()))
+    callers = placed[0]
 
     def fill(placement, i):
         """New values in a placement's inputs before call i (as each harness round writes its own)."""
@@ -530,12 +572,12 @@ def evaluate(args):
         for i, (sc, times) in enumerate(planned):
             print(f"[{i + 1}/{len(planned)}] {sc.id}", file=sys.stderr, flush=True)
             rows += measure(task, ref, libs, sc, times, args.calls, args.seed, pad_cycles, flush, args.placements,
-                            args.interleave, args.refill, args.busy_after)
+                            args.interleave, args.refill, args.busy_after, args.layout)
     return {"task": task.name, "candidate": str(args.candidate), "result": str(args.result),
             "calls": args.calls, "seed": args.seed, "pad_ms": args.pad_ms, "gpu": props.name,
             "profiler": args.profiler, "flush": args.flush, "flush_in": args.flush_in, "pad": args.pad,
             "placements": args.placements, "interleave": args.interleave, "impls": impls, "refill": args.refill,
-            "busy_after": args.busy_after,
+            "busy_after": args.busy_after, "layout": args.layout,
             "torch": torch.__version__, "rows": rows, "left_out": left_out,
             "timestamp_step_ns": _step(rows),
             "summary": {"span": summarize(rows, "span_ms"), "kernel_sum": summarize(rows, "kernel_sum_ms")}}
@@ -567,6 +609,10 @@ def _parser():
     p.add_argument("--placements", type=int, default=1,
                    help="with --profiler cupti: copies of the inputs and outputs at different addresses, the calls "
                         "taking them in turn (as the harness's rounds draw spread slots)")
+    p.add_argument("--layout", choices=["tool", "harness"], default="tool",
+                   help="where --placements' copies lie: tool, 2-32 MiB apart wherever torch's allocator puts them; "
+                        "harness, as the harness lays out its slots (2 MiB multiples apart from a 2 MiB boundary, "
+                        "each tensor at the same page-aligned offset in every slot)")
     p.add_argument("--interleave", action="store_true",
                    help="with --profiler cupti: one call of each implementation a round, in a random order each round "
                         "(as the harness's rounds), instead of one implementation's calls after another's")

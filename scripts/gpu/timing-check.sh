@@ -41,6 +41,8 @@
 #    in the tool's process, as in the harness's peers' executor: "torch,torch_rms_norm", "cudnn,flash");
 #    CUDNN_SCENARIOS: cudnn-modes' scenarios; (STEPS cudnn-cond) the cuDNN peer's modes with the tool's
 #    --refill, --busy-after, both, on the scenarios where the tool and the harness split differently.
+#    FID_LAYOUTS: one tool run per entry, "tool" (default) or "harness" (--layout: the placements laid out as
+#    the harness's slots, every one at the same offsets in its 2 MiB pages);
 #    (STEPS refcost) flash's reference, lowp and inputs per scenario (REF_VARIANTS beside them, e.g.
 #    ".carry/host/old_flash_ref.py:reference"); (STEPS profflash) flash kept under cProfile;
 #    After the fidelity steps, `compare_results fidelity` sets each task's full result against the tool's
@@ -126,20 +128,20 @@ fidelity-cond)   # which of the tool's conditions moves its figures towards the 
     done
   done ;;
 fidelity-like)   # step 3 on CUPTI with the harness's conditions (flush from another process, its pad)
-  for t in ${FID_TASKS:-rmsnorm flash}; do for imp in ${FID_IMPLS:-all}; do   # FID_IMPLS: e.g. "all torch,torch_rms_norm"
+  for lay in ${FID_LAYOUTS:-tool}; do for t in ${FID_TASKS:-rmsnorm flash}; do for imp in ${FID_IMPLS:-all}; do   # FID_IMPLS: e.g. "all torch,torch_rms_norm"
     dir=$R; [ $t = flash ] && dir=$F
     res=$OUT/$t-full.json; [ $t = flash ] && res=${FLASH_RESULT:-$res}   # FLASH_RESULT: e.g. $OUT/flash-sub.json
     [ -f "$res" ] || continue
-    tag=$t-like; [ "$imp" = all ] || tag=$t-like-${imp//,/-}
+    tag=$t-like; [ "$imp" = all ] || tag=$t-like-${imp//,/-}; [ "$lay" = tool ] || tag=$tag-$lay   # FID_LAYOUTS: "tool harness"
     [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "fidelity-$tag: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
     lim=$(( 120 + ${FID_CALLS:-15} * 8 )); left=$(( ${END:-100000} - SECONDS ))   # END: the call's end (s)
     [ "$left" -lt "$lim" ] && lim=$left
     [ "$lim" -ge 20 ] || { echo "fidelity-$tag: skipped (END)" >> "$OUT/walls.txt"; continue; }
     step fidelity-$tag $lim "$PY" -m harness.tools.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
       --result "$res" --profiler cupti --calls "${FID_CALLS:-15}" --flush-in other --pad harness \
-      --placements "${FID_PLACEMENTS:-1}" ${FID_INTERLEAVE:+--interleave} $([ "${FID_REFILL:-1}" = 1 ] && echo --refill) $([ "$imp" = all ] || echo --impls $imp) \
+      --placements "${FID_PLACEMENTS:-1}" --layout $lay ${FID_INTERLEAVE:+--interleave} $([ "${FID_REFILL:-1}" = 1 ] && echo --refill) $([ "$imp" = all ] || echo --impls $imp) \
       --json "$OUT/fidelity-$tag.json"
-  done; done ;;
+  done; done; done ;;
 aa)   # identical code in three executors (candidate, twin, incumbent) over AA_RUNS evaluations: the
       # offsets an evaluation's rounds cannot show (harness/tools/aa_spread.py; on the CPU they were
       # the buffers' allocation and the processes' layout, docs/harness.md "Layout")
