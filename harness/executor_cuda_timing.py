@@ -140,11 +140,11 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
     del probe
     pool = scenario_pool(ctx, set_bytes(task, shapes_in, shapes_out))
     policy, unsupported, sets = dict(task.timing), dict(kept["unsupported"]) if kept else {}, {}
-    policy["own_medians"] = True    # executor_rounds.done: the times themselves known before an early stop
+    policy["own_times"] = True    # executor_rounds.done: the times themselves known before an early stop
     policy["figure"] = TRIMMED_MEAN   # a span is the GPU's own record of a call: its cost is a mean
     if getattr(ctx, "peer_figures", None) is not None and not kept:
         # The peers' figures measured here are kept for every later evaluation on this GPU: each is
-        # measured to the target on its own median too, for up to KEPT_FACTOR x the scenario's time.
+        # measured to the target on its own figure too, for up to KEPT_FACTOR x the scenario's time.
         policy["kept"] = [n for n in impls if n.startswith("peer:")]
         policy["kept_seconds"] = KEPT_FACTOR * policy["max_seconds"]
     pin = Pinning([0] + [ex.pid for ex in (ctx.cand, ctx.refx, getattr(ctx, "incx", None), getattr(ctx, "peerx", None))

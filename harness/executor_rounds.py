@@ -96,9 +96,9 @@ def done(samples, policy, elapsed):
     # error is the figure's own (for the trimmed mean, the winsorized spread: a MAD of zero on a run
     # of equal steps let the median's read settled). A peer far from the candidate still stops the
     # rounds early: its verdict is all that is asked of it (a kept one has its own rule above).
-    # CUDA tasks only (`own_medians`, executor_cuda_timing): a CPU task's times move with the
+    # CUDA tasks only (`own_times`, executor_cuda_timing): a CPU task's times move with the
     # process's layout by more than that from one evaluation to the next (docs/harness.md, "Layout").
-    if policy.get("own_medians") and any(figure.rse(samples[n]["ms"]) > OWN_FACTOR * policy["target_rse"]
+    if policy.get("own_times") and any(figure.rse(samples[n]["ms"]) > OWN_FACTOR * policy["target_rse"]
                                          for n in ("candidate", "baseline") if n in samples):
         return False
     # Tight enough: the paired ratios are what a speedup is made of (the times alone when unpaired).

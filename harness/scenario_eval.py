@@ -10,7 +10,7 @@ import random
 from .correctness import check_output, max_abs_diff
 from .errors import TaskError
 from .fingerprint import fingerprints
-from .stats import MEDIAN, median, rse_of_median
+from .stats import MEDIAN, median
 
 SET_BUDGET_BYTES = {"cuda": 2 << 30, "cpu": 64 << 20}
 
@@ -101,7 +101,7 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
     samples = res["samples"]
     cand = samples.get("candidate", {}).get("ms", [])
     entry["timing"] = {"reps": len(cand), "seconds": res["seconds"], "sets": n_sets, "figure": MEDIAN.name,
-                       "rse": rse_of_median(cand) if cand else None}
+                       "rse": MEDIAN.rse(cand) if cand else None}
     if res["unsupported"]:
         entry["peer_unsupported"] = res["unsupported"]
     if res["findings"]:

@@ -103,7 +103,7 @@ def test_rounds_stop_once_a_far_ratio_has_settled_its_verdict():
 def test_the_candidates_and_the_baselines_own_times_must_be_known_before_an_early_stop():
     from harness.executor_rounds import OWN_FACTOR, done
     from harness.stats import TRIMMED_MEAN, rse_of_median
-    policy = {"min_reps": 8, "max_reps": 500, "max_seconds": 1.0, "target_rse": 0.005, "own_medians": True,
+    policy = {"min_reps": 8, "max_reps": 500, "max_seconds": 1.0, "target_rse": 0.005, "own_times": True,
               "figure": TRIMMED_MEAN}
     # Times in CUPTI's 32 ns steps about 3.4 us (r1-c4096): most rounds read the same step for both,
     # so the paired ratio's MAD is nothing and the ratio reads settled at 32 rounds, while each
@@ -118,8 +118,8 @@ def test_the_candidates_and_the_baselines_own_times_must_be_known_before_an_earl
     assert TRIMMED_MEAN.rse(base) > OWN_FACTOR * policy["target_rse"]
     assert not done(_round_samples(cand, base), policy, 0.2)
     assert done(_round_samples(cand, base), policy, 1.0)        # the cap still holds
-    # A CPU task's rounds stop on the ratio as before (its CUDA loop asks for own_medians).
-    assert done(_round_samples(cand, base), dict(policy, own_medians=False), 0.2)
+    # A CPU task's rounds stop on the ratio as before (its CUDA loop asks for own_times).
+    assert done(_round_samples(cand, base), dict(policy, own_times=False), 0.2)
     # Steady times and a settled ratio stop the rounds as before.
     flat = [3.456] * 30 + [3.424, 3.488]
     assert done(_round_samples(flat, list(flat)), policy, 0.2)
@@ -134,7 +134,7 @@ def test_an_offset_on_a_run_of_equal_steps_does_not_stop_the_rounds_as_far_from_
     # within 1.5 %). The trimmed mean's error sees the slow quarter: the rounds go on.
     from harness.executor_rounds import done
     from harness.stats import MEDIAN, TRIMMED_MEAN
-    policy = {"min_reps": 10, "max_reps": 1000, "max_seconds": 0.8, "target_rse": 0.005, "own_medians": True}
+    policy = {"min_reps": 10, "max_reps": 1000, "max_seconds": 0.8, "target_rse": 0.005, "own_times": True}
     slow = [2.496, 2.560, 2.624, 2.688, 2.752, 2.816, 2.528]
     cand = [2.240] * 21 + slow
     base = [2.176] * 21 + slow
