@@ -108,3 +108,21 @@ def test_runs_set_the_same_calls_of_several_runs_side_by_side(tmp_path):
     assert "10.020/  1.000" in torch_row
     assert "10.520/  1.400" in torch_row and torch_row.endswith(f"{100 * 0.5 / 10.27:5.2f} %")
     assert out[-2] == "candidate: medians' spread over the runs, median 0.00 %, max 0.00 %"
+
+
+def test_shares_of_the_upper_mode_per_run_from_the_harness_rounds_and_the_tools_calls(tmp_path):
+    # The same scenario in two harness evaluations (the peers measured: each its own peers' executor)
+    # and one tool run: the cuDNN peer's calls in two modes 13 % apart, in a share of its own in each
+    # process. The cut is the widest gap of all the runs' values together.
+    a = _result(tmp_path / "a.json", {"s1": {"peer:cudnn": [0.0080] * 10 + [0.0090] * 10, "candidate": [0.002] * 20}})
+    b = _result(tmp_path / "b.json", {"s1": {"peer:cudnn": [0.0080 + 1e-6 * (k % 3) for k in range(20)]},
+                                      "s2": {"peer:cudnn": [0.0080] * 20}})       # kept: one figure, left out
+    tool = tmp_path / "t.json"
+    tool.write_text(json.dumps({"rows": [{"id": "s1", "impl": "cudnn",
+                                          "calls": [{"span_us": 8.0}] * 3 + [{"span_us": 9.0}]}]}))
+    out = compare_results.shares(a, b, str(tool)).splitlines()
+    row = next(l for l in out if l.split()[:2] == ["s1", "cudnn"])
+    assert row.split()[2:5] == ["0.50", "0.00", "0.25"]
+    assert not any(l.split()[:2] == ["s1", "candidate"] for l in out)      # one mode: no share to speak of
+    assert not any(l.startswith("s2") for l in out)
+    assert compare_results.shares(str(tool)).startswith("runs:")

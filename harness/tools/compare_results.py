@@ -171,6 +171,40 @@ def runs(*paths):
     return "\n".join(lines)
 
 
+def shares(*paths):
+    """The upper mode's share per run, for every (scenario, implementation) whose values fall in two
+    modes over all the runs together (split at the widest gap among the middle 90 % of them, when it
+    is over 3 % of the median): each run a harness result with its rounds (`eval --samples`) or a
+    cupti_fidelity report. Several evaluations with the peers measured (each its own peers'
+    executor) and the tool's runs, side by side: is a peer's share the process's or the calls'?"""
+    cells = {}
+    for i, path in enumerate(paths):
+        data = _load(path)
+        for row in data.get("rows") or []:          # a cupti_fidelity report: spans in us
+            calls = [c["span_us"] / 1e3 for c in row.get("calls") or [] if c.get("span_us")]
+            if calls:
+                cells.setdefault((row["id"], row["impl"]), {})[i] = calls
+        for sc in data.get("scenarios") or []:      # a harness result: rounds in ms
+            for name, ms in ((sc.get("timing") or {}).get("samples_ms") or {}).items():
+                impl = name[5:] if name.startswith("peer:") else name
+                if ms and len(set(ms)) > 1:     # a kept peer's figure repeated is no sample of its calls
+                    cells.setdefault((sc["id"], impl), {})[i] = list(ms)
+    lines = ["runs: " + "  ".join(f"{i}={p}" for i, p in enumerate(paths)),
+             f"{'scenario':44} {'impl':15} " + " ".join(f"{f'run {i}':>6}" for i in range(len(paths)))]
+    for (sid, impl), by in sorted(cells.items()):
+        every = sorted(v for vs in by.values() for v in vs)
+        g = int(0.05 * len(every))      # the widest gap among the middle 90 %: a lone slow call is no mode
+        mid = every[g:len(every) - g]
+        if len(mid) < 2:
+            continue
+        gap, cut = max((b - a, (a + b) / 2) for a, b in zip(mid, mid[1:]))
+        if gap < 0.03 * median(every):
+            continue
+        parts = [f"{sum(v > cut for v in by[i]) / len(by[i]):6.2f}" if i in by else f"{'-':>6}" for i in range(len(paths))]
+        lines.append(f"{sid:44} {impl:15} " + " ".join(parts))
+    return "\n".join(lines)
+
+
 def _shares(calls, cut, key):
     """"value:upper/all" for each value of the calls' `key` (e.g. placement)."""
     by = {}
@@ -245,7 +279,7 @@ def adversarial(path):
 
 def main(argv=None):
     argv = argv if argv is not None else sys.argv[1:]
-    commands = {"repeat": repeat, "estimators": estimators, "fidelity": fidelity, "modes": modes, "runs": runs,
+    commands = {"repeat": repeat, "estimators": estimators, "fidelity": fidelity, "modes": modes, "runs": runs, "shares": shares,
                 "anchors": anchors, "summary": summary, "adversarial": adversarial}
     if not argv or argv[0] not in commands:
         print(__doc__)

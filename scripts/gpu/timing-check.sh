@@ -41,6 +41,8 @@
 #    in the tool's process, as in the harness's peers' executor: "torch,torch_rms_norm", "cudnn,flash");
 #    CUDNN_SCENARIOS: cudnn-modes' scenarios; (STEPS cudnn-cond) the cuDNN peer's modes with the tool's
 #    --refill, --busy-after, both, on the scenarios where the tool and the harness split differently.
+#    (STEPS cudnn-procs) flash's FLASH_SUB scenarios PROCS (3) times with the peers measured afresh, each
+#    in a peers' executor of its own, and the tool once: the cuDNN peer's upper-mode share per process;
 #    FID_LAYOUTS: one tool run per entry, "tool" (default) or "harness" (--layout: the placements laid out as
 #    the harness's slots, every one at the same offsets in its 2 MiB pages);
 #    (STEPS refcost) flash's reference, lowp and inputs per scenario (REF_VARIANTS beside them, e.g.
@@ -187,6 +189,17 @@ cudnn-cond)   # which of the harness's round conditions the cuDNN peer's mode fo
 flash-sub)   # flash's full evaluation on FLASH_SUB's scenarios only (sq113-sk113,sq1000-sk113), the peers measured
   step flash-sub 150 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --scenarios "${FLASH_SUB:-sq113-sk113,sq1000-sk113}" \
     --json "$OUT/flash-sub.json" --table --samples --timeout 140 ;;
+cudnn-procs)   # the cuDNN peer's upper-mode share per process: flash's FLASH_SUB scenarios evaluated PROCS (3)
+      # times with the peers measured afresh (each evaluation its own peers' executor), then the tool on
+      # the first one's result; compare_results shares sets every run's shares side by side
+  for i in $(seq 1 "${PROCS:-3}"); do
+    step flash-sub-p$i 150 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --fresh-peers \
+      --scenarios "${FLASH_SUB:-sq113-sk113,sq1000-sk113}" --json "$OUT/flash-sub-p$i.json" --table --samples --timeout 140
+  done
+  [ -f "$OUT/flash-sub-p1.json" ] && step fidelity-sub 200 "$PY" -m harness.tools.cupti_fidelity --task-dir $F \
+    --candidate $F/baseline.cu --result "$OUT/flash-sub-p1.json" --profiler cupti --calls "${FID_CALLS:-32}" \
+    --flush-in other --pad harness --placements "${FID_PLACEMENTS:-32}" --interleave --refill --json "$OUT/fidelity-sub.json"
+  "$PY" -m harness.tools.compare_results shares "$OUT"/flash-sub-p*.json "$OUT/fidelity-sub.json" > "$OUT/cudnn-procs.txt" 2>&1 ;;
 rms-kept2)   # rmsnorm's evaluation with the peers kept once more (after `rms`): two evaluations as every
       # one after a host's first runs, to set against each other
       # (RMS_KEPT_RUNS, default 1, more of them: every pair set against each other)
@@ -319,7 +332,7 @@ for p in sorted(out.glob("*.json")):
               "temp max", max(c["temp_c_max"] or 0 for c in clk), "power max", max(c["power_w_max"] or 0 for c in clk),
               "reasons", sorted({x for c in clk for x in c["reasons"]}), "dropped rounds", sum(c["dropped_rounds"] for c in clk))
 PYEOF
-cat "$OUT/cupti-self.log" "$OUT/rms-cap.txt" "$OUT/rms-kept2.txt" "$OUT/call-cost.log" "$OUT/call-cost-other.log" >> "$OUT/summary.txt" 2>/dev/null
+cat "$OUT/cupti-self.log" "$OUT/rms-cap.txt" "$OUT/rms-kept2.txt" "$OUT/cudnn-procs.txt" "$OUT/call-cost.log" "$OUT/call-cost-other.log" >> "$OUT/summary.txt" 2>/dev/null
 { for f in "$OUT"/fidelity-*.log "$OUT"/cond-*.log "$OUT"/cudnn-modes*.log; do [ -f "$f" ] && echo "-- $f" && grep -A6 "^harness / CUPTI, against the span" "$f"; done
   tail -n 3 "$OUT/adversarial.txt" "$OUT/pytest-cuda.log" "$OUT/pytest-runtime.log" 2>/dev/null
   for t in rmsnorm flash; do for f in "$OUT"/fidelity-$t-like*.json; do [ -f "$f" ] && echo "-- fidelity by estimator, $f" &&
