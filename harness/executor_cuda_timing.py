@@ -223,7 +223,7 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
     task, rng = ctx.task, timer.rng
     rcs = {}
     samples = {n: {"ms": [], "event_ms": [], "span_ms": [], "wall_ms": [], "excess_ms": [], "busy_ms": [],
-                   "tail_ms": [], "lead_ms": [], "idle_ms": [], "host_ms": [], "before_ms": []}
+                   "tail_ms": [], "lead_ms": [], "idle_ms": [], "host_ms": [], "before_ms": [], "slot": []}
                for n in impls}
     offsets = getattr(ctx, "event_offsets", None) or {}
     rechecks = Rechecks(ctx, timer.params)
@@ -263,6 +263,7 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
             s["idle_ms"].append(_span_ms(reply, "idle_ms", zero=True))
             s["host_ms"].append(_span_ms(reply, "host_ms"))
             s["before_ms"].append(_span_ms(reply, "before_ms"))
+            s["slot"].append(chosen[name].j)      # which placement (timing.samples_slot, with --samples)
             costs.lap("replies")
         sample = ctx.device.clocks()
         if sample is not None:

@@ -397,9 +397,14 @@ def _after_candidate(ctx, ex):
 
 
 def keep_samples(ctx, entry, samples):
-    """With --samples, every round's figure (ms) per implementation, in round order."""
+    """With --samples, every round's figure (ms) per implementation, in round order, and where the
+    rounds record it (CUDA) the slot each call ran on (`samples_slot`: does a placement decide a
+    call's mode?)."""
     if getattr(ctx, "keep_samples", False):
         entry["timing"]["samples_ms"] = {name: [round(float(v), 9) for v in s["ms"]] for name, s in samples.items()}
+        slots = {name: list(s["slot"]) for name, s in samples.items() if s.get("slot")}
+        if slots:
+            entry["timing"]["samples_slot"] = slots
 
 
 def timing_entry(entry, samples, unsupported, seconds, n_sets, batch, figure=MEDIAN):

@@ -126,3 +126,34 @@ def test_shares_of_the_upper_mode_per_run_from_the_harness_rounds_and_the_tools_
     assert not any(l.split()[:2] == ["s1", "candidate"] for l in out)      # one mode: no share to speak of
     assert not any(l.startswith("s2") for l in out)
     assert compare_results.shares(str(tool)).startswith("runs:")
+
+
+def test_slots_say_whether_a_placement_decides_the_mode_of_the_harness_rounds(tmp_path):
+    # Slot 0 always in the upper mode, slot 1 always in the lower, slot 2 in both, slot 3 once.
+    ms = [9.0, 8.0, 9.0, 8.0, 9.0, 8.0, 8.0, 8.0]
+    where = [0, 1, 2, 1, 0, 2, 3, 1]
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"scenarios": [
+        {"id": "s1", "timing": {"samples_ms": {"peer:cudnn": ms, "candidate": [2.0, 2.01] * 4},
+                                "samples_slot": {"peer:cudnn": where, "candidate": [0] * 8}}},
+        {"id": "s2", "timing": {"samples_ms": {"peer:cudnn": ms}}}]}))        # no slots: left out
+    out = compare_results.slots(str(path)).splitlines()
+    assert len(out) == 2
+    assert out[1].split() == ["s1", "peer:cudnn", "0.38", "3", "1", "1", "1"]
+    empty = tmp_path / "e.json"
+    empty.write_text(json.dumps({"scenarios": []}))
+    assert compare_results.slots(str(empty)).startswith("no implementation")
+
+
+def test_kept_samples_carry_the_slot_of_each_call_where_the_rounds_record_it():
+    from types import SimpleNamespace
+
+    from harness.executor_timing import keep_samples
+    entry = {"timing": {}}
+    samples = {"candidate": {"ms": [0.0021, 0.0022], "slot": [4, 0]}, "peer:cudnn": {"ms": [0.008, 0.008]}}
+    keep_samples(SimpleNamespace(keep_samples=True), entry, samples)
+    assert entry["timing"]["samples_ms"] == {"candidate": [0.0021, 0.0022], "peer:cudnn": [0.008, 0.008]}
+    assert entry["timing"]["samples_slot"] == {"candidate": [4, 0]}
+    quiet = {"timing": {}}
+    keep_samples(SimpleNamespace(keep_samples=False), quiet, samples)
+    assert quiet == {"timing": {}}

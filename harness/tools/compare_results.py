@@ -5,6 +5,8 @@
     python3 -m harness.tools.compare_results fidelity RESULT.json FIDELITY.json   (eval --samples; cupti_fidelity --json)
     python3 -m harness.tools.compare_results modes FIDELITY.json                 (cupti_fidelity --json)
     python3 -m harness.tools.compare_results runs FIDELITY.json [more.json ...]  (the same calls in several runs)
+    python3 -m harness.tools.compare_results shares RUN.json [more.json ...]     (results and/or cupti_fidelity reports)
+    python3 -m harness.tools.compare_results slots RESULT.json                   (eval --samples, CUDA)
     python3 -m harness.tools.compare_results anchors result.json
     python3 -m harness.tools.compare_results summary result.json [more.json ...]
     python3 -m harness.tools.compare_results adversarial outcomes.json
@@ -205,6 +207,40 @@ def shares(*paths):
     return "\n".join(lines)
 
 
+def slots(result_path):
+    """Does where a call's memory lay decide its mode in the harness's own rounds? For every
+    (scenario, implementation) of a result with `eval --samples` whose rounds fall in two modes (the
+    widest gap among the middle 90 % over 3 % of the median): the upper mode's share, and of the
+    slots that came up twice or more, how many were always in the upper mode, always in the lower,
+    or in both (`timing.samples_slot`, CUDA). None in both: the slot decides, as the tool's
+    placements decide its calls' modes."""
+    lines = [f"{'scenario':44} {'impl':15} {'upper':>6} {'slots':>6} {'upper':>6} {'lower':>6} {'both':>6}"]
+    for sc in _load(result_path).get("scenarios") or []:
+        timing = sc.get("timing") or {}
+        for name, ms in (timing.get("samples_ms") or {}).items():
+            where = (timing.get("samples_slot") or {}).get(name)
+            if not where or len(where) != len(ms) or len(set(ms)) < 2:
+                continue
+            every = sorted(ms)
+            g = int(0.05 * len(every))
+            mid = every[g:len(every) - g]
+            if len(mid) < 2:
+                continue
+            gap, cut = max((b - a, (a + b) / 2) for a, b in zip(mid, mid[1:]))
+            if gap < 0.03 * median(every):
+                continue
+            by = {}
+            for slot, v in zip(where, ms):
+                by.setdefault(slot, []).append(v > cut)
+            seen = [v for v in by.values() if len(v) >= 2]
+            lines.append(f"{sc['id']:44} {name:15} {sum(v > cut for v in ms) / len(ms):6.2f} {len(seen):6} "
+                         f"{sum(all(v) for v in seen):6} {sum(not any(v) for v in seen):6} "
+                         f"{sum(any(v) and not all(v) for v in seen):6}")
+    if len(lines) == 1:
+        return "no implementation's rounds fall in two modes, or the result has no samples_slot (eval --samples, CUDA)"
+    return "\n".join(lines)
+
+
 def _shares(calls, cut, key):
     """"value:upper/all" for each value of the calls' `key` (e.g. placement)."""
     by = {}
@@ -279,7 +315,7 @@ def adversarial(path):
 
 def main(argv=None):
     argv = argv if argv is not None else sys.argv[1:]
-    commands = {"repeat": repeat, "estimators": estimators, "fidelity": fidelity, "modes": modes, "runs": runs, "shares": shares,
+    commands = {"repeat": repeat, "estimators": estimators, "fidelity": fidelity, "modes": modes, "runs": runs, "shares": shares, "slots": slots,
                 "anchors": anchors, "summary": summary, "adversarial": adversarial}
     if not argv or argv[0] not in commands:
         print(__doc__)

@@ -42,7 +42,8 @@
 #    CUDNN_SCENARIOS: cudnn-modes' scenarios; (STEPS cudnn-cond) the cuDNN peer's modes with the tool's
 #    --refill, --busy-after, both, on the scenarios where the tool and the harness split differently.
 #    (STEPS cudnn-procs) flash's FLASH_SUB scenarios PROCS (3) times with the peers measured afresh, each
-#    in a peers' executor of its own, and the tool once: the cuDNN peer's upper-mode share per process;
+#    in a peers' executor of its own, and the tool once: the cuDNN peer's upper-mode share per process, and
+#    per slot within each (compare_results shares, slots);
 #    FID_LAYOUTS: one tool run per entry, "tool" (default) or "harness" (--layout: the placements laid out as
 #    the harness's slots, every one at the same offsets in its 2 MiB pages);
 #    (STEPS refcost) flash's reference, lowp and inputs per scenario (REF_VARIANTS beside them, e.g.
@@ -199,7 +200,9 @@ cudnn-procs)   # the cuDNN peer's upper-mode share per process: flash's FLASH_SU
   [ -f "$OUT/flash-sub-p1.json" ] && step fidelity-sub 200 "$PY" -m harness.tools.cupti_fidelity --task-dir $F \
     --candidate $F/baseline.cu --result "$OUT/flash-sub-p1.json" --profiler cupti --calls "${FID_CALLS:-32}" \
     --flush-in other --pad harness --placements "${FID_PLACEMENTS:-32}" --interleave --refill --json "$OUT/fidelity-sub.json"
-  "$PY" -m harness.tools.compare_results shares "$OUT"/flash-sub-p*.json "$OUT/fidelity-sub.json" > "$OUT/cudnn-procs.txt" 2>&1 ;;
+  { "$PY" -m harness.tools.compare_results shares "$OUT"/flash-sub-p*.json "$OUT/fidelity-sub.json"
+    for f in "$OUT"/flash-sub-p*.json; do echo "-- slots, $f"; "$PY" -m harness.tools.compare_results slots "$f"; done
+  } > "$OUT/cudnn-procs.txt" 2>&1 ;;
 rms-kept2)   # rmsnorm's evaluation with the peers kept once more (after `rms`): two evaluations as every
       # one after a host's first runs, to set against each other
       # (RMS_KEPT_RUNS, default 1, more of them: every pair set against each other)
