@@ -122,18 +122,15 @@ def fidelity(result_path, fidelity_path):
 
 def modes(fidelity_path):
     """The calls of each (scenario, implementation) of a cupti_fidelity report in two modes, where
-    they fall in two: split at the widest gap between consecutive spans when it is over 3 % of the
-    median; the upper mode's share over all calls and on each placement of the inputs (does where a
-    call's memory lay decide its mode?)."""
+    they fall in two (_mode_cut); the upper mode's share over all calls and on each placement of the
+    inputs (does where a call's memory lay decide its mode?)."""
     lines = []
     for row in _load(fidelity_path)["rows"]:
         calls = [c for c in row.get("calls") or [] if c.get("span_us")]
         if len(calls) < 4:
             continue
-        spans = sorted(c["span_us"] for c in calls)
-        gap, cut = max((b - a, (a + b) / 2) for a, b in zip(spans, spans[1:]))
-        mid = median(spans)
-        if gap < 0.03 * mid:
+        cut = _mode_cut([c["span_us"] for c in calls])
+        if cut is None:
             continue
         upper = [c for c in calls if c["span_us"] > cut]
         low = median([c["span_us"] for c in calls if c["span_us"] <= cut])
@@ -175,8 +172,7 @@ def runs(*paths):
 
 def shares(*paths):
     """The upper mode's share per run, for every (scenario, implementation) whose values fall in two
-    modes over all the runs together (split at the widest gap among the middle 90 % of them, when it
-    is over 3 % of the median): each run a harness result with its rounds (`eval --samples`) or a
+    modes over all the runs together (_mode_cut): each run a harness result with its rounds (`eval --samples`) or a
     cupti_fidelity report. Several evaluations with the peers measured (each its own peers'
     executor) and the tool's runs, side by side: is a peer's share the process's or the calls'?"""
     cells = {}
@@ -194,13 +190,8 @@ def shares(*paths):
     lines = ["runs: " + "  ".join(f"{i}={p}" for i, p in enumerate(paths)),
              f"{'scenario':44} {'impl':15} " + " ".join(f"{f'run {i}':>6}" for i in range(len(paths)))]
     for (sid, impl), by in sorted(cells.items()):
-        every = sorted(v for vs in by.values() for v in vs)
-        g = int(0.05 * len(every))      # the widest gap among the middle 90 %: a lone slow call is no mode
-        mid = every[g:len(every) - g]
-        if len(mid) < 2:
-            continue
-        gap, cut = max((b - a, (a + b) / 2) for a, b in zip(mid, mid[1:]))
-        if gap < 0.03 * median(every):
+        cut = _mode_cut([v for vs in by.values() for v in vs])
+        if cut is None:
             continue
         parts = [f"{sum(v > cut for v in by[i]) / len(by[i]):6.2f}" if i in by else f"{'-':>6}" for i in range(len(paths))]
         lines.append(f"{sid:44} {impl:15} " + " ".join(parts))
@@ -209,8 +200,8 @@ def shares(*paths):
 
 def slots(result_path):
     """Does where a call's memory lay decide its mode in the harness's own rounds? For every
-    (scenario, implementation) of a result with `eval --samples` whose rounds fall in two modes (the
-    widest gap among the middle 90 % over 3 % of the median): the upper mode's share, and of the
+    (scenario, implementation) of a result with `eval --samples` whose rounds fall in two modes
+    (_mode_cut): the upper mode's share, and of the
     slots that came up twice or more, how many were always in the upper mode, always in the lower,
     or in both (`timing.samples_slot`, CUDA). None in both: the slot decides, as the tool's
     placements decide its calls' modes."""
@@ -221,13 +212,8 @@ def slots(result_path):
             where = (timing.get("samples_slot") or {}).get(name)
             if not where or len(where) != len(ms) or len(set(ms)) < 2:
                 continue
-            every = sorted(ms)
-            g = int(0.05 * len(every))
-            mid = every[g:len(every) - g]
-            if len(mid) < 2:
-                continue
-            gap, cut = max((b - a, (a + b) / 2) for a, b in zip(mid, mid[1:]))
-            if gap < 0.03 * median(every):
+            cut = _mode_cut(ms)
+            if cut is None:
                 continue
             by = {}
             for slot, v in zip(where, ms):
@@ -239,6 +225,19 @@ def slots(result_path):
     if len(lines) == 1:
         return "no implementation's rounds fall in two modes, or the result has no samples_slot (eval --samples, CUDA)"
     return "\n".join(lines)
+
+
+def _mode_cut(values):
+    """Where `values` split into two modes: the middle of the widest gap between consecutive values
+    among the middle 90 % of them (a lone slow call is no mode), when that gap is over 3 % of their
+    median; None when they do not split."""
+    every = sorted(values)
+    g = int(0.05 * len(every))
+    mid = every[g:len(every) - g]
+    if len(mid) < 2:
+        return None
+    gap, cut = max((b - a, (a + b) / 2) for a, b in zip(mid, mid[1:]))
+    return cut if gap >= 0.03 * median(every) else None
 
 
 def _shares(calls, cut, key):
