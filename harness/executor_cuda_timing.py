@@ -47,6 +47,10 @@ from .shm import layout
 from .stats import TRIMMED_MEAN, median, median_ci
 
 PAD_MS = 0.1
+# How a CUDA scenario's rounds make each implementation's time: a span is the GPU's own record of a
+# call, so its cost per call is a mean (stats.trimmed_mean); the stopping rules, the figures and the
+# kept peers' figures (keyed by its name, evaluate.py) all take it from here.
+FIGURE = TRIMMED_MEAN
 # The peers' calls go through PyTorch's dispatch (SDPA picks and plans a backend) before their kernel
 # is queued: on the H200 the flash peer's smallest scenarios read 2.8-5.4 us over CUPTI with a
 # 0.1 ms pad, the kernel arriving after the pad had ended; a longer pad keeps that out of the time.
@@ -141,7 +145,7 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
     pool = scenario_pool(ctx, set_bytes(task, shapes_in, shapes_out))
     policy, unsupported, sets = dict(task.timing), dict(kept["unsupported"]) if kept else {}, {}
     policy["own_times"] = True    # executor_rounds.done: the times themselves known before an early stop
-    policy["figure"] = TRIMMED_MEAN   # a span is the GPU's own record of a call: its cost is a mean
+    policy["figure"] = FIGURE
     if getattr(ctx, "peer_figures", None) is not None and not kept:
         # The peers' figures measured here are kept for every later evaluation on this GPU: each is
         # measured to the target on its own figure too, for up to KEPT_FACTOR x the scenario's time.
@@ -356,7 +360,7 @@ def choose_clock(ctx, samples):
 def _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, seconds, scenario, seed_base, confirming, clocks,
            kept):
     clock = choose_clock(ctx, samples)
-    cand = timing_entry(entry, samples, unsupported, seconds, pool, 1, TRIMMED_MEAN)
+    cand = timing_entry(entry, samples, unsupported, seconds, pool, 1, FIGURE)
     keep_samples(ctx, entry, samples)
     timing = entry["timing"]
     timing["pad_ms"] = PAD_MS
@@ -401,7 +405,7 @@ def _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, seconds, scena
         n = len(samples["candidate"]["ms"])
         for p, ms in kept["ms"].items():
             samples[f"peer:{p}"] = {"ms": [ms] * n}
-    out = figures(ctx, entry, samples, rcs, rechecks, scenario, seed_base, 1, TRIMMED_MEAN)
+    out = figures(ctx, entry, samples, rcs, rechecks, scenario, seed_base, 1, FIGURE)
     if getattr(ctx, "peer_figures", None) is not None:
         timing.setdefault("peers", "kept" if kept else "measured")
         if not kept and clock == getattr(ctx, "clock", clock):
@@ -413,7 +417,7 @@ def _keep_peers(ctx, scenario, samples, unsupported):
     """The scenario's peers' times for later evaluations, when every peer was timed or is unsupported
     (a peer that failed during timing is not kept: that may not happen again)."""
     names = [p for p, _ in ctx.task.peers]
-    ms = {p: TRIMMED_MEAN.of(samples[f"peer:{p}"]["ms"]) for p in names if samples.get(f"peer:{p}", {}).get("ms")}
+    ms = {p: FIGURE.of(samples[f"peer:{p}"]["ms"]) for p in names if samples.get(f"peer:{p}", {}).get("ms")}
     left = {p: unsupported[p] for p in names if p not in ms and p in unsupported}
     if set(ms) | set(left) == set(names) and not any(r.startswith("failed") for r in left.values()):
         ctx.peer_figures.put(scenario, ms, left)

@@ -75,10 +75,11 @@ def rse_of_trimmed_mean(xs, trim=TIME_TRIM):
     if n < 3:
         return math.inf
     g = int(trim * n)
-    w = [s[g]] * g + s[g:n - g] + [s[n - g - 1]] * g
+    mid = s[g:n - g]
+    w = [s[g]] * g + mid + [s[n - g - 1]] * g
     mw = sum(w) / n
     var = sum((x - mw) ** 2 for x in w) / (n - 1)
-    tm = trimmed_mean(s, trim)
+    tm = sum(mid) / len(mid)     # trimmed_mean(xs, trim), without sorting again (every round, executor_rounds.done)
     if not tm or tm <= 0:
         return math.inf
     return math.sqrt(var) / ((1 - 2 * g / n) * math.sqrt(n)) / tm

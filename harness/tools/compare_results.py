@@ -172,8 +172,8 @@ def runs(*paths):
 
 def shares(*paths):
     """The upper mode's share per run, for every (scenario, implementation) whose values fall in two
-    modes over all the runs together (_mode_cut): each run a harness result with its rounds (`eval --samples`) or a
-    cupti_fidelity report. Several evaluations with the peers measured (each its own peers'
+    modes over all the runs together (_mode_cut): each run a harness result with its rounds (`eval
+    --samples`) or a cupti_fidelity report. Several evaluations with the peers measured (each its own peers'
     executor) and the tool's runs, side by side: is a peer's share the process's or the calls'?"""
     cells = {}
     for i, path in enumerate(paths):
@@ -201,9 +201,8 @@ def shares(*paths):
 def slots(result_path):
     """Does where a call's memory lay decide its mode in the harness's own rounds? For every
     (scenario, implementation) of a result with `eval --samples` whose rounds fall in two modes
-    (_mode_cut): the upper mode's share, and of the
-    slots that came up twice or more, how many were always in the upper mode, always in the lower,
-    or in both (`timing.samples_slot`, CUDA). None in both: the slot decides, as the tool's
+    (_mode_cut): the upper mode's share, and of the slots that came up twice or more, how many were
+    always in the upper mode, always in the lower, or in both (`timing.samples_slot`, CUDA). None in both: the slot decides, as the tool's
     placements decide its calls' modes."""
     lines = [f"{'scenario':44} {'impl':15} {'upper':>6} {'slots':>6} {'upper':>6} {'lower':>6} {'both':>6}"]
     for sc in _load(result_path).get("scenarios") or []:
@@ -314,8 +313,8 @@ def adversarial(path):
 
 def main(argv=None):
     argv = argv if argv is not None else sys.argv[1:]
-    commands = {"repeat": repeat, "estimators": estimators, "fidelity": fidelity, "modes": modes, "runs": runs, "shares": shares, "slots": slots,
-                "anchors": anchors, "summary": summary, "adversarial": adversarial}
+    commands = {"repeat": repeat, "estimators": estimators, "fidelity": fidelity, "modes": modes, "runs": runs,
+                "shares": shares, "slots": slots, "anchors": anchors, "summary": summary, "adversarial": adversarial}
     if not argv or argv[0] not in commands:
         print(__doc__)
         return 2

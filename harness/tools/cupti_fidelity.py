@@ -13,7 +13,7 @@ stream busy while the call's launches are queued, as in the harness's padded rou
 between two flushes, less that sleep, is one call. Per call: `kernel_sum_us`, the kernels' durations
 added up, and `span_us`, from the start of the first kernel (or memset, or other copy) to the end of
 the last. The harness's figure is a call's span (gaps between kernels included), made into a scenario's time
-as the harness makes it (stats.TRIMMED_MEAN): it is set against the calls' span by that statistic
+as the harness makes it (executor_cuda_timing.FIGURE): it is set against the calls' span by that statistic
 first and their kernel sum second (`span_median_ms` is the spans' median, for comparison).
 """
 
@@ -22,7 +22,6 @@ import contextlib
 import ctypes
 import hashlib
 import json
-import math
 import os
 import random
 import sys
@@ -37,13 +36,15 @@ from ..cupti import device_activity, kind_of, kineto_activity
 from ..cupti_activity import Activity, call_layout, find_library, timestamp_step
 from ..build import build
 from ..devices import MAX_CLOCK_HZ, MIB
+from ..executor_cuda_timing import FIGURE, set_bytes
 from ..executor_memory import SPREAD_ALIGN
+from ..executor_slots import _specs
 from ..shm import layout
 from ..executor import _CTYPES
 from ..executor_pair import argtypes
 from ..errors import EnvironmentProblem, HarnessError, UsageError
 from ..scenarios import select_scenarios
-from ..stats import TRIMMED_MEAN, median
+from ..stats import median
 from ..task import load_reference, load_task
 
 TOLERANCE = 0.05          # issue 14: every per-scenario time within ±5 % of CUPTI's ...
@@ -95,10 +96,10 @@ def call_figure(call, i):
 
 def _figures(mine):
     """One implementation's calls -> its figures (ms), made as the harness makes a CUDA scenario's
-    time of its rounds (stats.TRIMMED_MEAN), the span's median beside them, and the calls."""
+    time of its rounds (executor_cuda_timing.FIGURE), the span's median beside them, and the calls."""
     spans = [f["span_us"] for f in mine]
-    return {"kernel_sum_ms": TRIMMED_MEAN.of([f["kernel_sum_us"] for f in mine]) / 1e3,
-            "span_ms": TRIMMED_MEAN.of(spans) / 1e3, "span_median_ms": median(spans) / 1e3, "calls": mine}
+    return {"kernel_sum_ms": FIGURE.of([f["kernel_sum_us"] for f in mine]) / 1e3,
+            "span_ms": FIGURE.of(spans) / 1e3, "span_median_ms": median(spans) / 1e3, "calls": mine}
 
 
 def per_impl(figures, impls, calls):
@@ -253,22 +254,22 @@ def _native(fn, argv):
 
 def harness_slots(task, inputs, shapes, count, device="cuda"):
     """(buffer, [{tensor name: tensor}] x count): the scenario's tensors laid out as the harness lays
-    out a CUDA scenario's slots in an executor's arena (executor_slots.make_slots over
-    executor_memory.CudaArena): every tensor page-aligned in the order of the task's arguments
-    (shm.layout), slot after slot a multiple of 2 MiB apart, the first at a 2 MiB boundary, so every
-    slot's tensors sit at the same offsets within their 2 MiB pages."""
-    specs = [(a.name, a.dtype, tuple(inputs[a.name].shape) if a.role == "input" else tuple(shapes[a.name]))
-             for a in task.args if a.kind == "tensor"]
-    lay, one = layout(specs)
-    stride = -(-one // SPREAD_ALIGN) * SPREAD_ALIGN
-    buf = torch.empty(count * stride + SPREAD_ALIGN, dtype=torch.uint8, device=device)
+    out a CUDA scenario's slots in an executor's arena (executor_slots._specs over shm.layout: every
+    tensor page-aligned in the order of the task's arguments, slot after slot), a multiple of 2 MiB
+    apart from a 2 MiB boundary, so every slot's tensors sit at the same offsets within their 2 MiB
+    pages."""
+    shapes_in = {k: tuple(v.shape) for k, v in inputs.items()}
+    stride = -(-set_bytes(task, shapes_in, shapes) // SPREAD_ALIGN) * SPREAD_ALIGN
+    lay, total = layout(_specs(task, shapes_in, shapes, count, stride))
+    buf = torch.empty(total + SPREAD_ALIGN, dtype=torch.uint8, device=device)
     base = -buf.data_ptr() % SPREAD_ALIGN
+    names = [a.name for a in task.args if a.kind == "tensor"]
     slots = []
     for j in range(count):
         slot = {}
-        for name, (off, dtype, shape, _, nbytes) in lay.items():
-            start = base + j * stride + off
-            slot[name] = buf[start:start + nbytes].view(getattr(torch, dtype)).view(shape)
+        for name in names:
+            off, dtype, shape, _, nbytes = lay[f"{name}#{j}"]
+            slot[name] = buf[base + off:base + off + nbytes].view(getattr(torch, dtype)).view(shape)
         slots.append(slot)
     return buf, slots
 
@@ -295,9 +296,7 @@ def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placemen
     rng = random.Random(seed)
     if placements > 1 and flush[3] is not None:
         # As many as half the free memory holds (r65536-c16384's 4 GiB input 32 times did not fit)
-        copy = sum(t.numel() * t.element_size() for t in inputs.values()) + \
-            sum(math.prod(shapes[a.name]) * torch.empty((), dtype=getattr(torch, a.dtype)).element_size()
-                for a in task.outputs()) + (17 << 20)
+        copy = set_bytes(task, {k: tuple(v.shape) for k, v in inputs.items()}, shapes) + (17 << 20)
         placements = max(1, min(placements, torch.cuda.mem_get_info()[0] // 2 // copy))
     elif flush[3] is None:
         placements = 1
