@@ -197,11 +197,16 @@ cudnn-procs)   # the cuDNN peer's upper-mode share per process: flash's FLASH_SU
     step flash-sub-p$i 150 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --fresh-peers \
       --scenarios "${FLASH_SUB:-sq113-sk113,sq1000-sk113}" --json "$OUT/flash-sub-p$i.json" --table --samples --timeout 140
   done
-  [ -f "$OUT/flash-sub-p1.json" ] && step fidelity-sub 200 "$PY" -m harness.tools.cupti_fidelity --task-dir $F \
-    --candidate $F/baseline.cu --result "$OUT/flash-sub-p1.json" --profiler cupti --calls "${FID_CALLS:-32}" \
-    --flush-in other --pad harness --placements "${FID_PLACEMENTS:-32}" --interleave --refill --json "$OUT/fidelity-sub.json"
-  { "$PY" -m harness.tools.compare_results shares "$OUT"/flash-sub-p*.json "$OUT/fidelity-sub.json"
+  for lay in ${FID_LAYOUTS:-tool harness}; do    # the tool once per layout, each run a process of its own
+    [ -f "$OUT/flash-sub-p1.json" ] && step fidelity-sub-$lay 200 "$PY" -m harness.tools.cupti_fidelity --task-dir $F \
+      --candidate $F/baseline.cu --result "$OUT/flash-sub-p1.json" --profiler cupti --calls "${FID_CALLS:-32}" \
+      --flush-in other --pad harness --placements "${FID_PLACEMENTS:-32}" --layout $lay --interleave --refill \
+      --json "$OUT/fidelity-sub-$lay.json"
+  done
+  { "$PY" -m harness.tools.compare_results shares "$OUT"/flash-sub-p*.json "$OUT"/fidelity-sub-*.json
     for f in "$OUT"/flash-sub-p*.json; do echo "-- slots, $f"; "$PY" -m harness.tools.compare_results slots "$f"; done
+    for f in "$OUT"/flash-sub-p*.json; do for g in "$OUT"/fidelity-sub-*.json; do
+      echo "-- fidelity, $f against $g"; "$PY" -m harness.tools.compare_results fidelity "$f" "$g"; done; done
   } > "$OUT/cudnn-procs.txt" 2>&1 ;;
 rms-kept2)   # rmsnorm's evaluation with the peers kept once more (after `rms`): two evaluations as every
       # one after a host's first runs, to set against each other
