@@ -97,10 +97,6 @@ class CallFailed(Exception):
     """A call failed on the device (a fault, an illegal address): reported as the call's failure."""
 
 
-class OutOfOrder(Exception):
-    """The parent asked for something out of its order (a harness error, never a peer's failure)."""
-
-
 class Executor:
     def __init__(self, sock):
         self.sock = sock
@@ -365,18 +361,15 @@ class Executor:
                 pools = self.gpu.setdefault("pools", PeerPools(self.torch))
                 places = msg.get("places") or [0] * len(calls)
                 key = json.dumps([{k: [s["dtype"], s["shape"]] for k, s in batch[0].items()}, params], sort_keys=True)
-                # The scenario's first call of this peer (the parent's drop_unsupported_peers, unflushed
-                # and untimed) sets up its pools with a call in each; a timed call finds them ready.
-                pad_ms = float(msg.get("pad_ms", 0.0))
-                if pools.before(key, msg["peer"], lambda: _peer_call(fn, calls[0], params)):
-                    if pad_ms > 0:    # they would have warmed L2 after the parent's flush
-                        raise OutOfOrder(f"peer {msg['peer']}: its pools were set up in a timed request")
-                    self.gpu["taken"] = False   # those calls' records go before the next timed call's pad
+                made = [pools.before(key, msg["peer"], p, lambda t=t: _peer_call(fn, t, params))
+                        for t, p in zip(calls, places)]
+                if any(made):
+                    self.gpu["taken"] = False   # those calls' records go before the first timed call's pad
                 return self._timed_gpu([(lambda t=t, p=p: pools.run(p, lambda: _peer_call(fn, t, params)))
-                                        for t, p in zip(calls, places)], pad_ms)
+                                        for t, p in zip(calls, places)], float(msg.get("pad_ms", 0.0)))
             for tensors in calls:
                 fn(tensors, dict(msg["params"]))
-        except (CallFailed, OutOfOrder):
+        except CallFailed:
             raise
         except Exception as exc:  # a peer that cannot run a scenario is left out, with the reason
             kind = "unsupported" if self.unsupported and isinstance(exc, self.unsupported) else "failed"

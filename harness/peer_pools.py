@@ -10,11 +10,8 @@ and 0.00 on one scenario in three evaluations), while the candidate's and the ba
 in the harness's slots, are drawn anew every round. Here each slot's calls allocate from a pool of
 their own (`torch.cuda.use_mem_pool`), so a peer's figure is the mean over as many placements of its
 own memory as of its inputs'. A scenario gets new pools (its key changes), as many as `budget`
-bytes of the first call's peak allocation hold, at most `count`; each pool's first call of each
-peer is made untimed and before any timed call (`before`), so no timed call pays for a pool's
-growth or follows an unflushed call (on 2026-12-03 a first version made those calls inside the
-timed requests, after the parent's L2 flush, and the peers read 10-25 % faster than CUPTI in a
-process of their own). With a torch that has no
+bytes of the first call's peak allocation hold, at most `count`; a pool's first call of each peer
+is made untimed (`before`), so no timed call pays for the pool's growth. With a torch that has no
 `use_mem_pool` (PyTorch < 2.8), calls allocate as before and `active` is False.
 
 Kept free of the rest of the harness: the peers' executor imports it (executor.py), and so does
@@ -37,11 +34,10 @@ class PeerPools:
     def active(self):
         return self.use is not None
 
-    def before(self, key, name, call):
-        """Untimed, at `name`'s first call in the scenario `key` (the harness's is the one that finds
-        out whether the peer runs it, before its warm-up): the scenario's pools (new ones, the old
-        released, when `key` changes) and one call of `name` in every one of them, all at once, so
-        that no flushed call follows one of these. True when it made calls."""
+    def before(self, key, name, place, call):
+        """Untimed, before `name`'s timed call on `place` in the scenario `key`: the scenario's pools
+        (new ones, the old released, when `key` changes), and one call of `name` in that place's pool
+        if the pool has had none. True when it made a call."""
         if self.use is None:
             return False
         torch = self.torch
@@ -51,21 +47,20 @@ class PeerPools:
             torch.cuda.synchronize()
             torch.cuda.empty_cache()
             self.key, self.n = key, None
-        made = False
-        if self.n is None:      # the scenario's first call: how many pools its allocations allow
+        if self.n is None:      # the first call of the scenario: how many pools its allocations allow
             before = torch.cuda.memory_allocated()
             torch.cuda.reset_peak_memory_stats()
             self._call(0, call)
             peak = max(1, torch.cuda.max_memory_allocated() - before)
             self.n = max(1, min(self.count, self.budget // peak))
             self.warm.add((0, name))
-            made = True
-        for i in range(self.n):
-            if (i, name) not in self.warm:
-                self._call(i, call)
-                self.warm.add((i, name))
-                made = True
-        return made
+            return True
+        i = place % self.n
+        if (i, name) in self.warm:
+            return False
+        self._call(i, call)
+        self.warm.add((i, name))
+        return True
 
     def run(self, place, call):
         """call() with its allocations in `place`'s pool (as `before` set them up)."""

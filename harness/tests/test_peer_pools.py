@@ -43,7 +43,7 @@ def test_without_use_mem_pool_calls_allocate_as_before():
         return
     # Debian's torch 1.13 here has no use_mem_pool: nothing is set up and the call is made as it is
     assert not pools.active
-    assert pools.before("k", "p", lambda: pytest.fail("no untimed call without pools")) is False
+    assert pools.before("k", "p", 3, lambda: pytest.fail("no untimed call without pools")) is False
     assert pools.run(3, lambda: 42) == 42
     assert pools.placement(3) is None
 
@@ -59,17 +59,19 @@ def _alloc(nbytes, seen):
 @cuda
 def test_each_slot_allocates_from_a_pool_of_its_own():
     assert HAS_POOLS, f"torch {torch.__version__} has no torch.cuda.use_mem_pool"
-    pools, seen = PeerPools(torch, count=8), []
+    pools, made, seen = PeerPools(torch, count=8), [], []
     call = _alloc(1 << 20, seen)
-    assert pools.before("s1", "cudnn", call) is True
-    assert pools.n == 8 and len(seen) == 8       # one untimed call in every pool, at once
+    for place in range(16):
+        made.append(pools.before("s1", "cudnn", place, call))
+    assert made == [True] * 8 + [False] * 8      # one untimed call per pool, the first measuring
+    assert pools.n == 8
     ptrs = {}
     for place in list(range(16)) * 2:
         seen.clear()
         pools.run(place, call)
-        ptrs.setdefault(pools.placement(place), set()).add(seen[0])
+        ptrs.setdefault(place % 8, set()).add(seen[0])
     # a pool keeps its block for its own calls, and no two pools share one
-    assert all(len(v) == 1 for v in ptrs.values()) and len(ptrs) == 8
+    assert all(len(v) == 1 for v in ptrs.values())
     assert len({next(iter(v)) for v in ptrs.values()}) == 8
     # the process's own allocator would have handed every call the same block
     plain = set()
@@ -81,24 +83,20 @@ def test_each_slot_allocates_from_a_pool_of_its_own():
 
 
 @cuda
-def test_after_a_peers_first_call_no_other_makes_an_untimed_one():
-    # The first version made a pool's first call inside the timed request that drew its slot, after
-    # the parent's L2 flush: the timed call then found its inputs in L2 and the peers read 10-25 %
-    # under CUPTI's figure in a process of their own (flash_attn_fwd's sq113 scenarios, H200).
+def test_a_second_peer_warms_each_pool_once_and_a_new_scenario_gets_new_pools():
     pools, seen = PeerPools(torch, count=4), []
     call = _alloc(1 << 20, seen)
-    assert pools.before("s1", "cudnn", call) is True and len(seen) == 4
-    assert pools.before("s1", "flash", call) is True and len(seen) == 8
-    for name in ("cudnn", "flash"):
-        assert pools.before("s1", name, lambda: pytest.fail("an untimed call after the first")) is False
+    assert [pools.before("s1", "cudnn", p, call) for p in range(4)] == [True] * 4
+    assert [pools.before("s1", "flash", p, call) for p in range(4)] == [True] * 4
+    assert [pools.before("s1", "flash", p, call) for p in range(4)] == [False] * 4
     old = dict(pools.pools)
-    assert pools.before("s2", "cudnn", call) is True      # a new scenario: new pools
-    assert set(pools.pools) == set(range(4)) and all(pools.pools[i] is not old[i] for i in range(4))
+    assert pools.before("s2", "cudnn", 0, call) is True
+    assert set(pools.pools) == {0} and pools.pools[0] is not old[0]
 
 
 @cuda
 def test_the_budget_bounds_how_many_pools_a_large_call_gets():
     pools, seen = PeerPools(torch, count=32, budget=64 << 20), []
-    pools.before("big", "cudnn", _alloc(24 << 20, seen))
-    assert pools.n == 2 and len(seen) == 2     # 64 MiB hold two calls of 24 MiB
+    pools.before("big", "cudnn", 0, _alloc(24 << 20, seen))
+    assert pools.n == 2     # 64 MiB hold two calls of 24 MiB
     assert pools.placement(5) == 1

@@ -288,7 +288,7 @@ def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placemen
     (harness_slots). With interleave (CUPTI in-process only), the implementations take turns call
     by call, as in the harness's rounds. With `pools` (a PeerPools), a peer's own allocations (its outputs,
     workspace) come from a pool per placement, as the harness's peers' come from one per slot
-    (harness/peer_pools.py), every pool's first call made in the warm-up."""
+    (harness/peer_pools.py), the pool's first call untimed."""
     inputs = ref.make_inputs(dict(sc.params), seed, "cuda")
     shapes = ref.output_shapes(dict(sc.params))
 
@@ -327,6 +327,11 @@ def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placemen
                 mine[impl] = lambda c=mine[impl], p=p: pools.run(p, c)
     callers = placed[0]
 
+    def prepare(impl, placement):
+        """A peer's pool for this placement set up, its first call made, before the flush."""
+        if (impl, placement) in raw:
+            pools.before(sc.id, impl, placement, raw[impl, placement])
+
     def fill(placement, i):
         """New values in a placement's inputs before call i (as each harness round writes its own)."""
         new = ref.make_inputs(dict(sc.params), seed * 1000003 + i + 1, "cuda")
@@ -336,8 +341,6 @@ def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placemen
     for impl, call in callers.items():
         row = {"id": sc.id, "impl": impl, "harness_ms": times[impl]}
         try:
-            if (impl, 0) in raw:    # a peer: its pools set up, a call in each (the warm-up)
-                pools.before(sc.id, impl, raw[impl, 0])
             call()
             torch.cuda.synchronize()
             live.append(impl)
@@ -350,7 +353,7 @@ def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placemen
     if activity is not None:   # CUPTI read by the harness's own module: every call on its own
         try:
             figures = _own_calls({impl: [c[impl] for c in placed] for impl in live}, calls, flush, pad_cycles,
-                                 interleave, seed, fill if refill else None, busy)
+                                 interleave, seed, fill if refill else None, busy, prepare if raw else None)
         except Exception as exc:
             figures = {impl: {"error": f"{type(exc).__name__}: {exc}"} for impl in live}
         return _rows(rows, figures)
@@ -459,12 +462,13 @@ def records_us(raw):
     return sorted(((kind, kind, (b - base) / 1e3, (e - base) / 1e3) for kind, b, e in raw), key=lambda r: (r[2], r[3]))
 
 
-def _own_calls(placed, calls, flush, pad_cycles, interleave=False, seed=0, refill=None, busy=False):
+def _own_calls(placed, calls, flush, pad_cycles, interleave=False, seed=0, refill=None, busy=False, prepare=None):
     """{impl: figures and calls} of `calls` flushed and padded calls of every implementation of
     `placed` ({impl: [a function making one call] per placement; call i runs on placement i mod
     their number}), each read from CUPTI on its own (harness/cupti_activity.py): the records between
     two takes are the pad and the call. One implementation's calls after another's, or with
-    `interleave` one call of each a round, in a random order each round, as the harness's rounds."""
+    `interleave` one call of each a round, in a random order each round, as the harness's rounds.
+    `prepare(impl, placement)`: untimed work before a call's flush (a peer's pool, peer_pools.py)."""
     src, dst, how, act = flush
     # With the harness's pad, the harness's sequence: pad, start event, the call, end event (legacy stream)
     drv = None if isinstance(pad_cycles, int) else pad_cycles.drv
@@ -477,6 +481,8 @@ def _own_calls(placed, calls, flush, pad_cycles, interleave=False, seed=0, refil
     mine, t0 = {impl: [] for impl in impls}, time.perf_counter()
     for k, (impl, i) in enumerate(plan):
         placement = i % len(placed[impl])
+        if prepare is not None:
+            prepare(impl, placement)
         if refill is not None:     # `refill(placement, k)`: new input values, before the flush
             refill(placement, k)
         torch.cuda.synchronize()
