@@ -22,7 +22,7 @@ from .progress import Progress
 from .result import new_result, scenario_figures, summarise
 from .runner import ChildFailure, ChildProcess
 from . import cupti_activity, event_offsets, executor_cuda_timing, executor_eval, executor_timing, scenario_eval
-from . import executor_pair, peer_pools
+from . import executor_pair
 from .executor_pair import start_pair
 from .scenario_eval import derive_seed
 from .scenarios import select_scenarios
@@ -214,9 +214,6 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
             ctx.peer_figures = PeerFigures(data_dir, task, info,
                                            {"pad_ms": executor_cuda_timing.PEER_PAD_MS, "clock": ctx.clock,
                                             "figure": executor_cuda_timing.FIGURE.name,
-                                            # figures made with the peers' allocations where the
-                                            # process kept them are not these (peer_pools.py)
-                                            "peer_pools": [peer_pools.COUNT, peer_pools.BUDGET_BYTES],
                                             "offset_ms": (ctx.event_offsets or {}).get("peers")})
             names = [p for p, _ in task.peers]
             kept = {sc.id: ctx.peer_figures.get(sc, names) for sc in scenarios}

@@ -28,7 +28,6 @@ import traceback
 
 from .cupti_activity import Activity, call_layout, call_span_ms, timestamp_step
 from .native.calls import Table, native_batch
-from .peer_pools import PeerPools
 
 MAX_FRAME = 1 << 20
 _CTYPES = {"int32": ctypes.c_int32, "int64": ctypes.c_int64, "float32": ctypes.c_float,
@@ -358,15 +357,8 @@ class Executor:
         try:
             if self.gpu is not None:   # torch launches on its default stream: the legacy one
                 params = dict(msg["params"])
-                pools = self.gpu.setdefault("pools", PeerPools(self.torch))
-                places = msg.get("places") or [0] * len(calls)
-                key = json.dumps([{k: [s["dtype"], s["shape"]] for k, s in batch[0].items()}, params], sort_keys=True)
-                made = [pools.before(key, msg["peer"], p, lambda t=t: _peer_call(fn, t, params))
-                        for t, p in zip(calls, places)]
-                if any(made):
-                    self.gpu["taken"] = False   # those calls' records go before the first timed call's pad
-                return self._timed_gpu([(lambda t=t, p=p: pools.run(p, lambda: _peer_call(fn, t, params)))
-                                        for t, p in zip(calls, places)], float(msg.get("pad_ms", 0.0)))
+                return self._timed_gpu([(lambda t=t: _peer_call(fn, t, params)) for t in calls],
+                                       float(msg.get("pad_ms", 0.0)))
             for tensors in calls:
                 fn(tensors, dict(msg["params"]))
         except CallFailed:

@@ -49,7 +49,7 @@ def set_subreaper():
 
 # The only harness files an executor needs (copied into the sandbox: the checkout stays outside).
 PACKAGE_FILES = ("__init__.py", "executor.py", "seccomp.py", "api.py", "cuda_driver.py", "executor_cuda_state.py",
-                 "native/__init__.py", "native/calls.py", "cupti_activity.py", "peer_pools.py")
+                 "native/__init__.py", "native/calls.py", "cupti_activity.py")
 INSIDE = "/kernelseek"
 
 

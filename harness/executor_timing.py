@@ -156,8 +156,7 @@ def _side(name):
 
 def _message(ctx, name, sets, scalars, params, null=False):
     if name.startswith("peer:"):
-        # places: each call's slot, whose pool the peer's own allocations come from (peer_pools.py)
-        return {"cmd": "call", "peer": name[5:], "params": dict(params), "places": [getattr(bs, "j", 0) for bs in sets],
+        return {"cmd": "call", "peer": name[5:], "params": dict(params),
                 "batch": [{a.name: bs.spec(a.name) for a in ctx.task.args if a.kind == "tensor"} for bs in sets]}
     if all(getattr(bs, "table", None) is not None and bs.table == sets[0].table for bs in sets):
         return {"cmd": "call", "table": sets[0].table, "idx": [bs.j for bs in sets], "null": null}

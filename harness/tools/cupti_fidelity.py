@@ -45,7 +45,6 @@ from ..executor_pair import argtypes
 from ..errors import EnvironmentProblem, HarnessError, UsageError
 from ..scenarios import select_scenarios
 from ..stats import median
-from ..peer_pools import PeerPools
 from ..task import load_reference, load_task
 
 TOLERANCE = 0.05          # issue 14: every per-scenario time within ±5 % of CUPTI's ...
@@ -276,7 +275,7 @@ def harness_slots(task, inputs, shapes, count, device="cuda"):
 
 
 def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placements=1, interleave=False, refill=False,
-            busy=False, lay="tool", pools=None):
+            busy=False, lay="tool"):
     """Rows for one scenario: warm-up calls (a peer that is Unsupported is left out), then under one
     profiler `calls` flushed and padded calls of each implementation in turn. With placements > 1
     (CUPTI read in-process only), that many copies of the inputs and outputs lie at different
@@ -286,9 +285,7 @@ def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placemen
     puts them; "harness", as the harness lays its slots out, one after another a multiple of 2 MiB
     apart from a 2 MiB boundary, each tensor page-aligned at the same offset in every slot
     (harness_slots). With interleave (CUPTI in-process only), the implementations take turns call
-    by call, as in the harness's rounds. With `pools` (a PeerPools), a peer's own allocations (its outputs,
-    workspace) come from a pool per placement, as the harness's peers' come from one per slot
-    (harness/peer_pools.py), the pool's first call untimed."""
+    by call, as in the harness's rounds."""
     inputs = ref.make_inputs(dict(sc.params), seed, "cuda")
     shapes = ref.output_shapes(dict(sc.params))
 
@@ -319,18 +316,7 @@ def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placemen
             spacers.append(torch.empty(rng.randint(1, 16) * (2 << 20), dtype=torch.uint8, device="cuda"))
             placed_inputs.append({k: v.clone() for k, v in inputs.items()})
             placed.append(_callers(task, ref, libs, sc, times, placed_inputs[-1], outputs()))
-    raw = {}
-    if pools is not None and pools.active:
-        for p, mine in enumerate(placed):
-            for impl in [i for i in mine if i not in libs]:
-                raw[impl, p] = mine[impl]
-                mine[impl] = lambda c=mine[impl], p=p: pools.run(p, c)
     callers = placed[0]
-
-    def prepare(impl, placement):
-        """A peer's pool for this placement set up, its first call made, before the flush."""
-        if (impl, placement) in raw:
-            pools.before(sc.id, impl, placement, raw[impl, placement])
 
     def fill(placement, i):
         """New values in a placement's inputs before call i (as each harness round writes its own)."""
@@ -353,7 +339,7 @@ def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placemen
     if activity is not None:   # CUPTI read by the harness's own module: every call on its own
         try:
             figures = _own_calls({impl: [c[impl] for c in placed] for impl in live}, calls, flush, pad_cycles,
-                                 interleave, seed, fill if refill else None, busy, prepare if raw else None)
+                                 interleave, seed, fill if refill else None, busy)
         except Exception as exc:
             figures = {impl: {"error": f"{type(exc).__name__}: {exc}"} for impl in live}
         return _rows(rows, figures)
@@ -462,13 +448,12 @@ def records_us(raw):
     return sorted(((kind, kind, (b - base) / 1e3, (e - base) / 1e3) for kind, b, e in raw), key=lambda r: (r[2], r[3]))
 
 
-def _own_calls(placed, calls, flush, pad_cycles, interleave=False, seed=0, refill=None, busy=False, prepare=None):
+def _own_calls(placed, calls, flush, pad_cycles, interleave=False, seed=0, refill=None, busy=False):
     """{impl: figures and calls} of `calls` flushed and padded calls of every implementation of
     `placed` ({impl: [a function making one call] per placement; call i runs on placement i mod
     their number}), each read from CUPTI on its own (harness/cupti_activity.py): the records between
     two takes are the pad and the call. One implementation's calls after another's, or with
-    `interleave` one call of each a round, in a random order each round, as the harness's rounds.
-    `prepare(impl, placement)`: untimed work before a call's flush (a peer's pool, peer_pools.py)."""
+    `interleave` one call of each a round, in a random order each round, as the harness's rounds."""
     src, dst, how, act = flush
     # With the harness's pad, the harness's sequence: pad, start event, the call, end event (legacy stream)
     drv = None if isinstance(pad_cycles, int) else pad_cycles.drv
@@ -481,8 +466,6 @@ def _own_calls(placed, calls, flush, pad_cycles, interleave=False, seed=0, refil
     mine, t0 = {impl: [] for impl in impls}, time.perf_counter()
     for k, (impl, i) in enumerate(plan):
         placement = i % len(placed[impl])
-        if prepare is not None:
-            prepare(impl, placement)
         if refill is not None:     # `refill(placement, k)`: new input values, before the flush
             refill(placement, k)
         torch.cuda.synchronize()
@@ -576,7 +559,7 @@ def evaluate(args):
         pad_cycles = Driver(torch.cuda.current_device()).pad_kernel()
     else:
         pad_cycles = int(MAX_CLOCK_HZ * args.pad_ms / 1e3)
-    rows, pools = [], None if args.no_peer_pools or activity is None else PeerPools(torch)
+    rows = []
     with tempfile.TemporaryDirectory(prefix="cupti-fidelity-") as tmp, (contextlib.closing(other) if other else contextlib.nullcontext()):
         # A library is loaded only when it is called: its CUDA runtime and kernels in this process are
         # a condition of their own (the harness's peers' executor holds none).
@@ -588,12 +571,12 @@ def evaluate(args):
         for i, (sc, times) in enumerate(planned):
             print(f"[{i + 1}/{len(planned)}] {sc.id}", file=sys.stderr, flush=True)
             rows += measure(task, ref, libs, sc, times, args.calls, args.seed, pad_cycles, flush, args.placements,
-                            args.interleave, args.refill, args.busy_after, args.layout, pools)
+                            args.interleave, args.refill, args.busy_after, args.layout)
     return {"task": task.name, "candidate": str(args.candidate), "result": str(args.result),
             "calls": args.calls, "seed": args.seed, "pad_ms": args.pad_ms, "gpu": props.name,
             "profiler": args.profiler, "flush": args.flush, "flush_in": args.flush_in, "pad": args.pad,
             "placements": args.placements, "interleave": args.interleave, "impls": impls, "refill": args.refill,
-            "busy_after": args.busy_after, "layout": args.layout, "peer_pools": bool(pools and pools.active),
+            "busy_after": args.busy_after, "layout": args.layout,
             "torch": torch.__version__, "rows": rows, "left_out": left_out,
             "timestamp_step_ns": _step(rows),
             "summary": {"span": summarize(rows, "span_ms"), "kernel_sum": summarize(rows, "kernel_sum_ms")}}
@@ -629,9 +612,6 @@ def _parser():
                    help="where --placements' copies lie: tool, 2-32 MiB apart wherever torch's allocator puts them; "
                         "harness, as the harness lays out its slots (2 MiB multiples apart from a 2 MiB boundary, "
                         "each tensor at the same page-aligned offset in every slot)")
-    p.add_argument("--no-peer-pools", action="store_true",
-                   help="the peers' own allocations from this process's allocator, wherever it keeps them; by "
-                        "default a pool per placement, as the harness's peers' executor takes one per slot")
     p.add_argument("--interleave", action="store_true",
                    help="with --profiler cupti: one call of each implementation a round, in a random order each round "
                         "(as the harness's rounds), instead of one implementation's calls after another's")

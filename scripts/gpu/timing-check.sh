@@ -203,11 +203,6 @@ cudnn-procs)   # the cuDNN peer's upper-mode share per process: flash's FLASH_SU
       --flush-in other --pad harness --placements "${FID_PLACEMENTS:-32}" --layout $lay --interleave --refill \
       --json "$OUT/fidelity-sub-$lay.json"
   done
-  # and once with the peers' allocations wherever this process's allocator keeps them, as before the pools
-  [ -f "$OUT/flash-sub-p1.json" ] && step fidelity-sub-nopools 200 "$PY" -m harness.tools.cupti_fidelity --task-dir $F \
-    --candidate $F/baseline.cu --result "$OUT/flash-sub-p1.json" --profiler cupti --calls "${FID_CALLS:-32}" \
-    --flush-in other --pad harness --placements "${FID_PLACEMENTS:-32}" --interleave --refill --no-peer-pools \
-    --json "$OUT/fidelity-sub-nopools.json"
   { "$PY" -m harness.tools.compare_results shares "$OUT"/flash-sub-p*.json "$OUT"/fidelity-sub-*.json
     for f in "$OUT"/flash-sub-p*.json; do echo "-- slots, $f"; "$PY" -m harness.tools.compare_results slots "$f"; done
     for f in "$OUT"/flash-sub-p*.json; do for g in "$OUT"/fidelity-sub-*.json; do
@@ -295,10 +290,8 @@ adversarial)
   "$PY" -m harness.tools.compare_results adversarial "$OUT/adversarial.json" > "$OUT/adversarial.txt" 2>&1 ;;
 pytest)
   [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "pytest-cuda: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
-  step pytest-cuda 200 "$PY" -m pytest -q harness/tests/test_cuda.py harness/tests/test_cuda_driver.py harness/tests/test_nvml.py harness/tests/test_peer_pools.py \
+  step pytest-cuda 200 "$PY" -m pytest -q harness/tests/test_cuda.py harness/tests/test_cuda_driver.py harness/tests/test_nvml.py \
     -k "not caught_at_run_time" ;;
-pools)   # the peers' pools (harness/peer_pools.py) on the GPU
-  step pytest-pools 90 "$PY" -m pytest -q harness/tests/test_peer_pools.py ;;
 pytest-runtime)   # the CUDA candidates caught at run time (hack11 and the rest of the CUDA manifest's)
   [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "pytest-runtime: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
   step pytest-runtime 300 "$PY" -m pytest -q harness/tests/test_cuda.py -k caught_at_run_time ;;
