@@ -154,6 +154,40 @@ def test_kept_samples_carry_the_slot_of_each_call_where_the_rounds_record_it():
     keep_samples(SimpleNamespace(keep_samples=True), entry, samples)
     assert entry["timing"]["samples_ms"] == {"candidate": [0.0021, 0.0022], "peer:cudnn": [0.008, 0.008]}
     assert entry["timing"]["samples_slot"] == {"candidate": [4, 0]}
+    assert "samples_idle_ms" not in entry["timing"]
     quiet = {"timing": {}}
     keep_samples(SimpleNamespace(keep_samples=False), quiet, samples)
     assert quiet == {"timing": {}}
+
+
+def test_kept_samples_carry_each_calls_idle_time_where_the_rounds_record_it():
+    # CUDA rounds read how long the GPU sat idle inside each call's span (CUPTI's records); a call
+    # whose records could not be read has none (None, kept as null)
+    from types import SimpleNamespace
+
+    from harness.executor_timing import keep_samples
+    entry = {"timing": {}}
+    samples = {"peer:cudnn": {"ms": [0.0080, 0.0089, 0.0081], "slot": [1, 2, 3], "idle_ms": [0.0023, 0.0032, None]},
+               "candidate": {"ms": [0.0021], "slot": [0], "idle_ms": [0.0]}}
+    keep_samples(SimpleNamespace(keep_samples=True), entry, samples)
+    assert entry["timing"]["samples_idle_ms"] == {"peer:cudnn": [0.0023, 0.0032, None], "candidate": [0.0]}
+
+
+def test_gaps_say_whether_the_upper_mode_is_idle_time_or_work(tmp_path):
+    # cuDNN's upper mode 0.9 us longer: in one scenario all of it idle (the GPU starting the kernel
+    # later after the memset), in the other all of it work (the kernel itself longer)
+    lo, hi = [0.0080] * 6, [0.0089] * 6
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"scenarios": [
+        {"id": "s1", "timing": {"samples_ms": {"peer:cudnn": lo + hi},
+                                "samples_idle_ms": {"peer:cudnn": [0.0023] * 6 + [0.0032] * 6}}},
+        {"id": "s2", "timing": {"samples_ms": {"peer:cudnn": lo + hi},
+                                "samples_idle_ms": {"peer:cudnn": [0.0023] * 12}}},
+        {"id": "s3", "timing": {"samples_ms": {"peer:cudnn": lo + hi}}}]}))      # no idle: left out
+    out = compare_results.gaps(str(path)).splitlines()
+    s1 = next(l for l in out if l.startswith("s1")).split()
+    s2 = next(l for l in out if l.startswith("s2")).split()
+    # scenario, impl, upper share, span lower/upper (us), idle lower/upper (us), the part of the difference idle
+    assert s1[1:] == ["peer:cudnn", "0.50", "8.000", "8.900", "2.300", "3.200", "100%"]
+    assert s2[1:] == ["peer:cudnn", "0.50", "8.000", "8.900", "2.300", "2.300", "0%"]
+    assert not any(l.startswith("s3") for l in out)

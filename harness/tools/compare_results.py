@@ -226,6 +226,36 @@ def slots(result_path):
     return "\n".join(lines)
 
 
+def gaps(result_path):
+    """Is an implementation's upper mode idle time or work? For every (scenario, implementation) of a
+    result with `eval --samples` whose rounds fall in two modes (_mode_cut) and that kept each call's
+    idle time (`timing.samples_idle_ms`, CUDA): the upper share, the median span and the median idle
+    time (us) of the calls in each mode, and how much of the spans' difference is idle time."""
+    lines = [f"{'scenario':44} {'impl':15} {'upper':>6} {'span lo':>8} {'span hi':>8} {'idle lo':>8} {'idle hi':>8} "
+             f"{'idle':>5}"]
+    for sc in _load(result_path).get("scenarios") or []:
+        timing = sc.get("timing") or {}
+        for name, ms in (timing.get("samples_ms") or {}).items():
+            idle = (timing.get("samples_idle_ms") or {}).get(name)
+            if not idle or len(idle) != len(ms) or len(set(ms)) < 2:
+                continue
+            cut = _mode_cut(ms)
+            if cut is None:
+                continue
+            lo = [(v, i) for v, i in zip(ms, idle) if v <= cut and i is not None]
+            hi = [(v, i) for v, i in zip(ms, idle) if v > cut and i is not None]
+            if not lo or not hi:
+                continue
+            span_lo, span_hi = median([v for v, _ in lo]) * 1e3, median([v for v, _ in hi]) * 1e3
+            idle_lo, idle_hi = median([i for _, i in lo]) * 1e3, median([i for _, i in hi]) * 1e3
+            part = (idle_hi - idle_lo) / (span_hi - span_lo)
+            lines.append(f"{sc['id']:44} {name:15} {sum(v > cut for v in ms) / len(ms):6.2f} {span_lo:8.3f} "
+                         f"{span_hi:8.3f} {idle_lo:8.3f} {idle_hi:8.3f} {100 * part:4.0f}%")
+    if len(lines) == 1:
+        return "no implementation's rounds fall in two modes, or the result has no samples_idle_ms (eval --samples, CUDA)"
+    return "\n".join(lines)
+
+
 def _mode_cut(values):
     """Where `values` split into two modes: the middle of the widest gap between consecutive values
     among the middle 90 % of them (a lone slow call is no mode), when that gap is over 3 % of their
@@ -314,7 +344,7 @@ def adversarial(path):
 def main(argv=None):
     argv = argv if argv is not None else sys.argv[1:]
     commands = {"repeat": repeat, "estimators": estimators, "fidelity": fidelity, "modes": modes, "runs": runs,
-                "shares": shares, "slots": slots, "anchors": anchors, "summary": summary, "adversarial": adversarial}
+                "shares": shares, "slots": slots, "gaps": gaps, "anchors": anchors, "summary": summary, "adversarial": adversarial}
     if not argv or argv[0] not in commands:
         print(__doc__)
         return 2

@@ -42,8 +42,9 @@
 #    CUDNN_SCENARIOS: cudnn-modes' scenarios; (STEPS cudnn-cond) the cuDNN peer's modes with the tool's
 #    --refill, --busy-after, both, on the scenarios where the tool and the harness split differently.
 #    (STEPS cudnn-procs) flash's FLASH_SUB scenarios PROCS (3) times with the peers measured afresh, each
-#    in a peers' executor of its own, and the tool once: the cuDNN peer's upper-mode share per process, and
-#    per slot within each (compare_results shares, slots);
+#    in a peers' executor of its own, and the tool once per PROCS_TOOL entry: the cuDNN peer's upper-mode share
+#    per process, per slot within each, and whether the upper mode is idle time or work (compare_results
+#    shares, slots, gaps);
 #    FID_LAYOUTS: one tool run per entry, "tool" (default) or "harness" (--layout: the placements laid out as
 #    the harness's slots, every one at the same offsets in its 2 MiB pages);
 #    (STEPS refcost) flash's reference, lowp and inputs per scenario (REF_VARIANTS beside them, e.g.
@@ -208,6 +209,7 @@ cudnn-procs)   # the cuDNN peer's upper-mode share per process: flash's FLASH_SU
   done
   { "$PY" -m harness.tools.compare_results shares "$OUT"/flash-sub-p*.json "$OUT"/fidelity-sub-*.json
     for f in "$OUT"/flash-sub-p*.json; do echo "-- slots, $f"; "$PY" -m harness.tools.compare_results slots "$f"; done
+    for f in "$OUT"/flash-sub-p*.json; do echo "-- gaps, $f"; "$PY" -m harness.tools.compare_results gaps "$f"; done
     for f in "$OUT"/flash-sub-p*.json; do for g in "$OUT"/fidelity-sub-*.json; do
       echo "-- fidelity, $f against $g"; "$PY" -m harness.tools.compare_results fidelity "$f" "$g"; done; done
   } > "$OUT/cudnn-procs.txt" 2>&1 ;;
