@@ -10,7 +10,7 @@ from torch.autograd import DeviceType
 from harness.task import load_task
 from harness.tools import cupti_fidelity as cf
 
-from .conftest import REPO
+from .conftest import NO_CUDA_REASON, REPO
 
 RMSNORM = REPO / "kernels" / "rmsnorm"
 FLUSH = "Memcpy DtoD (Device -> Device)"
@@ -90,6 +90,42 @@ def test_the_harness_layout_puts_every_slot_at_the_same_offsets_in_its_2_mib_pag
     assert all(a[1] <= b[0] for a, b in zip(ends, ends[1:]))             # nothing overlaps
     lo, hi = buf.data_ptr(), buf.data_ptr() + buf.numel()
     assert all(lo <= a and b <= hi for a, b in ends)
+
+
+def test_the_harness_layout_takes_its_memory_from_the_allocator_it_is_given():
+    # --memory arena: the slots' buffer comes from memory made as the harness's arena reaches an
+    # executor (ArenaMemory on the GPU); any allocator of bytes is laid out alike
+    task = load_task(RMSNORM)
+    inputs = {a.name: torch.zeros(2, 64, dtype=getattr(torch, a.dtype)) for a in task.args
+              if a.kind == "tensor" and a.role == "input"}
+    shapes = {a.name: (2, 64) for a in task.outputs()}
+    asked = []
+
+    def alloc(nbytes):
+        asked.append(nbytes)
+        return torch.empty(nbytes, dtype=torch.uint8)
+    buf, slots = cf.harness_slots(task, inputs, shapes, 3, alloc=alloc)
+    assert len(asked) == 1 and buf.numel() == asked[0]
+    lo, hi = buf.data_ptr(), buf.data_ptr() + buf.numel()
+    assert all(lo <= t.data_ptr() < hi for s in slots for t in s.values())
+
+
+def test_arena_memory_needs_the_harness_layout():
+    with pytest.raises(SystemExit):
+        cf._parser().parse_args(["--task-dir", "t", "--candidate", "c", "--result", "r", "--memory", "heap"])
+    assert cf.main(["--task-dir", str(RMSNORM), "--candidate", "c", "--result", "r", "--memory", "arena"]) == 2
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason=NO_CUDA_REASON)
+def test_arena_memory_is_mapped_from_an_exported_allocation_and_released():
+    from harness.cuda_driver import Driver
+    mem = cf.ArenaMemory(Driver(torch.cuda.current_device()))
+    t = mem(3 << 20)
+    assert t.numel() == 3 << 20 and t.device.type == "cuda"
+    t.fill_(7)
+    assert int(t[-1]) == 7 and len(mem.held) == 1
+    mem.close()
+    assert mem.held == []
 
 
 class _Event:

@@ -33,6 +33,7 @@ import torch
 
 from ..api import Unsupported
 from ..cupti import device_activity, kind_of, kineto_activity
+from ..cuda_driver import DeviceRange, Driver
 from ..cupti_activity import Activity, call_layout, find_library, timestamp_step
 from ..build import build
 from ..devices import MAX_CLOCK_HZ, MIB
@@ -252,16 +253,17 @@ def _native(fn, argv):
         raise FidelityError(f"returned {rc}")
 
 
-def harness_slots(task, inputs, shapes, count, device="cuda"):
+def harness_slots(task, inputs, shapes, count, device="cuda", alloc=None):
     """(buffer, [{tensor name: tensor}] x count): the scenario's tensors laid out as the harness lays
     out a CUDA scenario's slots in an executor's arena (executor_slots._specs over shm.layout: every
     tensor page-aligned in the order of the task's arguments, slot after slot), a multiple of 2 MiB
     apart from a 2 MiB boundary, so every slot's tensors sit at the same offsets within their 2 MiB
-    pages."""
+    pages. `alloc(nbytes)` (a uint8 tensor) gives the buffer: torch's allocator by default, or
+    ArenaMemory (--memory arena)."""
     shapes_in = {k: tuple(v.shape) for k, v in inputs.items()}
     stride = -(-set_bytes(task, shapes_in, shapes) // SPREAD_ALIGN) * SPREAD_ALIGN
     lay, total = layout(_specs(task, shapes_in, shapes, count, stride))
-    buf = torch.empty(total + SPREAD_ALIGN, dtype=torch.uint8, device=device)
+    buf = (alloc or (lambda n: torch.empty(n, dtype=torch.uint8, device=device)))(total + SPREAD_ALIGN)
     base = -buf.data_ptr() % SPREAD_ALIGN
     names = [a.name for a in task.args if a.kind == "tensor"]
     slots = []
@@ -274,8 +276,36 @@ def harness_slots(task, inputs, shapes, count, device="cuda"):
     return buf, slots
 
 
+class ArenaMemory:
+    """Memory as the harness's arena reaches an executor (executor_memory.SharedSets, executor.cmd_cuda):
+    made with cuMemCreate, exported as a file descriptor, imported and mapped again; not torch's
+    allocator. Does where the inputs come from set a peer's mode (docs/harness.md "Ninth session")?"""
+
+    def __init__(self, drv):
+        self.drv, self.held = drv, []
+
+    def __call__(self, nbytes):
+        handle, fd, size = self.drv.create_shared(nbytes)
+        try:
+            mine = self.drv.import_shared(fd)
+        finally:
+            os.close(fd)
+        ptr = self.drv.map(mine, size)
+        self.held.append((ptr, size, mine, handle))
+        return torch.as_tensor(DeviceRange(ptr, size), device="cuda")[:nbytes]
+
+    def close(self):
+        """Unmap and release everything made (after the calls on it have ended)."""
+        torch.cuda.synchronize()
+        for ptr, size, mine, handle in self.held:
+            self.drv.unmap(ptr, size, mine)
+            if handle != mine:
+                self.drv.cu.cuMemRelease(handle)
+        self.held = []
+
+
 def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placements=1, interleave=False, refill=False,
-            busy=False, lay="tool"):
+            busy=False, lay="tool", memory=None):
     """Rows for one scenario: warm-up calls (a peer that is Unsupported is left out), then under one
     profiler `calls` flushed and padded calls of each implementation in turn. With placements > 1
     (CUPTI read in-process only), that many copies of the inputs and outputs lie at different
@@ -285,7 +315,8 @@ def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placemen
     puts them; "harness", as the harness lays its slots out, one after another a multiple of 2 MiB
     apart from a 2 MiB boundary, each tensor page-aligned at the same offset in every slot
     (harness_slots). With interleave (CUPTI in-process only), the implementations take turns call
-    by call, as in the harness's rounds."""
+    by call, as in the harness's rounds. `memory` (an ArenaMemory, with lay "harness"): the slots'
+    buffer made as the harness's arena reaches an executor."""
     inputs = ref.make_inputs(dict(sc.params), seed, "cuda")
     shapes = ref.output_shapes(dict(sc.params))
 
@@ -301,7 +332,7 @@ def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placemen
     elif flush[3] is None:
         placements = 1
     if lay == "harness":
-        buf, slots = harness_slots(task, inputs, shapes, placements)
+        buf, slots = harness_slots(task, inputs, shapes, placements, alloc=memory)
         spacers.append(buf)
         placed_inputs = [{k: t[k] for k in inputs} for t in slots]
         for mine in placed_inputs:
@@ -555,11 +586,11 @@ def evaluate(args):
         other = None
         flush = tuple(torch.empty(size, dtype=torch.uint8, device="cuda") for _ in range(2)) + (args.flush, activity)
     if args.pad == "harness":
-        from ..cuda_driver import Driver
         pad_cycles = Driver(torch.cuda.current_device()).pad_kernel()
     else:
         pad_cycles = int(MAX_CLOCK_HZ * args.pad_ms / 1e3)
     rows = []
+    memory = ArenaMemory(Driver(torch.cuda.current_device())) if args.memory == "arena" else None
     with tempfile.TemporaryDirectory(prefix="cupti-fidelity-") as tmp, (contextlib.closing(other) if other else contextlib.nullcontext()):
         # A library is loaded only when it is called: its CUDA runtime and kernels in this process are
         # a condition of their own (the harness's peers' executor holds none).
@@ -570,13 +601,17 @@ def evaluate(args):
             libs["baseline"] = _library(task, task.baseline.read_bytes(), "baseline", tmp)
         for i, (sc, times) in enumerate(planned):
             print(f"[{i + 1}/{len(planned)}] {sc.id}", file=sys.stderr, flush=True)
-            rows += measure(task, ref, libs, sc, times, args.calls, args.seed, pad_cycles, flush, args.placements,
-                            args.interleave, args.refill, args.busy_after, args.layout)
+            try:
+                rows += measure(task, ref, libs, sc, times, args.calls, args.seed, pad_cycles, flush, args.placements,
+                                args.interleave, args.refill, args.busy_after, args.layout, memory)
+            finally:
+                if memory is not None:
+                    memory.close()
     return {"task": task.name, "candidate": str(args.candidate), "result": str(args.result),
             "calls": args.calls, "seed": args.seed, "pad_ms": args.pad_ms, "gpu": props.name,
             "profiler": args.profiler, "flush": args.flush, "flush_in": args.flush_in, "pad": args.pad,
             "placements": args.placements, "interleave": args.interleave, "impls": impls, "refill": args.refill,
-            "busy_after": args.busy_after, "layout": args.layout,
+            "busy_after": args.busy_after, "layout": args.layout, "memory": args.memory,
             "torch": torch.__version__, "rows": rows, "left_out": left_out,
             "timestamp_step_ns": _step(rows),
             "summary": {"span": summarize(rows, "span_ms"), "kernel_sum": summarize(rows, "kernel_sum_ms")}}
@@ -612,6 +647,10 @@ def _parser():
                    help="where --placements' copies lie: tool, 2-32 MiB apart wherever torch's allocator puts them; "
                         "harness, as the harness lays out its slots (2 MiB multiples apart from a 2 MiB boundary, "
                         "each tensor at the same page-aligned offset in every slot)")
+    p.add_argument("--memory", choices=["torch", "arena"], default="torch",
+                   help="with --layout harness, where the slots' buffer comes from: torch's allocator, or arena: "
+                        "cuMemCreate'd, exported as a file descriptor, imported and mapped, as the harness's arena "
+                        "reaches its executors")
     p.add_argument("--interleave", action="store_true",
                    help="with --profiler cupti: one call of each implementation a round, in a random order each round "
                         "(as the harness's rounds), instead of one implementation's calls after another's")
@@ -633,6 +672,9 @@ def main(argv=None):
     args = _parser().parse_args(argv)
     if args.calls < 1 or args.placements < 1:
         print("cupti_fidelity: --calls and --placements must be at least 1", file=sys.stderr)
+        return UsageError.exit_code
+    if args.memory == "arena" and args.layout != "harness":
+        print("cupti_fidelity: --memory arena lays out the harness's slots: it needs --layout harness", file=sys.stderr)
         return UsageError.exit_code
     try:
         report = evaluate(args)

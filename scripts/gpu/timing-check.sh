@@ -198,14 +198,15 @@ cudnn-procs)   # the cuDNN peer's upper-mode share per process: flash's FLASH_SU
     step flash-sub-p$i 150 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --fresh-peers \
       --scenarios "${FLASH_SUB:-sq113-sk113,sq1000-sk113}" --json "$OUT/flash-sub-p$i.json" --table --samples --timeout 140
   done
-  # the tool once per entry of PROCS_TOOL ("IMPLS:LAYOUT", IMPLS "all" or e.g. "cudnn,flash": the peers
-  # alone in the tool's process, as in the harness's peers' executor), each run a process of its own
+  # the tool once per entry of PROCS_TOOL ("IMPLS:LAYOUT[:MEMORY]", IMPLS "all" or e.g. "cudnn,flash": the
+  # peers alone in the tool's process, as in the harness's peers' executor; MEMORY "arena": the slots'
+  # buffer exported and mapped as the harness's arena, with LAYOUT harness), each run a process of its own
   for run in ${PROCS_TOOL:-all:tool cudnn,flash:tool}; do
-    imp=${run%%:*}; lay=${run##*:}; tag=${imp//,/-}-$lay
+    IFS=: read -r imp lay mem <<< "$run"; mem=${mem:-torch}; tag=${imp//,/-}-$lay; [ "$mem" = torch ] || tag=$tag-$mem
     [ -f "$OUT/flash-sub-p1.json" ] && step fidelity-sub-$tag 200 "$PY" -m harness.tools.cupti_fidelity --task-dir $F \
       --candidate $F/baseline.cu --result "$OUT/flash-sub-p1.json" --profiler cupti --calls "${FID_CALLS:-32}" \
-      --flush-in other --pad harness --placements "${FID_PLACEMENTS:-32}" --layout $lay --interleave --refill \
-      $([ "$imp" = all ] || echo --impls $imp) --json "$OUT/fidelity-sub-$tag.json"
+      --flush-in other --pad harness --placements "${FID_PLACEMENTS:-32}" --layout $lay --memory $mem --interleave \
+      --refill $([ "$imp" = all ] || echo --impls $imp) --json "$OUT/fidelity-sub-$tag.json"
   done
   { "$PY" -m harness.tools.compare_results shares "$OUT"/flash-sub-p*.json "$OUT"/fidelity-sub-*.json
     for f in "$OUT"/flash-sub-p*.json; do echo "-- slots, $f"; "$PY" -m harness.tools.compare_results slots "$f"; done
