@@ -205,22 +205,14 @@ def slots(result_path):
     always in the upper mode, always in the lower, or in both (`timing.samples_slot`, CUDA). None in both: the slot decides, as the tool's
     placements decide its calls' modes."""
     lines = [f"{'scenario':44} {'impl':15} {'upper':>6} {'slots':>6} {'upper':>6} {'lower':>6} {'both':>6}"]
-    for sc in _load(result_path).get("scenarios") or []:
-        timing = sc.get("timing") or {}
-        for name, ms in (timing.get("samples_ms") or {}).items():
-            where = (timing.get("samples_slot") or {}).get(name)
-            if not where or len(where) != len(ms) or len(set(ms)) < 2:
-                continue
-            cut = _mode_cut(ms)
-            if cut is None:
-                continue
-            by = {}
-            for slot, v in zip(where, ms):
-                by.setdefault(slot, []).append(v > cut)
-            seen = [v for v in by.values() if len(v) >= 2]
-            lines.append(f"{sc['id']:44} {name:15} {sum(v > cut for v in ms) / len(ms):6.2f} {len(seen):6} "
-                         f"{sum(all(v) for v in seen):6} {sum(not any(v) for v in seen):6} "
-                         f"{sum(any(v) and not all(v) for v in seen):6}")
+    for sid, name, ms, where, cut in _split_rounds(result_path, "samples_slot"):
+        by = {}
+        for slot, v in zip(where, ms):
+            by.setdefault(slot, []).append(v > cut)
+        seen = [v for v in by.values() if len(v) >= 2]
+        lines.append(f"{sid:44} {name:15} {sum(v > cut for v in ms) / len(ms):6.2f} {len(seen):6} "
+                     f"{sum(all(v) for v in seen):6} {sum(not any(v) for v in seen):6} "
+                     f"{sum(any(v) and not all(v) for v in seen):6}")
     if len(lines) == 1:
         return "no implementation's rounds fall in two modes, or the result has no samples_slot (eval --samples, CUDA)"
     return "\n".join(lines)
@@ -233,27 +225,34 @@ def gaps(result_path):
     time (us) of the calls in each mode, and how much of the spans' difference is idle time."""
     lines = [f"{'scenario':44} {'impl':15} {'upper':>6} {'span lo':>8} {'span hi':>8} {'idle lo':>8} {'idle hi':>8} "
              f"{'idle':>5}"]
-    for sc in _load(result_path).get("scenarios") or []:
-        timing = sc.get("timing") or {}
-        for name, ms in (timing.get("samples_ms") or {}).items():
-            idle = (timing.get("samples_idle_ms") or {}).get(name)
-            if not idle or len(idle) != len(ms) or len(set(ms)) < 2:
-                continue
-            cut = _mode_cut(ms)
-            if cut is None:
-                continue
-            lo = [(v, i) for v, i in zip(ms, idle) if v <= cut and i is not None]
-            hi = [(v, i) for v, i in zip(ms, idle) if v > cut and i is not None]
-            if not lo or not hi:
-                continue
-            span_lo, span_hi = median([v for v, _ in lo]) * 1e3, median([v for v, _ in hi]) * 1e3
-            idle_lo, idle_hi = median([i for _, i in lo]) * 1e3, median([i for _, i in hi]) * 1e3
-            part = (idle_hi - idle_lo) / (span_hi - span_lo)
-            lines.append(f"{sc['id']:44} {name:15} {sum(v > cut for v in ms) / len(ms):6.2f} {span_lo:8.3f} "
-                         f"{span_hi:8.3f} {idle_lo:8.3f} {idle_hi:8.3f} {100 * part:4.0f}%")
+    for sid, name, ms, idle, cut in _split_rounds(result_path, "samples_idle_ms"):
+        lo = [(v, i) for v, i in zip(ms, idle) if v <= cut and i is not None]
+        hi = [(v, i) for v, i in zip(ms, idle) if v > cut and i is not None]
+        if not lo or not hi:
+            continue
+        span_lo, span_hi = median([v for v, _ in lo]) * 1e3, median([v for v, _ in hi]) * 1e3
+        idle_lo, idle_hi = median([i for _, i in lo]) * 1e3, median([i for _, i in hi]) * 1e3
+        part = (idle_hi - idle_lo) / (span_hi - span_lo)
+        lines.append(f"{sid:44} {name:15} {sum(v > cut for v in ms) / len(ms):6.2f} {span_lo:8.3f} "
+                     f"{span_hi:8.3f} {idle_lo:8.3f} {idle_hi:8.3f} {100 * part:4.0f}%")
     if len(lines) == 1:
         return "no implementation's rounds fall in two modes, or the result has no samples_idle_ms (eval --samples, CUDA)"
     return "\n".join(lines)
+
+
+def _split_rounds(result_path, key):
+    """(scenario, implementation, rounds' figures, rounds' `timing.<key>`, cut) for every implementation
+    of a result with `eval --samples` whose rounds fall in two modes (_mode_cut) and that kept `key`
+    for each of its rounds."""
+    for sc in _load(result_path).get("scenarios") or []:
+        timing = sc.get("timing") or {}
+        for name, ms in (timing.get("samples_ms") or {}).items():
+            per_round = (timing.get(key) or {}).get(name)
+            if not per_round or len(per_round) != len(ms) or len(set(ms)) < 2:
+                continue
+            cut = _mode_cut(ms)
+            if cut is not None:
+                yield sc["id"], name, ms, per_round, cut
 
 
 def _mode_cut(values):
