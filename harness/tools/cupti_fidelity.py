@@ -277,7 +277,7 @@ def harness_slots(task, inputs, shapes, count, device="cuda", alloc=None):
 
 
 class ArenaMemory:
-    """Memory as the harness's arena reaches an executor (executor_memory.SharedSets, executor.cmd_cuda):
+    """Memory as the harness's arena reaches an executor (executor_memory.CudaArena, executor.cmd_cuda):
     made with cuMemCreate, exported as a file descriptor, imported and mapped again; not torch's
     allocator. Does where the inputs come from set a peer's mode (docs/harness.md "Ninth session")?"""
 
