@@ -7,7 +7,8 @@ import pytest
 import torch
 from torch.autograd import DeviceType
 
-from harness.task import load_task
+from harness.scenarios import select_scenarios
+from harness.task import load_reference, load_task
 from harness.tools import cupti_fidelity as cf
 
 from .conftest import NO_CUDA_REASON, REPO
@@ -116,16 +117,67 @@ def test_arena_memory_needs_the_harness_layout():
     assert cf.main(["--task-dir", str(RMSNORM), "--candidate", "c", "--result", "r", "--memory", "arena"]) == 2
 
 
+def test_refill_in_the_other_process_needs_the_arena_it_writes_into():
+    base = ["--task-dir", str(RMSNORM), "--candidate", "c", "--result", "r"]
+    assert cf.main(base + ["--refill-in", "other", "--refill", "--flush-in", "other"]) == 2
+    assert cf.main(base + ["--refill-in", "other", "--layout", "harness", "--memory", "arena", "--flush-in", "other"]) == 2
+
+
+def _rms_inputs():
+    task = load_task(RMSNORM)
+    sc = next(x for x in select_scenarios(task, "all") if x.id == "r7-c1000")
+    return task, load_reference(task), dict(sc.params)
+
+
+def test_the_other_process_writes_the_references_inputs_at_the_offsets_it_is_given():
+    task, ref, params = _rms_inputs()
+    want = ref.make_inputs(params, 1234, "cpu")
+    u8 = torch.zeros(1 << 20, dtype=torch.uint8)
+    at, off = {}, 4096
+    for name, t in want.items():
+        at[name] = [off, str(t.dtype).replace("torch.", ""), list(t.shape)]
+        off += -(-t.numel() * t.element_size() // 4096) * 4096
+    cf.write_inputs(u8, ref, {"params": params, "seed": 1234, "at": at}, device="cpu")
+    for name, (o, dtype, shape) in at.items():
+        got = u8[o:o + want[name].numel() * want[name].element_size()].view(getattr(torch, dtype)).view(shape)
+        assert torch.equal(got, want[name])
+    assert int(u8[:4096].abs().sum()) == 0      # nothing written outside the places given
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason=NO_CUDA_REASON)
-def test_arena_memory_is_mapped_from_an_exported_allocation_and_released():
+def test_arena_memory_is_one_exported_allocation_reused_and_released():
     from harness.cuda_driver import Driver
-    mem = cf.ArenaMemory(Driver(torch.cuda.current_device()))
+    mem = cf.ArenaMemory(Driver(torch.cuda.current_device()), 8 << 20)
     t = mem(3 << 20)
-    assert t.numel() == 3 << 20 and t.device.type == "cuda"
+    assert t.numel() == 3 << 20 and t.device.type == "cuda" and mem.offset(t) == 0
     t.fill_(7)
-    assert int(t[-1]) == 7 and len(mem.held) == 1
+    assert int(mem(4 << 20)[(3 << 20) - 1]) == 7        # the same memory, from its start
+    with pytest.raises(cf.FidelityError):
+        mem(16 << 20)
     mem.close()
-    assert mem.held == []
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason=NO_CUDA_REASON)
+def test_the_other_process_writes_inputs_into_the_arena_this_process_reads():
+    # as the harness's parent writes each round's inputs into the arena its executors map
+    from harness.cuda_driver import Driver
+    task, ref, params = _rms_inputs()
+    mem = cf.ArenaMemory(Driver(torch.cuda.current_device()), 8 << 20)
+    other = cf.OtherProcess(1 << 20, mem, task.dir)
+    try:
+        want = ref.make_inputs(params, 99, "cuda")
+        at, off = {}, 2 << 20
+        for name, t in want.items():
+            at[name] = [off, str(t.dtype).replace("torch.", ""), list(t.shape)]
+            off += -(-t.numel() * t.element_size() // 4096) * 4096
+        other.refill(params, 99, at)
+        for name, (o, dtype, shape) in at.items():
+            got = mem.u8[o:o + want[name].numel() * want[name].element_size()].view(getattr(torch, dtype)).view(shape)
+            assert torch.equal(got, want[name])
+        other.flush()
+    finally:
+        other.close()
+        mem.close()
 
 
 class _Event:

@@ -278,30 +278,37 @@ def harness_slots(task, inputs, shapes, count, device="cuda", alloc=None):
 
 class ArenaMemory:
     """Memory as the harness's arena reaches an executor (executor_memory.CudaArena, executor.cmd_cuda):
-    made with cuMemCreate, exported as a file descriptor, imported and mapped again; not torch's
-    allocator. Does where the inputs come from set a peer's mode (docs/harness.md "Ninth session")?"""
+    one allocation made with cuMemCreate, exported as a file descriptor, imported and mapped again;
+    not torch's allocator. Every scenario's slots are laid out in it from its start (the scenarios
+    run one after another). The descriptor stays open for the other process (--refill-in other),
+    which maps the same memory, as the harness's parent writes each round's inputs into the arena
+    from its own context. Does where the inputs come from, or who writes them, set a peer's mode
+    (docs/harness.md "Ninth session")?"""
 
-    def __init__(self, drv):
-        self.drv, self.held = drv, []
+    def __init__(self, drv, size):
+        self.drv = drv
+        self.handle, self.fd, self.size = drv.create_shared(size)
+        self.mine = drv.import_shared(self.fd)
+        self.ptr = drv.map(self.mine, self.size)
+        self.u8 = torch.as_tensor(DeviceRange(self.ptr, self.size), device="cuda")
 
     def __call__(self, nbytes):
-        handle, fd, size = self.drv.create_shared(nbytes)
-        try:
-            mine = self.drv.import_shared(fd)
-        finally:
-            os.close(fd)
-        ptr = self.drv.map(mine, size)
-        self.held.append((ptr, size, mine, handle))
-        return torch.as_tensor(DeviceRange(ptr, size), device="cuda")[:nbytes]
+        if nbytes > self.size:
+            raise FidelityError(f"a scenario's slots need {nbytes} bytes, the arena holds {self.size} (--arena-gib)")
+        return self.u8[:nbytes]
+
+    def offset(self, t):
+        """Where tensor `t` (in this arena) starts, in bytes from the arena's start."""
+        return t.data_ptr() - self.ptr
 
     def close(self):
-        """Unmap and release everything made (after the calls on it have ended)."""
+        """Unmap and release the allocation (after the calls on it have ended)."""
         torch.cuda.synchronize()
-        for ptr, size, mine, handle in self.held:
-            self.drv.unmap(ptr, size, mine)
-            if handle != mine:
-                self.drv.cu.cuMemRelease(handle)
-        self.held = []
+        self.u8 = None
+        self.drv.unmap(self.ptr, self.size, self.mine)
+        if self.handle != self.mine:
+            self.drv.cu.cuMemRelease(self.handle)
+        os.close(self.fd)
 
 
 def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placements=1, interleave=False, refill=False,
@@ -316,7 +323,9 @@ def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placemen
     apart from a 2 MiB boundary, each tensor page-aligned at the same offset in every slot
     (harness_slots). With interleave (CUPTI in-process only), the implementations take turns call
     by call, as in the harness's rounds. `memory` (an ArenaMemory, with lay "harness"): the slots'
-    buffer made as the harness's arena reaches an executor."""
+    buffer made as the harness's arena reaches an executor; with it and `flush[0]` an OtherProcess
+    mapping the same arena (--refill-in other), the refill is written by that process, as the
+    harness's parent writes each round's inputs from its own context."""
     inputs = ref.make_inputs(dict(sc.params), seed, "cuda")
     shapes = ref.output_shapes(dict(sc.params))
 
@@ -332,6 +341,9 @@ def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placemen
     elif flush[3] is None:
         placements = 1
     if lay == "harness":
+        if memory is not None:      # as many slots as the arena holds
+            stride = -(-set_bytes(task, {k: tuple(v.shape) for k, v in inputs.items()}, shapes) // SPREAD_ALIGN) * SPREAD_ALIGN
+            placements = max(1, min(placements, (memory.size - SPREAD_ALIGN) // stride))
         buf, slots = harness_slots(task, inputs, shapes, placements, alloc=memory)
         spacers.append(buf)
         placed_inputs = [{k: t[k] for k in inputs} for t in slots]
@@ -349,8 +361,16 @@ def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placemen
             placed.append(_callers(task, ref, libs, sc, times, placed_inputs[-1], outputs()))
     callers = placed[0]
 
+    other = flush[0] if memory is not None and getattr(flush[0], "arena", None) is memory else None
+
     def fill(placement, i):
-        """New values in a placement's inputs before call i (as each harness round writes its own)."""
+        """New values in a placement's inputs before call i (as each harness round writes its own), by
+        this process or, with `other`, by the process that maps the same arena."""
+        if other is not None:
+            other.refill(dict(sc.params), seed * 1000003 + i + 1,
+                         {k: [memory.offset(v), str(v.dtype).replace("torch.", ""), list(v.shape)]
+                          for k, v in placed_inputs[placement].items()})
+            return
         new = ref.make_inputs(dict(sc.params), seed * 1000003 + i + 1, "cuda")
         for k, v in placed_inputs[placement].items():
             v.copy_(new[k])
@@ -415,28 +435,74 @@ def _flush(src, dst, how):
 
 # The harness's parent flushes L2 from its own process, so every timed call runs in a context the GPU
 # has just switched back to (contexts of two processes take turns): the same, in a process of ours.
-_FLUSHER = """
-import sys, torch
-buf = torch.empty(int(sys.argv[1]) // 4, dtype=torch.float32, device="cuda")
-buf.zero_(); torch.cuda.synchronize()
-sys.stdout.buffer.write(b"."); sys.stdout.buffer.flush()
-small = torch.zeros(1, device="cuda")
-while True:
-    c = sys.stdin.buffer.read(1)
-    if not c:
-        break
-    (small.add_(1) if c == b"b" else buf.zero_()); torch.cuda.synchronize()
-    sys.stdout.buffer.write(b"."); sys.stdout.buffer.flush()
+# With an arena (--refill-in other) that process also maps it and writes each call's new inputs, as
+# the parent writes each round's into the executors' arena.
+_OTHER = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from harness.tools.cupti_fidelity import other_main
+other_main(sys.argv[2:])
 """
 
 
-class OtherProcess:
-    """An L2 flush made by another process (devices.CudaDevice.flush's write, from its own context)."""
+def write_inputs(u8, ref, msg, device="cuda"):
+    """The inputs of `msg` ({"params", "seed", "at": {name: [offset, dtype, shape]}}) made by the
+    task's reference and written into `u8` (a byte view of the arena) at their offsets."""
+    new = ref.make_inputs(dict(msg["params"]), int(msg["seed"]), device)
+    for name, (off, dtype, shape) in msg["at"].items():
+        t = new[name]
+        n = t.numel() * t.element_size()
+        u8[off:off + n].view(getattr(torch, dtype)).view(tuple(shape)).copy_(t)
 
-    def __init__(self, nbytes):
+
+def other_main(argv):
+    """The other process: a buffer of argv[0] bytes to flush L2 with; with argv[1:] (an arena's
+    inherited descriptor, its size, a task folder) that arena mapped and the task's reference loaded.
+    On stdin: "f" flush, "b" a tiny kernel, "r" + a JSON line: write inputs (write_inputs); each
+    answered "." once its work has ended."""
+    buf = torch.empty(int(argv[0]) // 4, dtype=torch.float32, device="cuda")
+    buf.zero_()
+    torch.cuda.synchronize()
+    u8 = ref = None
+    if len(argv) > 1:
+        drv = Driver(torch.cuda.current_device())
+        fd, size = int(argv[1]), int(argv[2])
+        ptr = drv.map(drv.import_shared(fd), size)
+        os.close(fd)
+        u8 = torch.as_tensor(DeviceRange(ptr, size), device="cuda")
+        ref = load_reference(load_task(argv[3]))
+    small = torch.zeros(1, device="cuda")
+    out = sys.stdout.buffer
+    out.write(b".")
+    out.flush()
+    while True:
+        c = sys.stdin.buffer.read(1)
+        if not c:
+            break
+        if c == b"r":
+            write_inputs(u8, ref, json.loads(sys.stdin.buffer.readline()))
+        elif c == b"b":
+            small.add_(1)
+        else:
+            buf.zero_()
+        torch.cuda.synchronize()
+        out.write(b".")
+        out.flush()
+
+
+class OtherProcess:
+    """An L2 flush made by another process (devices.CudaDevice.flush's write, from its own context);
+    with `arena` (an ArenaMemory) and `task_dir`, that process also maps the arena and writes inputs
+    into it (`refill`)."""
+
+    def __init__(self, nbytes, arena=None, task_dir=None):
         import subprocess
-        self.proc = subprocess.Popen([sys.executable, "-c", _FLUSHER, str(nbytes)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE)
+        argv = [sys.executable, "-c", _OTHER, str(Path(__file__).resolve().parents[2]), str(nbytes)]
+        if arena is not None:
+            argv += [str(arena.fd), str(arena.size), str(task_dir)]
+        self.arena = arena
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     pass_fds=(arena.fd,) if arena is not None else ())
         self._wait()
 
     def _wait(self):
@@ -454,6 +520,11 @@ class OtherProcess:
     def busy(self):
         """A tiny kernel from that process's context, run to its end (the parent's busy_ms probe)."""
         self._ask(b"b")
+
+    def refill(self, params, seed, at):
+        """New inputs for `params` from `seed`, written by that process at `at` ({name: [offset in the
+        arena, dtype, shape]})."""
+        self._ask(b"r" + json.dumps({"params": params, "seed": seed, "at": at}).encode() + b"\n")
 
     def close(self):
         self.proc.stdin.close()
@@ -579,8 +650,10 @@ def evaluate(args):
     if args.flush_in == "other" or args.pad == "harness" or args.refill:
         if activity is None:
             raise UsageError("--flush-in other, --pad harness and --refill need --profiler cupti (every call read on its own)")
+    memory = ArenaMemory(Driver(torch.cuda.current_device()), int(args.arena_gib * (1 << 30))) \
+        if args.memory == "arena" else None
     if args.flush_in == "other":
-        other = OtherProcess(size)
+        other = OtherProcess(size, memory, task.dir) if args.refill_in == "other" else OtherProcess(size)
         flush = (other, None, "write", activity)
     else:
         other = None
@@ -590,8 +663,9 @@ def evaluate(args):
     else:
         pad_cycles = int(MAX_CLOCK_HZ * args.pad_ms / 1e3)
     rows = []
-    memory = ArenaMemory(Driver(torch.cuda.current_device())) if args.memory == "arena" else None
-    with tempfile.TemporaryDirectory(prefix="cupti-fidelity-") as tmp, (contextlib.closing(other) if other else contextlib.nullcontext()):
+    with tempfile.TemporaryDirectory(prefix="cupti-fidelity-") as tmp, \
+            (contextlib.closing(memory) if memory else contextlib.nullcontext()), \
+            (contextlib.closing(other) if other else contextlib.nullcontext()):
         # A library is loaded only when it is called: its CUDA runtime and kernels in this process are
         # a condition of their own (the harness's peers' executor holds none).
         libs = {}
@@ -601,17 +675,13 @@ def evaluate(args):
             libs["baseline"] = _library(task, task.baseline.read_bytes(), "baseline", tmp)
         for i, (sc, times) in enumerate(planned):
             print(f"[{i + 1}/{len(planned)}] {sc.id}", file=sys.stderr, flush=True)
-            try:
-                rows += measure(task, ref, libs, sc, times, args.calls, args.seed, pad_cycles, flush, args.placements,
-                                args.interleave, args.refill, args.busy_after, args.layout, memory)
-            finally:
-                if memory is not None:
-                    memory.close()
+            rows += measure(task, ref, libs, sc, times, args.calls, args.seed, pad_cycles, flush, args.placements,
+                            args.interleave, args.refill, args.busy_after, args.layout, memory)
     return {"task": task.name, "candidate": str(args.candidate), "result": str(args.result),
             "calls": args.calls, "seed": args.seed, "pad_ms": args.pad_ms, "gpu": props.name,
             "profiler": args.profiler, "flush": args.flush, "flush_in": args.flush_in, "pad": args.pad,
             "placements": args.placements, "interleave": args.interleave, "impls": impls, "refill": args.refill,
-            "busy_after": args.busy_after, "layout": args.layout, "memory": args.memory,
+            "busy_after": args.busy_after, "layout": args.layout, "memory": args.memory, "refill_in": args.refill_in,
             "torch": torch.__version__, "rows": rows, "left_out": left_out,
             "timestamp_step_ns": _step(rows),
             "summary": {"span": summarize(rows, "span_ms"), "kernel_sum": summarize(rows, "kernel_sum_ms")}}
@@ -651,6 +721,12 @@ def _parser():
                    help="with --layout harness, where the slots' buffer comes from: torch's allocator, or arena: "
                         "cuMemCreate'd, exported as a file descriptor, imported and mapped, as the harness's arena "
                         "reaches its executors")
+    p.add_argument("--arena-gib", type=float, default=16.0,
+                   help="--memory arena: its size (GiB); a scenario gets as many slots as it holds")
+    p.add_argument("--refill-in", choices=["self", "other"], default="self",
+                   help="who writes --refill's new inputs: this process, or other: the process that flushes "
+                        "(--flush-in other), into the arena it maps too (--memory arena), as the harness's parent "
+                        "writes each round's inputs from its own context")
     p.add_argument("--interleave", action="store_true",
                    help="with --profiler cupti: one call of each implementation a round, in a random order each round "
                         "(as the harness's rounds), instead of one implementation's calls after another's")
@@ -675,6 +751,9 @@ def main(argv=None):
         return UsageError.exit_code
     if args.memory == "arena" and args.layout != "harness":
         print("cupti_fidelity: --memory arena lays out the harness's slots: it needs --layout harness", file=sys.stderr)
+        return UsageError.exit_code
+    if args.refill_in == "other" and not (args.refill and args.flush_in == "other" and args.memory == "arena"):
+        print("cupti_fidelity: --refill-in other needs --refill, --flush-in other and --memory arena", file=sys.stderr)
         return UsageError.exit_code
     try:
         report = evaluate(args)

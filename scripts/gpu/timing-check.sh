@@ -198,15 +198,18 @@ cudnn-procs)   # the cuDNN peer's upper-mode share per process: flash's FLASH_SU
     step flash-sub-p$i 150 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --fresh-peers \
       --scenarios "${FLASH_SUB:-sq113-sk113,sq1000-sk113}" --json "$OUT/flash-sub-p$i.json" --table --samples --timeout 140
   done
-  # the tool once per entry of PROCS_TOOL ("IMPLS:LAYOUT[:MEMORY]", IMPLS "all" or e.g. "cudnn,flash": the
-  # peers alone in the tool's process, as in the harness's peers' executor; MEMORY "arena": the slots'
-  # buffer exported and mapped as the harness's arena, with LAYOUT harness), each run a process of its own
+  # the tool once per entry of PROCS_TOOL ("IMPLS:LAYOUT[:MEMORY[:REFILL]]", IMPLS "all" or e.g. "cudnn,flash":
+  # the peers alone in the tool's process, as in the harness's peers' executor; MEMORY "arena": the slots'
+  # buffer exported and mapped as the harness's arena, with LAYOUT harness; REFILL "other": each call's new
+  # inputs written by the flushing process into that arena, as the harness's parent writes them), each
+  # run a process of its own
   for run in ${PROCS_TOOL:-all:tool cudnn,flash:tool}; do
-    IFS=: read -r imp lay mem <<< "$run"; mem=${mem:-torch}; tag=${imp//,/-}-$lay; [ "$mem" = torch ] || tag=$tag-$mem
+    IFS=: read -r imp lay mem refill <<< "$run"; mem=${mem:-torch}; refill=${refill:-self}
+    tag=${imp//,/-}-$lay; [ "$mem" = torch ] || tag=$tag-$mem; [ "$refill" = self ] || tag=$tag-$refill
     [ -f "$OUT/flash-sub-p1.json" ] && step fidelity-sub-$tag 200 "$PY" -m harness.tools.cupti_fidelity --task-dir $F \
       --candidate $F/baseline.cu --result "$OUT/flash-sub-p1.json" --profiler cupti --calls "${FID_CALLS:-32}" \
       --flush-in other --pad harness --placements "${FID_PLACEMENTS:-32}" --layout $lay --memory $mem --interleave \
-      --refill $([ "$imp" = all ] || echo --impls $imp) --json "$OUT/fidelity-sub-$tag.json"
+      --refill --refill-in $refill $([ "$imp" = all ] || echo --impls $imp) --json "$OUT/fidelity-sub-$tag.json"
   done
   { "$PY" -m harness.tools.compare_results shares "$OUT"/flash-sub-p*.json "$OUT"/fidelity-sub-*.json
     for f in "$OUT"/flash-sub-p*.json; do echo "-- slots, $f"; "$PY" -m harness.tools.compare_results slots "$f"; done
@@ -298,6 +301,8 @@ pytest)
   [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "pytest-cuda: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
   step pytest-cuda 200 "$PY" -m pytest -q harness/tests/test_cuda.py harness/tests/test_cuda_driver.py harness/tests/test_nvml.py \
     -k "not caught_at_run_time" ;;
+pytest-tools)   # the tools' GPU tests (the fidelity tool's arena and its other process)
+  step pytest-tools 120 "$PY" -m pytest -q harness/tests/test_cupti_fidelity.py harness/tests/test_estimators.py ;;
 pytest-runtime)   # the CUDA candidates caught at run time (hack11 and the rest of the CUDA manifest's)
   [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "pytest-runtime: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
   step pytest-runtime 300 "$PY" -m pytest -q harness/tests/test_cuda.py -k caught_at_run_time ;;
