@@ -46,7 +46,8 @@
 #    per process, per slot within each, and whether the upper mode is idle time or work (compare_results
 #    shares, slots, gaps);
 #    FID_LAYOUTS: one tool run per entry, "tool" (default) or "harness" (--layout: the placements laid out as
-#    the harness's slots, every one at the same offsets in its 2 MiB pages);
+#    the harness's slots, every one at the same offsets in its 2 MiB pages); FID_MEMORY=arena and
+#    FID_REFILL_IN=other (with FID_LAYOUTS=harness): the tool's --memory and --refill-in;
 #    (STEPS refcost) flash's reference, lowp and inputs per scenario (REF_VARIANTS beside them, e.g.
 #    ".carry/host/old_flash_ref.py:reference"); (STEPS profflash) flash kept under cProfile;
 #    After the fidelity steps, `compare_results fidelity` sets each task's full result against the tool's
@@ -144,6 +145,7 @@ fidelity-like)   # step 3 on CUPTI with the harness's conditions (flush from ano
     step fidelity-$tag $lim "$PY" -m harness.tools.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
       --result "$res" --profiler cupti --calls "${FID_CALLS:-15}" --flush-in other --pad harness \
       --placements "${FID_PLACEMENTS:-1}" --layout $lay ${FID_INTERLEAVE:+--interleave} $([ "${FID_REFILL:-1}" = 1 ] && echo --refill) $([ "$imp" = all ] || echo --impls $imp) \
+      --memory "${FID_MEMORY:-torch}" --refill-in "${FID_REFILL_IN:-self}" \
       --json "$OUT/fidelity-$tag.json"
   done; done; done ;;
 aa)   # identical code in three executors (candidate, twin, incumbent) over AA_RUNS evaluations: the
@@ -353,7 +355,7 @@ for p in sorted(out.glob("*.json")):
 PYEOF
 cat "$OUT/cupti-self.log" "$OUT/rms-cap.txt" "$OUT/rms-kept2.txt" "$OUT/cudnn-procs.txt" "$OUT/call-cost.log" "$OUT/call-cost-other.log" >> "$OUT/summary.txt" 2>/dev/null
 { for f in "$OUT"/fidelity-*.log "$OUT"/cond-*.log "$OUT"/cudnn-modes*.log; do [ -f "$f" ] && echo "-- $f" && grep -A6 "^harness / CUPTI, against the span" "$f"; done
-  tail -n 3 "$OUT/adversarial.txt" "$OUT/pytest-cuda.log" "$OUT/pytest-runtime.log" 2>/dev/null
+  tail -n 3 "$OUT/adversarial.txt" "$OUT/pytest-cuda.log" "$OUT/pytest-runtime.log" "$OUT/pytest-tools.log" 2>/dev/null
   for t in rmsnorm flash; do for f in "$OUT"/fidelity-$t-like*.json; do [ -f "$f" ] && echo "-- fidelity by estimator, $f" &&
     "$PY" -m harness.tools.compare_results fidelity "$OUT/$t-full.json" "$f"; done; done
   for f in "$OUT"/cudnn-modes*.json "$OUT"/cudnn-cond-*.json "$OUT"/fidelity-*.json; do [ -f "$f" ] && echo "-- modes, $f" &&
