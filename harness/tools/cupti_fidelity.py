@@ -261,7 +261,7 @@ def harness_slots(task, inputs, shapes, count, device="cuda", alloc=None):
     pages. `alloc(nbytes)` (a uint8 tensor) gives the buffer: torch's allocator by default, or
     ArenaMemory (--memory arena)."""
     shapes_in = {k: tuple(v.shape) for k, v in inputs.items()}
-    stride = -(-set_bytes(task, shapes_in, shapes) // SPREAD_ALIGN) * SPREAD_ALIGN
+    stride = slot_stride(task, shapes_in, shapes)
     lay, total = layout(_specs(task, shapes_in, shapes, count, stride))
     buf = (alloc or (lambda n: torch.empty(n, dtype=torch.uint8, device=device)))(total + SPREAD_ALIGN)
     base = -buf.data_ptr() % SPREAD_ALIGN
@@ -274,6 +274,11 @@ def harness_slots(task, inputs, shapes, count, device="cuda", alloc=None):
             slot[name] = buf[base + off:base + off + nbytes].view(getattr(torch, dtype)).view(shape)
         slots.append(slot)
     return buf, slots
+
+
+def slot_stride(task, shapes_in, shapes):
+    """How far apart harness_slots lays consecutive slots: one slot's bytes, in whole 2 MiB pages."""
+    return -(-set_bytes(task, shapes_in, shapes) // SPREAD_ALIGN) * SPREAD_ALIGN
 
 
 class ArenaMemory:
@@ -334,16 +339,16 @@ def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placemen
                 for a in task.outputs()}
     spacers = []    # held until the scenario ends, so the copies stay apart
     rng = random.Random(seed)
+    shapes_in = {k: tuple(v.shape) for k, v in inputs.items()}
     if placements > 1 and flush[3] is not None:
         # As many as half the free memory holds (r65536-c16384's 4 GiB input 32 times did not fit)
-        copy = set_bytes(task, {k: tuple(v.shape) for k, v in inputs.items()}, shapes) + (17 << 20)
+        copy = set_bytes(task, shapes_in, shapes) + (17 << 20)
         placements = max(1, min(placements, torch.cuda.mem_get_info()[0] // 2 // copy))
     elif flush[3] is None:
         placements = 1
     if lay == "harness":
         if memory is not None:      # as many slots as the arena holds
-            stride = -(-set_bytes(task, {k: tuple(v.shape) for k, v in inputs.items()}, shapes) // SPREAD_ALIGN) * SPREAD_ALIGN
-            placements = max(1, min(placements, (memory.size - SPREAD_ALIGN) // stride))
+            placements = max(1, min(placements, (memory.size - SPREAD_ALIGN) // slot_stride(task, shapes_in, shapes)))
         buf, slots = harness_slots(task, inputs, shapes, placements, alloc=memory)
         spacers.append(buf)
         placed_inputs = [{k: t[k] for k in inputs} for t in slots]
@@ -361,7 +366,7 @@ def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placemen
             placed.append(_callers(task, ref, libs, sc, times, placed_inputs[-1], outputs()))
     callers = placed[0]
 
-    other = flush[0] if memory is not None and getattr(flush[0], "arena", None) is memory else None
+    other = flush[0] if getattr(flush[0], "arena", None) is not None else None   # --refill-in other
 
     def fill(placement, i):
         """New values in a placement's inputs before call i (as each harness round writes its own), by
@@ -650,8 +655,8 @@ def evaluate(args):
     if args.flush_in == "other" or args.pad == "harness" or args.refill:
         if activity is None:
             raise UsageError("--flush-in other, --pad harness and --refill need --profiler cupti (every call read on its own)")
-    memory = ArenaMemory(Driver(torch.cuda.current_device()), int(args.arena_gib * (1 << 30))) \
-        if args.memory == "arena" else None
+    drv = Driver(torch.cuda.current_device()) if args.memory == "arena" or args.pad == "harness" else None
+    memory = ArenaMemory(drv, int(args.arena_gib * (1 << 30))) if args.memory == "arena" else None
     if args.flush_in == "other":
         other = OtherProcess(size, memory, task.dir) if args.refill_in == "other" else OtherProcess(size)
         flush = (other, None, "write", activity)
@@ -659,7 +664,7 @@ def evaluate(args):
         other = None
         flush = tuple(torch.empty(size, dtype=torch.uint8, device="cuda") for _ in range(2)) + (args.flush, activity)
     if args.pad == "harness":
-        pad_cycles = Driver(torch.cuda.current_device()).pad_kernel()
+        pad_cycles = drv.pad_kernel()
     else:
         pad_cycles = int(MAX_CLOCK_HZ * args.pad_ms / 1e3)
     rows = []
