@@ -1,10 +1,11 @@
 """The GPU's own start and end times of what a process runs, from CUPTI's activity API (ctypes only).
 
 A CUDA executor enables it before anything is loaded (executor.py, `cmd_cuda`) and reads it after
-every timed call: the call's figure is the span from the start of its first kernel, memset or copy
-to the end of its last, as the GPU recorded them. That is what torch.profiler (CUPTI too) reports
-for the same call, with no launch or event latency in it (those vary by about 0.4 us between
-kernels, which is 20 % of a 2 us kernel). The records live in the executor's process, so they are
+every timed call: the call's span runs from the start of its first kernel, memset or copy to the end
+of its last, as the GPU recorded them, and its figure is that span less the front end's gaps between
+its records (call_layout's `work`). That is what torch.profiler (CUPTI too) reports for the same
+call, with no launch or event latency in it (those vary by about 0.4 us between kernels, which is
+20 % of a 2 us kernel). The records live in the executor's process, so they are
 that process's report like its event times: the parent bounds them by the events and its own clock
 (executor_cuda_timing.py).
 
@@ -153,11 +154,12 @@ def call_span_ms(records, pad_ms):
     return None if layout is None else layout["span"]
 
 
-def call_layout(records, pad_ms):
+def call_layout(records, pad_ms, gap_ms=None):
     """The span (ms, as call_span_ms) with how it lay on the GPU: `lead`, from the pad's end to the
     call's first record (the host still queueing the call when the pad ended: what the pad did not
-    cover; None without a pad), and `idle`, the time inside the span where none of the call's records
-    ran (gaps between its kernels, copies and memsets). None where call_span_ms is None."""
+    cover; None without a pad), `idle`, the time inside the span where none of the call's records
+    ran (gaps between its kernels, copies and memsets), and `work`, the call's figure: the span less
+    up to `gap_ms` (FRONT_END_GAP_MS) of each of those gaps (work_of). None where call_span_ms is None."""
     ordered = sorted(records, key=lambda r: (r[1], r[2]))
     lead_from = None
     if pad_ms > 0:
@@ -167,13 +169,34 @@ def call_layout(records, pad_ms):
         ordered = ordered[1:]
     if not ordered:
         return None
-    first, idle, reach = ordered[0][1], 0, ordered[0][1]
-    for _, start, end in ordered:
+    span, idle, work = work_of([(start, end) for _, start, end in ordered],
+                               (FRONT_END_GAP_MS if gap_ms is None else gap_ms) * 1e6)
+    return {"span": span / 1e6, "idle": idle / 1e6, "work": work / 1e6,
+            "lead": None if lead_from is None else max(0, ordered[0][1] - lead_from) / 1e6}
+
+
+# What a call's figure leaves out of its span: the GPU idle between two of its records, up to this
+# much of each gap. Between a call's kernels (and memsets, copies) the GPU's front end takes a
+# microsecond or so to start the next one after the last ended, even with everything queued, and how
+# long is not the kernels': on the H200 the cuDNN peer's kernel started 0.9 us later after its
+# memset in some processes than in others, a tenth of its smallest scenarios' time (docs/harness.md,
+# "Tenth session"); torch.profiler's kernel times leave every gap out. A longer gap is the host
+# (work between launches, a launch that outran the pad): all of it beyond the allowance counts.
+FRONT_END_GAP_MS = 0.002
+
+
+def work_of(intervals, allowance):
+    """(span, idle, work) of [(start, end)], all in their unit: the span from the first start to the
+    last end, the time inside it that no interval covers, and the span less up to `allowance` (the
+    same unit) of each uncovered gap."""
+    ordered = sorted(intervals)
+    first, reach, idle, excused = ordered[0][0], ordered[0][0], 0, 0
+    for start, end in ordered:
         if start > reach:
             idle += start - reach
+            excused += min(start - reach, allowance)
         reach = max(reach, end)
-    return {"span": (reach - first) / 1e6, "idle": idle / 1e6,
-            "lead": None if lead_from is None else max(0, first - lead_from) / 1e6}
+    return reach - first, idle, reach - first - excused
 
 
 def _self_check():

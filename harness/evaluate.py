@@ -214,6 +214,7 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
             ctx.peer_figures = PeerFigures(data_dir, task, info,
                                            {"pad_ms": executor_cuda_timing.PEER_PAD_MS, "clock": ctx.clock,
                                             "figure": executor_cuda_timing.FIGURE.name,
+                                            "front_end_gap_ms": executor_cuda_timing.FRONT_END_GAP_MS,
                                             "offset_ms": (ctx.event_offsets or {}).get("peers")})
             names = [p for p, _ in task.peers]
             kept = {sc.id: ctx.peer_figures.get(sc, names) for sc in scenarios}

@@ -284,7 +284,7 @@ class Executor:
         parent bounds them by its own wall clock."""
         g = self.gpu
         drv, legacy, rcs, times, tails, found = g["drv"], 0x1, [], [], [], []
-        cupti, spans, leads, idles, hosts, before = g.get("cupti"), [], [], [], [], []
+        cupti, spans, works, leads, idles, hosts, before = g.get("cupti"), [], [], [], [], [], []
         for call in calls:
             try:
                 drv.synchronize()
@@ -314,6 +314,7 @@ class Executor:
                     records = _take(cupti)
                     layout = None if records is None else call_layout(records, pad_ms)
                     spans.append(None if layout is None else layout["span"])
+                    works.append(None if layout is None else layout["work"])
                     leads.append(None if layout is None else layout["lead"])
                     idles.append(None if layout is None else layout["idle"])
                     # Until another request, this process queues no GPU work (the checks below read
@@ -327,7 +328,7 @@ class Executor:
         reply = {"rc": rcs, "ms": times, "tail_ms": tails, "device": found, "host_ms": hosts,
                  "before_ms": before}
         if cupti is not None:
-            reply.update(span_ms=spans, lead_ms=leads, idle_ms=idles)
+            reply.update(span_ms=spans, work_ms=works, lead_ms=leads, idle_ms=idles)
         return reply
 
     def _tensors(self, specs):

@@ -33,6 +33,7 @@ import time
 
 from . import nvml
 
+from .cupti_activity import FRONT_END_GAP_MS
 from .event_offsets import corrected
 from .executor_eval import device_findings
 from .executor_memory import SPREAD_ALIGN
@@ -72,10 +73,12 @@ BUSY_MARGIN_MS = 0.02
 # The tail (end event -> an event recorded once the host saw the device idle) is GPU-timed and so
 # much steadier than the wall clock: a few microseconds of host wake-up for every executor.
 TAIL_MARGIN_MS = 0.005
-# With CUPTI's spans as the figures: the events hold the span plus the launch and event latencies on
-# either side (2.3 us on the H200, within 0.4 us whatever the kernel, docs/harness.md); host work
-# before the first launch or after the last, or a span written smaller than the GPU recorded, widens
-# that gap. Paired with the baseline's, the candidate's may exceed it by this much.
+# With CUPTI's records as the figures: the events hold the call's work plus the launch and event
+# latencies on either side (2.3 us on the H200, within 0.4 us whatever the kernel, docs/harness.md) and
+# the front end's gaps the figure leaves out; host work before the first launch or after the last, or
+# a figure written smaller than the GPU recorded, widens that gap. Paired with the baseline's, the
+# candidate's may exceed it by this much (a candidate of a few kernels more than the baseline's pays
+# the front end's gaps between them here, about a microsecond each).
 GAP_MARGIN_MS = 0.003
 RELATIVE_MARGIN = 0.1
 # Sets (slots) each implementation's rounds draw from at random, as many as SET_BUDGET_BYTES allows,
@@ -226,7 +229,7 @@ def _event_ms(reply, name, key="ms"):
 def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin, unsupported, confirming, kept):
     task, rng = ctx.task, timer.rng
     rcs = {}
-    samples = {n: {"ms": [], "event_ms": [], "span_ms": [], "wall_ms": [], "excess_ms": [], "busy_ms": [],
+    samples = {n: {"ms": [], "event_ms": [], "span_ms": [], "work_ms": [], "wall_ms": [], "excess_ms": [], "busy_ms": [],
                    "tail_ms": [], "lead_ms": [], "idle_ms": [], "host_ms": [], "before_ms": [], "slot": []}
                for n in impls}
     offsets = getattr(ctx, "event_offsets", None) or {}
@@ -255,10 +258,12 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
             ms = _event_ms(reply, name)
             s = samples[name]
             span = _span_ms(reply)
+            work = _work_ms(reply, span)
             s["event_ms"].append(ms)
             s["span_ms"].append(span)
+            s["work_ms"].append(work)
             # The stopping rule's figure; the scenario's are chosen from one clock at the end (choose_clock).
-            s["ms"].append(span if span is not None else _event_figure(offsets, name, ms))
+            s["ms"].append(work if work is not None else _event_figure(offsets, name, ms))
             s["wall_ms"].append(wall)
             s["excess_ms"].append(wall - ms)
             s["busy_ms"].append(busy)
@@ -316,6 +321,13 @@ def _span_ms(reply, key="span_ms", zero=False):
     return float(v) if ok else None
 
 
+def _work_ms(reply, span):
+    """The call's figure (cupti_activity.call_layout's `work`: its span less up to FRONT_END_GAP_MS of
+    each gap inside it), or None: absent, not a time, or more than its span."""
+    work = _span_ms(reply, "work_ms")
+    return work if work is not None and span is not None and work <= span else None
+
+
 def _medians_read(samples, key):
     """{implementation: median of the calls' `key` that read as a time}, where any did."""
     read = {k: [x for x in s[key] if x is not None] for k, s in samples.items()}
@@ -333,19 +345,21 @@ def _event_figure(offsets, name, ms):
 
 
 def choose_clock(ctx, samples):
-    """Every implementation's figures from one clock: CUPTI's spans when every call of every one has
-    one, else the event times less what the harness's events add on each path (measured by the parent
-    against CUPTI, harness/event_offsets.py). With spans, `gap_ms` (event time - span: what ran inside
-    the events but outside the GPU's records) is kept for the bounds. Returns the clock's name."""
+    """Every implementation's figures from one clock: CUPTI's records when every call of every one
+    has them (each call's `work_ms`, its span less up to FRONT_END_GAP_MS of each gap inside it), else
+    the event times less what the harness's events add on each path (measured by the parent against
+    CUPTI, harness/event_offsets.py). With CUPTI, `gap_ms` (event time - figure: what ran inside the
+    events but is not in the figure, the gaps it left out included) is kept for the bounds. Returns
+    the clock's name."""
     timed = {n: s for n, s in samples.items() if s.get("event_ms")}
     asked = getattr(ctx, "clock", "events") == "cupti"
-    missing = sorted(n for n, s in timed.items() if None in s["span_ms"] or len(s["span_ms"]) != len(s["event_ms"]))
+    missing = sorted(n for n, s in timed.items() if None in s["work_ms"] or len(s["work_ms"]) != len(s["event_ms"]))
     spans = asked and bool(timed) and not missing
     offsets = getattr(ctx, "event_offsets", None) or {}
     for name, s in timed.items():
         if spans:
-            s["ms"] = list(s["span_ms"])
-            s["gap_ms"] = [e - sp for e, sp in zip(s["event_ms"], s["span_ms"])]
+            s["ms"] = list(s["work_ms"])
+            s["gap_ms"] = [e - w for e, w in zip(s["event_ms"], s["work_ms"])]
         else:
             s["ms"] = [_event_figure(offsets, name, e) for e in s["event_ms"]]
     if spans or not asked or not missing:
@@ -371,6 +385,8 @@ def _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, seconds, scena
     timing["busy_ms"] = {k: median(s["busy_ms"]) for k, s in samples.items() if s["busy_ms"]}
     timing["tail_ms"] = {k: median(s["tail_ms"]) for k, s in samples.items() if s["tail_ms"]}
     if clock == "cupti":
+        # Each call's figure is its span less up to this much of each gap between its records.
+        timing["front_end_gap_ms"] = FRONT_END_GAP_MS
         timing["gap_ms"] = {k: median(s["gap_ms"]) for k, s in samples.items() if s.get("gap_ms")}
         # How the spans lay on the GPU (the executors' own reading, shown, not judged): from the pad's
         # end to the call's first work (what the pad did not cover), and the GPU idle inside the span.

@@ -399,17 +399,18 @@ def _after_candidate(ctx, ex):
 def keep_samples(ctx, entry, samples):
     """With --samples, every round's figure (ms) per implementation, in round order, and where the
     rounds record them (CUDA) the slot each call ran on (`samples_slot`: does a placement decide a
-    call's mode?) and how long the GPU sat idle inside its span (`samples_idle_ms`, null where its
-    records were not read: is a mode idle time or work?)."""
+    call's mode?), its span and how long the GPU sat idle inside it (`samples_span_ms`,
+    `samples_idle_ms`, null where its records were not read: is a mode idle time or work?)."""
     if getattr(ctx, "keep_samples", False):
         entry["timing"]["samples_ms"] = {name: [round(float(v), 9) for v in s["ms"]] for name, s in samples.items()}
         slots = {name: list(s["slot"]) for name, s in samples.items() if s.get("slot")}
         if slots:
             entry["timing"]["samples_slot"] = slots
-        idle = {name: [None if v is None else round(float(v), 9) for v in s["idle_ms"]]
-                for name, s in samples.items() if s.get("idle_ms")}
-        if idle:
-            entry["timing"]["samples_idle_ms"] = idle
+        for key in ("idle_ms", "span_ms"):
+            kept = {name: [None if v is None else round(float(v), 9) for v in s[key]]
+                    for name, s in samples.items() if s.get(key)}
+            if kept:
+                entry["timing"]["samples_" + key] = kept
 
 
 def timing_entry(entry, samples, unsupported, seconds, n_sets, batch, figure=MEDIAN):

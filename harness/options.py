@@ -35,8 +35,9 @@ class Options:
     # Seen on the H200: the second evaluation's peer figures are the first's, flash's quick set took
     # 5.6 s instead of 30.8 s (docs/harness.md, "Speed").
     keep_peers: bool = True
-    # CUDA: each timed call's figure is the span of its kernels as CUPTI records them in the executor
-    # (harness/cupti_activity.py), bounded by the events; False: the events less their offset only.
+    # CUDA: each timed call's figure is the work of its kernels as CUPTI records them in the executor
+    # (their span less the front end's gaps, harness/cupti_activity.py), bounded by the events; False:
+    # the events less their offset only.
     cupti: bool = True
     # Every round's figure of every implementation kept in the result (timing.samples_ms), not only
     # the medians and intervals: what the spread of a scenario's calls is (docs/harness.md, issue 14).

@@ -11,7 +11,8 @@ by the trusted parent, in the data dir (no sandbox binds it); one that does not 
 again. On by default (`Options.keep_peers`); `--fresh-peers` measures them again. On the H200 a
 second quick flash_attn_fwd evaluation read the same peer figures as the first and took 5.6 s
 instead of 30.8 s (docs/harness.md, "Speed"). The key includes the clock the figures come from
-(CUPTI's spans or events), so figures of one are never paired with the other's.
+(CUPTI's records or events) and the gaps a call's figure leaves out (FRONT_END_GAP_MS), so figures of
+one are never paired with the other's.
 """
 
 import hashlib

@@ -98,3 +98,24 @@ def test_a_round_counts_as_capped_only_well_below_the_clock():
     assert not capped({"reasons": ["GpuIdle"], "sm_mhz": 345}, H200)      # idling is not a cap
     assert capped({"reasons": ["HwSlowdown"], "sm_mhz": None}, H200)      # no clock: the reason decides
     assert capped({"reasons": ["SwPowerCap"], "sm_mhz": 1000}, None)
+
+
+def test_a_figure_claiming_more_excused_gaps_than_ran_is_refused_by_the_gap():
+    from harness.executor_cuda_timing import choose_clock
+
+    class Ctx:
+        clock, messages, event_offsets = "cupti", [], {}
+
+    rng = random.Random(6)
+    n = 20
+    # an honest span (12 us) whose reply claims 5 us of it was gaps between records (work 7 us): the
+    # events still hold the 12 us, so event - figure is 5 us over the baseline's and the bound refuses
+    events = [0.0143 + rng.uniform(-0.0002, 0.0002) for _ in range(n)]
+    cand = dict(_calls(n, rng), event_ms=events, span_ms=[0.012] * n, work_ms=[0.007] * n)
+    base = dict(_calls(n, rng), event_ms=list(events), span_ms=[0.012] * n, work_ms=[0.012] * n)
+    samples = {"candidate": cand, "baseline": base}
+    assert choose_clock(Ctx(), samples) == "cupti"
+    assert "outside the GPU work CUPTI recorded" in (bounds({}, samples, 6) or "")
+    # the same calls honest (work = span): no finding
+    cand["work_ms"] = [0.012] * n
+    assert choose_clock(Ctx(), samples) == "cupti" and bounds({}, samples, 6) is None

@@ -6,8 +6,8 @@ a scenario whose records are incomplete anywhere is timed by its events, every i
 import ctypes
 import struct
 
-from harness.cupti_activity import (KIND_CONCURRENT_KERNEL, KIND_MEMCPY, KIND_MEMSET, call_layout, call_span_ms,
-                                     read_records)
+from harness.cupti_activity import (FRONT_END_GAP_MS, KIND_CONCURRENT_KERNEL, KIND_MEMCPY, KIND_MEMSET, call_layout,
+                                     call_span_ms, read_records, work_of)
 from harness.executor_cuda_timing import choose_clock
 
 PAD = 0.1   # ms
@@ -56,9 +56,39 @@ def test_the_layout_says_what_the_pad_did_not_cover_and_where_the_gpu_idled_in_t
     # 2 us after the pad ended (the host was still queueing it)
     got = call_layout([pad, ("memset", 102_500, 103_000), ("kernel", 104_000, 108_000),
                        ("memcpy", 105_000, 109_000), ("kernel", 109_500, 110_500)], PAD)
-    assert got == {"span": 0.008, "idle": 0.0015, "lead": 0.002}
-    assert call_layout([("kernel", 5, 10), ("kernel", 5, 9)], 0.0) == {"span": 5e-6, "idle": 0.0, "lead": None}
+    assert got == {"span": 0.008, "idle": 0.0015, "work": 0.0065, "lead": 0.002}
+    assert call_layout([("kernel", 5, 10), ("kernel", 5, 9)], 0.0) == {"span": 5e-6, "idle": 0.0, "work": 5e-6,
+                                                                       "lead": None}
     assert call_layout([("kernel", 102_000, 103_000)], PAD) is None     # no pad record first
+
+
+def test_a_front_end_gap_between_a_calls_records_is_not_in_its_figure():
+    pad = ("kernel", 0, 100_500)
+    # cuDNN's call on the H200: a memset, then its kernel, which the GPU started 0.9 us later in some
+    # processes than in others (the kernel itself as long): the same figure either way
+    soon = call_layout([pad, ("memset", 101_000, 101_500), ("kernel", 102_000, 110_000)], PAD)
+    late = call_layout([pad, ("memset", 101_000, 101_500), ("kernel", 102_900, 110_900)], PAD)
+    assert late["span"] - soon["span"] > 0.0008
+    assert soon["work"] == late["work"] == 0.0085
+    assert FRONT_END_GAP_MS >= 0.0015
+
+
+def test_host_work_between_a_calls_kernels_counts_beyond_the_front_end_gap():
+    pad = ("kernel", 0, 100_500)
+    # the attack: the call's first kernel, 20 us of the host's own work (the GPU idle: nothing is
+    # queued), then the kernel that writes the result; every microsecond past the allowance counts
+    got = call_layout([pad, ("kernel", 101_000, 102_000), ("kernel", 122_000, 123_000)], PAD)
+    assert got["work"] == (22_000 - FRONT_END_GAP_MS * 1e6) / 1e6
+    # and so do many small ones: each gap is excused no more than the allowance
+    many = [pad] + [("kernel", 101_000 + k * 10_000, 102_000 + k * 10_000) for k in range(10)]
+    got = call_layout(many, PAD)
+    assert abs(got["work"] - (got["span"] - 9 * FRONT_END_GAP_MS)) < 1e-12 and got["idle"] == 0.081
+
+
+def test_the_work_of_records_that_overlap_is_their_union_less_the_excused_gaps():
+    assert work_of([(0, 10), (5, 12), (13, 20)], 0) == (20, 1, 20)
+    assert work_of([(0, 10), (5, 12), (13, 20)], 1) == (20, 1, 19)
+    assert work_of([(0, 10), (100, 110)], 50) == (110, 90, 60)
 
 
 def test_a_span_that_does_not_start_with_the_pad_is_not_read():
@@ -75,9 +105,11 @@ class _Ctx:
         self.clock, self.messages, self.event_offsets = clock, [], {"native": 0.0023, "peers": 0.002}
 
 
-def _samples(spans_cand, spans_base, events=(0.0123, 0.0124)):
-    return {"candidate": {"ms": [], "event_ms": list(events), "span_ms": list(spans_cand)},
-            "baseline": {"ms": [], "event_ms": list(events), "span_ms": list(spans_base)}}
+def _samples(spans_cand, spans_base, events=(0.0123, 0.0124), works=None):
+    """Two implementations' calls: event times, spans, and each call's figure (its span unless given)."""
+    works = works or (spans_cand, spans_base)
+    return {"candidate": {"ms": [], "event_ms": list(events), "span_ms": list(spans_cand), "work_ms": list(works[0])},
+            "baseline": {"ms": [], "event_ms": list(events), "span_ms": list(spans_base), "work_ms": list(works[1])}}
 
 
 def test_every_implementation_is_timed_by_its_spans_when_every_call_has_one():
@@ -86,6 +118,26 @@ def test_every_implementation_is_timed_by_its_spans_when_every_call_has_one():
     assert samples["candidate"]["ms"] == [0.01, 0.0101] and samples["baseline"]["ms"] == [0.0099, 0.01]
     assert [round(g, 7) for g in samples["candidate"]["gap_ms"]] == [0.0023, 0.0023]
     assert ctx.messages == []
+
+
+def test_the_figure_is_the_work_and_the_gap_bound_sees_what_it_left_out():
+    ctx = _Ctx()
+    samples = _samples([0.011, 0.011], [0.01, 0.01], works=([0.009, 0.009], [0.01, 0.01]))
+    assert choose_clock(ctx, samples) == "cupti"
+    assert samples["candidate"]["ms"] == [0.009, 0.009]
+    # event - work: the excused gaps are inside the events, so the bound paired with the baseline's sees them
+    assert [round(g, 7) for g in samples["candidate"]["gap_ms"]] == [0.0033, 0.0034]
+    assert [round(g, 7) for g in samples["baseline"]["gap_ms"]] == [0.0023, 0.0024]
+
+
+def test_a_work_figure_a_reply_cannot_back_with_its_span_is_not_read():
+    from harness.executor_cuda_timing import _work_ms
+    assert _work_ms({"span_ms": [0.01], "work_ms": [0.009]}, 0.01) == 0.009
+    assert _work_ms({"span_ms": [0.01], "work_ms": [0.011]}, 0.01) is None      # more than its span
+    assert _work_ms({"work_ms": [0.009]}, None) is None                         # no span
+    assert _work_ms({"span_ms": [0.01]}, 0.01) is None                          # no work: the events time it
+    for bad in ([0.0], [True], ["0.009"], [0.001, 0.002]):
+        assert _work_ms({"work_ms": bad}, 0.01) is None
 
 
 def test_one_missing_span_times_the_whole_scenario_by_its_events_and_says_so():

@@ -31,13 +31,21 @@ def test_calls_are_cut_at_each_flush_and_the_pad_is_left_out():
         (FLUSH, "flush", 200.0, 260.0),
     ]
     first, second = cf.split_calls(activity, 2)
-    assert first == {"kernel_sum_us": 30.0, "span_us": 37.0, "kernels": 2}
-    assert second == {"kernel_sum_us": 50.0, "span_us": 40.0, "kernels": 2}
+    # the work: the span less the gaps between records (1, 2 and 1 us, each within the front end's allowance)
+    assert first == {"kernel_sum_us": 30.0, "span_us": 37.0, "work_us": 33.0, "kernels": 2}
+    assert second == {"kernel_sum_us": 50.0, "span_us": 40.0, "work_us": 40.0, "kernels": 2}
+
+
+def test_a_calls_work_counts_a_gap_beyond_the_front_ends_allowance():
+    activity = [(FLUSH, "flush", 0.0, 60.0), (PAD, "kernel", 60.5, 160.0), ("k1", "kernel", 161.0, 171.0),
+                ("k2", "kernel", 191.0, 201.0)]     # 20 us between them: the host, not the front end
+    (call,) = cf.split_calls(activity, 1)
+    assert call["span_us"] == 40.0 and call["work_us"] == pytest.approx(40.0 - cf.FRONT_END_GAP_MS * 1e3)
 
 
 def test_a_pad_named_kernel_inside_a_call_is_counted():
     activity = [(FLUSH, "flush", 0, 1), ("k", "kernel", 2, 5), (PAD, "kernel", 6, 10)]
-    assert cf.split_calls(activity, 1) == [{"kernel_sum_us": 7, "span_us": 8, "kernels": 2}]
+    assert cf.split_calls(activity, 1) == [{"kernel_sum_us": 7, "span_us": 8, "work_us": 7, "kernels": 2}]
 
 
 def test_a_call_that_copies_device_memory_itself_cannot_be_split():
@@ -63,10 +71,11 @@ def test_kinds_follow_cupti_names():
 def test_calls_go_to_implementations_in_order_with_the_harness_figure_in_ms():
     # The harness's figure of a CUDA scenario's rounds (stats.TRIMMED_MEAN: of three, their mean), the
     # spans' median beside it.
-    figures = [{"kernel_sum_us": k, "span_us": k + 1, "kernels": 1} for k in (10, 60, 20, 100, 300, 200)]
+    figures = [{"kernel_sum_us": k, "span_us": k + 1, "work_us": k + 0.5, "kernels": 1} for k in (10, 60, 20, 100, 300, 200)]
     out = cf.per_impl(figures, ["candidate", "cudnn"], 3)
     assert (out["candidate"]["kernel_sum_ms"], out["candidate"]["span_ms"]) == pytest.approx((0.03, 0.031))
     assert out["candidate"]["span_median_ms"] == pytest.approx(0.021)
+    assert out["candidate"]["work_ms"] == pytest.approx(0.0305)
     assert (out["cudnn"]["kernel_sum_ms"], out["cudnn"]["span_ms"]) == pytest.approx((0.2, 0.201))
     assert [c["kernel_sum_us"] for c in out["cudnn"]["calls"]] == [100, 300, 200]
 
@@ -326,13 +335,17 @@ def test_cli_refuses_a_result_of_another_task_or_candidate(tmp_path, capsys):
 
 
 def test_report_shows_each_row_and_both_summaries():
-    rows = [{"id": "r1-c1024", "impl": "candidate", "harness_ms": 0.01, "kernel_sum_ms": 0.0095,
-             "span_ms": 0.01, "ratio_span": 1.0, "ratio_kernel_sum": 0.01 / 0.0095},
+    rows = [{"id": "r1-c1024", "impl": "candidate", "harness_ms": 0.01, "kernel_sum_ms": 0.0095, "work_ms": 0.00996,
+             "span_ms": 0.01, "ratio_work": 0.01 / 0.00996, "ratio_span": 1.0, "ratio_kernel_sum": 0.01 / 0.0095},
             {"id": "r1-c1024", "impl": "torch_rms_norm", "harness_ms": 0.02, "error": "unsupported: old torch"}]
     report = {"rows": rows, "left_out": ["r128-c1024: incorrect"],
-              "summary": {"span": cf.summarize(rows, "span_ms"), "kernel_sum": cf.summarize(rows, "kernel_sum_ms")}}
+              "summary": {"work": cf.summarize(rows, "work_ms"), "span": cf.summarize(rows, "span_ms"),
+                          "kernel_sum": cf.summarize(rows, "kernel_sum_ms")}}
     lines = cf.render(report).splitlines()
-    assert lines[1].split() == ["r1-c1024", "candidate", "0.0100", "0.0095", "0.0100", "1.000", "1.053"]
+    assert lines[1].split() == ["r1-c1024", "candidate", "0.0100", "0.0095", "0.0100", "0.0100", "1.004", "1.000",
+                                "1.053"]
+    work = lines[lines.index(next(l for l in lines if "against the work" in l)) + 1]
+    assert work.split()[:2] == ["candidate", "1/1"] and work.endswith("  met")
     assert "not measured: unsupported: old torch" in lines[2] and lines[3] == "left out: r128-c1024: incorrect"
     span = lines[lines.index(next(l for l in lines if "against the span" in l)) + 1]
     assert span.split()[:2] == ["candidate", "1/1"] and span.endswith("  met")

@@ -82,6 +82,22 @@ def test_the_harness_against_the_tool_by_every_estimator(tmp_path):
     assert compare_results.fidelity(_result(tmp_path / "e.json", {}), str(report)).startswith("no scenario has")
 
 
+def test_a_result_of_work_figures_is_set_against_the_tools_work(tmp_path):
+    # cuDNN's upper mode a front-end gap: in the spans (both sides) and in neither's work
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps({"scenarios": [{"id": "s1", "timing": {
+        "samples_ms": {"peer:cudnn": [8.5] * 11}, "samples_span_ms": {"peer:cudnn": [9.4] * 6 + [8.5] * 5}}}]}))
+    report = tmp_path / "f.json"
+    report.write_text(json.dumps({"rows": [{"id": "s1", "impl": "cudnn", "calls":
+                                            [{"span_us": 8500.0, "work_us": 8500.0}] * 11}]}))
+    out = compare_results.fidelity(str(path), str(report)).splitlines()
+    med = next(l for l in out if l.split()[:2] == ["cudnn", "median"])
+    assert med.split()[2:5] == ["1/1", "0.00%", "1.0000"]
+    # the shares read the spans, where the mode is
+    shares = compare_results.shares(str(path), str(report)).splitlines()
+    assert shares[-1].split() == ["s1", "cudnn", "0.55", "0.00"]
+
+
 def test_calls_in_two_modes_are_split_and_set_against_their_placements(tmp_path):
     report = tmp_path / "f.json"
     calls = [{"span_us": 11.0 + 0.01 * i, "placement": i % 2} for i in range(6)] + \
@@ -191,3 +207,10 @@ def test_gaps_say_whether_the_upper_mode_is_idle_time_or_work(tmp_path):
     assert s1[1:] == ["peer:cudnn", "0.50", "8.000", "8.900", "2.300", "3.200", "100%"]
     assert s2[1:] == ["peer:cudnn", "0.50", "8.000", "8.900", "2.300", "2.300", "0%"]
     assert not any(l.startswith("s3") for l in out)
+    # a result whose figures leave the front end's gaps out (the mode gone from samples_ms): its spans
+    path.write_text(json.dumps({"scenarios": [
+        {"id": "s1", "timing": {"samples_ms": {"peer:cudnn": [0.0057] * 12},
+                                "samples_span_ms": {"peer:cudnn": lo + hi},
+                                "samples_idle_ms": {"peer:cudnn": [0.0023] * 6 + [0.0032] * 6}}}]}))
+    s1 = compare_results.gaps(str(path)).splitlines()[1].split()
+    assert s1[1:] == ["peer:cudnn", "0.50", "8.000", "8.900", "2.300", "3.200", "100%"]

@@ -96,14 +96,19 @@ def estimators(a_path, b_path):
 def fidelity(result_path, fidelity_path):
     """The harness's figures against cupti_fidelity's (harness/tools/cupti_fidelity.py --json) when
     both sides make each scenario's figure from their calls by the same estimator: the harness's
-    rounds (timing.samples_ms, `eval --samples`) and the tool's calls' spans. Per implementation and
+    rounds (timing.samples_ms, `eval --samples`) and the tool's calls' work (spans, for a result
+    from before the work figure). Per implementation and
     estimator: how many lie within ±5 %, the median |ratio - 1|, the worst."""
     result, report = _load(result_path), _load(fidelity_path)
     by_id = {s["id"]: s for s in result["scenarios"]}
     pairs = {}
     for row in report["rows"]:
-        calls = [c["span_us"] / 1e3 for c in row.get("calls") or [] if c.get("span_us")]
-        mine = ((by_id.get(row["id"]) or {}).get("timing") or {}).get("samples_ms") or {}
+        timing = (by_id.get(row["id"]) or {}).get("timing") or {}
+        # a result whose rounds' figures are the work (it keeps their spans beside them) against the
+        # tool's work, an older one's spans against its spans
+        key = "work_us" if timing.get("samples_span_ms") else "span_us"
+        calls = [c[key] / 1e3 for c in row.get("calls") or [] if c.get(key)]
+        mine = timing.get("samples_ms") or {}
         ours = mine.get(_sample_key(row["impl"]))
         if calls and ours:
             pairs.setdefault(row["impl"], []).append((row["id"], ours, calls))
@@ -182,8 +187,10 @@ def shares(*paths):
             calls = [c["span_us"] / 1e3 for c in row.get("calls") or [] if c.get("span_us")]
             if calls:
                 cells.setdefault((row["id"], row["impl"]), {})[i] = calls
-        for sc in data.get("scenarios") or []:      # a harness result: rounds in ms
-            for name, ms in ((sc.get("timing") or {}).get("samples_ms") or {}).items():
+        for sc in data.get("scenarios") or []:      # a harness result: rounds in ms, their spans where kept
+            timing = sc.get("timing") or {}
+            for name, ms in (timing.get("samples_span_ms") or timing.get("samples_ms") or {}).items():
+                ms = [v for v in ms if v is not None]
                 impl = name[5:] if name.startswith("peer:") else name
                 if ms and len(set(ms)) > 1:     # a kept peer's figure repeated is no sample of its calls
                     cells.setdefault((sc["id"], impl), {})[i] = list(ms)
@@ -225,7 +232,7 @@ def gaps(result_path):
     time (us) of the calls in each mode, and how much of the spans' difference is idle time."""
     lines = [f"{'scenario':44} {'impl':15} {'upper':>6} {'span lo':>8} {'span hi':>8} {'idle lo':>8} {'idle hi':>8} "
              f"{'idle':>5}"]
-    for sid, name, ms, idle, cut in _split_rounds(result_path, "samples_idle_ms"):
+    for sid, name, ms, idle, cut in _split_rounds(result_path, "samples_idle_ms", spans=True):
         lo = [(v, i) for v, i in zip(ms, idle) if v <= cut and i is not None]
         hi = [(v, i) for v, i in zip(ms, idle) if v > cut and i is not None]
         if not lo or not hi:
@@ -240,13 +247,17 @@ def gaps(result_path):
     return "\n".join(lines)
 
 
-def _split_rounds(result_path, key):
+def _split_rounds(result_path, key, spans=False):
     """(scenario, implementation, rounds' figures, rounds' `timing.<key>`, cut) for every implementation
     of a result with `eval --samples` whose rounds fall in two modes (_mode_cut) and that kept `key`
-    for each of its rounds."""
+    for each of its rounds. spans=True: the rounds' spans where the result kept them
+    (`samples_span_ms`; a figure that leaves the front end's gaps out hides a mode made of them)."""
     for sc in _load(result_path).get("scenarios") or []:
         timing = sc.get("timing") or {}
-        for name, ms in (timing.get("samples_ms") or {}).items():
+        figures = (timing.get("samples_span_ms") if spans else None) or timing.get("samples_ms") or {}
+        for name, ms in figures.items():
+            if None in ms:
+                continue
             per_round = (timing.get(key) or {}).get(name)
             if not per_round or len(per_round) != len(ms) or len(set(ms)) < 2:
                 continue

@@ -12,9 +12,10 @@ implementation that makes such a copy itself cannot be measured), and a sleep ke
 stream busy while the call's launches are queued, as in the harness's padded rounds; what runs
 between two flushes, less that sleep, is one call. Per call: `kernel_sum_us`, the kernels' durations
 added up, and `span_us`, from the start of the first kernel (or memset, or other copy) to the end of
-the last. The harness's figure is a call's span (gaps between kernels included), made into a scenario's time
-as the harness makes it (executor_cuda_timing.FIGURE): it is set against the calls' span by that statistic
-first and their kernel sum second (`span_median_ms` is the spans' median, for comparison).
+the last, and `work_us`, the harness's figure: the span less up to FRONT_END_GAP_MS of each gap between
+records (cupti_activity.call_layout). Each is made into a scenario's time as the harness makes it
+(executor_cuda_timing.FIGURE), and the harness's figures are set against the calls' work, their span and
+their kernel sum (`span_median_ms` is the spans' median, for comparison).
 """
 
 import argparse
@@ -34,7 +35,7 @@ import torch
 from ..api import Unsupported
 from ..cupti import device_activity, kind_of, kineto_activity
 from ..cuda_driver import DeviceRange, Driver
-from ..cupti_activity import Activity, call_layout, find_library, timestamp_step
+from ..cupti_activity import FRONT_END_GAP_MS, Activity, call_layout, find_library, timestamp_step, work_of
 from ..build import build
 from ..devices import MAX_CLOCK_HZ, MIB
 from ..executor_cuda_timing import FIGURE, set_bytes
@@ -86,13 +87,15 @@ def split_calls(activity, expected):
 
 
 def call_figure(call, i):
-    """One call's `kernel_sum_us`, `span_us` and `kernels` from its activity [(name, kind, start_us,
-    end_us)], the pad left out; FidelityError when it ran nothing."""
+    """One call's `kernel_sum_us`, `span_us`, `work_us` (the harness's figure: the span less up to
+    FRONT_END_GAP_MS of each gap inside it, cupti_activity.call_layout) and `kernels` from its
+    activity [(name, kind, start_us, end_us)], the pad left out; FidelityError when it ran nothing."""
     if not call:
         raise FidelityError(f"call {i} ran nothing on the device")
     kernels = [a for a in call if a[1] == "kernel"]
-    return {"kernel_sum_us": sum(end - start for _, _, start, end in kernels),
-            "span_us": max(a[3] for a in call) - min(a[2] for a in call), "kernels": len(kernels)}
+    span, _, work = work_of([(a[2], a[3]) for a in call], FRONT_END_GAP_MS * 1e3)
+    return {"kernel_sum_us": sum(end - start for _, _, start, end in kernels), "span_us": span, "work_us": work,
+            "kernels": len(kernels)}
 
 
 def _figures(mine):
@@ -100,7 +103,7 @@ def _figures(mine):
     time of its rounds (executor_cuda_timing.FIGURE), the span's median beside them, and the calls."""
     spans = [f["span_us"] for f in mine]
     return {"kernel_sum_ms": FIGURE.of([f["kernel_sum_us"] for f in mine]) / 1e3,
-            "span_ms": FIGURE.of(spans) / 1e3, "span_median_ms": median(spans) / 1e3, "calls": mine}
+            "work_ms": FIGURE.of([f["work_us"] for f in mine]) / 1e3, "span_ms": FIGURE.of(spans) / 1e3, "span_median_ms": median(spans) / 1e3, "calls": mine}
 
 
 def per_impl(figures, impls, calls):
@@ -142,21 +145,25 @@ def _stats(ratios, missing):
 
 
 def render(report):
-    lines = [f"{'scenario':44} {'impl':10} {'harness ms':>11} {'kernel-sum':>11} {'span ms':>10} "
-             f"{'h/span':>7} {'h/sum':>7}"]
+    lines = [f"{'scenario':44} {'impl':10} {'harness ms':>11} {'kernel-sum':>11} {'work ms':>10} {'span ms':>10} "
+             f"{'h/work':>7} {'h/span':>7} {'h/sum':>7}"]
     for r in report["rows"]:
         if r.get("error"):
             lines.append(f"{r['id']:44} {r['impl']:10} {r['harness_ms']:11.4f}  not measured: {r['error']}")
             continue
         lines.append(f"{r['id']:44} {r['impl']:10} {r['harness_ms']:11.4f} {r['kernel_sum_ms']:11.4f} "
-                     f"{r['span_ms']:10.4f} {_ratio(r.get('ratio_span'))} {_ratio(r.get('ratio_kernel_sum'))}")
+                     f"{r.get('work_ms') or 0:10.4f} {r['span_ms']:10.4f} {_ratio(r.get('ratio_work'))} "
+                     f"{_ratio(r.get('ratio_span'))} {_ratio(r.get('ratio_kernel_sum'))}")
     lines += [f"left out: {note}" for note in report["left_out"]]
     if report.get("timestamp_step_ns"):
         lines.append(f"CUPTI's timestamps here came in steps of {report['timestamp_step_ns']} ns")
-    for key, what in (("span", "the span (first kernel start to last kernel end)"),
+    for key, what in (("work", "the work (the span less the front end's gaps, the harness's figure)"),
+                      ("span", "the span (first kernel start to last kernel end)"),
                       ("kernel_sum", "the kernel sum")):
+        summary = report["summary"].get(key)
+        if summary is None:     # a report from before the work figure
+            continue
         lines.append(f"harness / CUPTI, against {what}; met = all within ±5 % and median |ratio-1| <= 1 %:")
-        summary = report["summary"][key]
         for impl, s in list(summary["impls"].items()) + [("overall", summary["overall"])]:
             lines.append("  " + _summary_line(impl, s))
     return "\n".join(lines)
@@ -420,7 +427,7 @@ def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placemen
 def _rows(rows, figures):
     for row in rows:
         row.update(figures.get(row["impl"], {}))
-        for key in ("span_ms", "kernel_sum_ms"):
+        for key in ("work_ms", "span_ms", "kernel_sum_ms"):
             if row.get(key):
                 row[f"ratio_{key[:-3]}"] = row["harness_ms"] / row[key]
     return rows
@@ -689,7 +696,8 @@ def evaluate(args):
             "busy_after": args.busy_after, "layout": args.layout, "memory": args.memory, "refill_in": args.refill_in,
             "torch": torch.__version__, "rows": rows, "left_out": left_out,
             "timestamp_step_ns": _step(rows),
-            "summary": {"span": summarize(rows, "span_ms"), "kernel_sum": summarize(rows, "kernel_sum_ms")}}
+            "summary": {"work": summarize(rows, "work_ms"), "span": summarize(rows, "span_ms"),
+                        "kernel_sum": summarize(rows, "kernel_sum_ms")}}
 
 
 def _parser():
