@@ -73,13 +73,14 @@ BUSY_MARGIN_MS = 0.02
 # The tail (end event -> an event recorded once the host saw the device idle) is GPU-timed and so
 # much steadier than the wall clock: a few microseconds of host wake-up for every executor.
 TAIL_MARGIN_MS = 0.005
-# With CUPTI's records as the figures: the events hold the call's work plus the launch and event
-# latencies on either side (2.3 us on the H200, within 0.4 us whatever the kernel, docs/harness.md) and
-# the front end's gaps the figure leaves out; host work before the first launch or after the last, or
-# a figure written smaller than the GPU recorded, widens that gap. Paired with the baseline's, the
-# candidate's may exceed it by this much (a candidate of a few kernels more than the baseline's pays
-# the front end's gaps between them here, about a microsecond each).
+# With CUPTI's records as the figures: the events hold the span plus the launch and event latencies on
+# either side (2.3 us on the H200, within 0.4 us whatever the kernel, docs/harness.md); host work
+# before the first launch or after the last, or a span written smaller than the GPU recorded, widens
+# that gap. Paired with the baseline's, the candidate's may exceed it by this much.
 GAP_MARGIN_MS = 0.003
+# How much more of the gaps between its records the candidate's figure may leave out than the
+# baseline's (_hold_excuse): one gap's allowance.
+EXCUSED_MARGIN_MS = FRONT_END_GAP_MS
 RELATIVE_MARGIN = 0.1
 # Sets (slots) each implementation's rounds draw from at random, as many as SET_BUDGET_BYTES allows,
 # each taking at least SPREAD_ALIGN of it: spread over the arena (executor_memory.slot_stride), each is
@@ -346,11 +347,11 @@ def _event_figure(offsets, name, ms):
 
 def choose_clock(ctx, samples):
     """Every implementation's figures from one clock: CUPTI's records when every call of every one
-    has them (each call's `work_ms`, its span less up to FRONT_END_GAP_MS of each gap inside it), else
-    the event times less what the harness's events add on each path (measured by the parent against
-    CUPTI, harness/event_offsets.py). With CUPTI, `gap_ms` (event time - figure: what ran inside the
-    events but is not in the figure, the gaps it left out included) is kept for the bounds. Returns
-    the clock's name."""
+    has them (each call's `work_ms`, its span less up to FRONT_END_GAP_MS of each gap inside it; the
+    candidate's and the incumbent's held by _hold_excuse), else the event times less what the
+    harness's events add on each path (measured by the parent against CUPTI,
+    harness/event_offsets.py). With CUPTI, `gap_ms` (event time - span: what ran inside the events but
+    outside the GPU's records) is kept for the bounds. Returns the clock's name."""
     timed = {n: s for n, s in samples.items() if s.get("event_ms")}
     asked = getattr(ctx, "clock", "events") == "cupti"
     missing = sorted(n for n, s in timed.items() if None in s["work_ms"] or len(s["work_ms"]) != len(s["event_ms"]))
@@ -359,9 +360,11 @@ def choose_clock(ctx, samples):
     for name, s in timed.items():
         if spans:
             s["ms"] = list(s["work_ms"])
-            s["gap_ms"] = [e - w for e, w in zip(s["event_ms"], s["work_ms"])]
+            s["gap_ms"] = [e - sp for e, sp in zip(s["event_ms"], s["span_ms"])]
         else:
             s["ms"] = [_event_figure(offsets, name, e) for e in s["event_ms"]]
+    if spans:
+        _hold_excuse(timed)
     if spans or not asked or not missing:
         return "cupti" if spans else "events"
     if not getattr(ctx, "clock_fallback_said", False):
@@ -369,6 +372,24 @@ def choose_clock(ctx, samples):
         ctx.messages.append(f"timing: CUPTI's records were missing for {', '.join(missing)}: scenarios like that are "
                             f"timed by their events (timing.clock)")
     return "events"
+
+
+def _hold_excuse(samples):
+    """The gaps an untrusted implementation's figure leaves out are its own process's report, like
+    its span: the candidate's and the incumbent's calls leave out no more than the baseline's calls
+    do (the median of their span - work) plus one gap's allowance (EXCUSED_MARGIN_MS; without a
+    baseline, that alone). A reply that claims more (forged, or many more kernels than the
+    baseline's) has the rest counted, as the span counted it, and `excused_held` says how many calls."""
+    base = samples.get("baseline")
+    allowed = EXCUSED_MARGIN_MS + (median([sp - w for sp, w in zip(base["span_ms"], base["work_ms"])])
+                                   if base and base.get("work_ms") else 0.0)
+    for name in ("candidate", "incumbent"):
+        s = samples.get(name)
+        if not s:
+            continue
+        held = [max(w, sp - allowed) for sp, w in zip(s["span_ms"], s["work_ms"])]
+        s["excused_held"] = sum(h > w for h, w in zip(held, s["work_ms"]))
+        s["ms"] = held
 
 
 def _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, seconds, scenario, seed_base, confirming, clocks,
@@ -388,6 +409,7 @@ def _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, seconds, scena
         # Each call's figure is its span less up to this much of each gap between its records.
         timing["front_end_gap_ms"] = FRONT_END_GAP_MS
         timing["gap_ms"] = {k: median(s["gap_ms"]) for k, s in samples.items() if s.get("gap_ms")}
+        timing["excused_held"] = {k: s["excused_held"] for k, s in samples.items() if s.get("excused_held")}
         # How the spans lay on the GPU (the executors' own reading, shown, not judged): from the pad's
         # end to the call's first work (what the pad did not cover), and the GPU idle inside the span.
         for key in ("lead_ms", "idle_ms"):

@@ -125,9 +125,30 @@ def test_the_figure_is_the_work_and_the_gap_bound_sees_what_it_left_out():
     samples = _samples([0.011, 0.011], [0.01, 0.01], works=([0.009, 0.009], [0.01, 0.01]))
     assert choose_clock(ctx, samples) == "cupti"
     assert samples["candidate"]["ms"] == [0.009, 0.009]
-    # event - work: the excused gaps are inside the events, so the bound paired with the baseline's sees them
-    assert [round(g, 7) for g in samples["candidate"]["gap_ms"]] == [0.0033, 0.0034]
+    # the gap bound's figure: event - span (what ran inside the events but outside the records)
+    assert [round(g, 7) for g in samples["candidate"]["gap_ms"]] == [0.0013, 0.0014]
     assert [round(g, 7) for g in samples["baseline"]["gap_ms"]] == [0.0023, 0.0024]
+
+
+def test_the_candidate_leaves_out_no_more_of_its_gaps_than_the_baseline_and_one_allowance():
+    from harness.executor_cuda_timing import EXCUSED_MARGIN_MS
+    ctx = _Ctx()
+    # the baseline's calls leave 1 us out; the candidate's replies claim 1, 2.5 and 10 us of gaps
+    samples = _samples([0.02, 0.02, 0.02], [0.02, 0.02, 0.02], events=(0.0223,) * 3,
+                       works=([0.019, 0.0175, 0.01], [0.019, 0.019, 0.019]))
+    samples["incumbent"] = {"ms": [], "event_ms": [0.0223], "span_ms": [0.02], "work_ms": [0.0]}
+    samples["peer:cudnn"] = {"ms": [], "event_ms": [0.0223], "span_ms": [0.02], "work_ms": [0.01]}
+    choose_clock(ctx, samples)
+    floor = 0.02 - 0.001 - EXCUSED_MARGIN_MS
+    assert EXCUSED_MARGIN_MS >= 0.002
+    assert samples["candidate"]["ms"] == [0.019, 0.0175, floor] and samples["candidate"]["excused_held"] == 1
+    assert samples["incumbent"]["ms"] == [floor]
+    # trusted code (the baseline, the peers) as its records read
+    assert samples["baseline"]["ms"] == [0.019] * 3 and samples["peer:cudnn"]["ms"] == [0.01]
+    # without a baseline: the allowance alone
+    alone = {"candidate": {"ms": [], "event_ms": [0.0223], "span_ms": [0.02], "work_ms": [0.01]}}
+    choose_clock(_Ctx(), alone)
+    assert alone["candidate"]["ms"] == [0.02 - EXCUSED_MARGIN_MS]
 
 
 def test_a_work_figure_a_reply_cannot_back_with_its_span_is_not_read():
