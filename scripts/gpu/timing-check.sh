@@ -34,6 +34,7 @@
 #    scenario with and without the arena's pages used once first (OLD_HARNESS);
 #    (STEPS rms-kept2, after rms) rmsnorm kept once more (RMS_KEPT_RUNS times): every pair of kept evaluations
 #    set against each other; (STEPS flash-kept, after flash-full) flash's full evaluation with the peers kept;
+#    (STEPS flash-kept2, after flash-kept) once more, each pair of the three set against each other;
 #    fidelity-like takes flash's result from FLASH_RESULT when set (e.g. $OUT/flash-sub.json);
 #    (STEPS flash-full) flash's full evaluation alone; (STEPS flash-sub) flash's evaluation on FLASH_SUB's
 #    scenarios (sq113-sk113,sq1000-sk113), the peers measured, for the cuDNN steps (FLASH_RESULT);
@@ -230,6 +231,13 @@ rms-kept2)   # rmsnorm's evaluation with the peers kept once more (after `rms`):
   for a in $names; do for b in $names; do [[ "$a" < "$b" ]] || continue
     echo "-- repeat $a $b"; "$PY" -m harness.tools.compare_results repeat "$OUT/$a.json" "$OUT/$b.json"
   done; done > "$OUT/rms-kept2.txt" 2>&1 ;;
+flash-kept2)   # flash's evaluation with the peers kept once more (after flash-kept): two evaluations as every
+      # one after a host's first runs, set against each other (and against the full one)
+  flash_eval flash-full-kept2
+  { for b in flash-full flash-full-kept; do echo "-- repeat $b flash-full-kept2"
+      "$PY" -m harness.tools.compare_results repeat "$OUT/$b.json" "$OUT/flash-full-kept2.json"; done
+    echo "-- repeat flash-full flash-full-kept"
+    "$PY" -m harness.tools.compare_results repeat "$OUT/flash-full.json" "$OUT/flash-full-kept.json"; } > "$OUT/flash-kept2.txt" 2>&1 ;;
 rms-rev)   # rmsnorm with its scenarios in reverse order, the peers measured: is r1-c1024's torch_rms_norm
       # reading 7-15 % over CUPTI (the fifth session) the first scenario's, or that scenario's?
   rm -rf /tmp/rms-rev && mkdir -p /tmp/rms-rev && cp -r $R /tmp/rms-rev/rmsnorm &&
@@ -353,7 +361,7 @@ for p in sorted(out.glob("*.json")):
               "temp max", max(c["temp_c_max"] or 0 for c in clk), "power max", max(c["power_w_max"] or 0 for c in clk),
               "reasons", sorted({x for c in clk for x in c["reasons"]}), "dropped rounds", sum(c["dropped_rounds"] for c in clk))
 PYEOF
-cat "$OUT/cupti-self.log" "$OUT/rms-cap.txt" "$OUT/rms-kept2.txt" "$OUT/cudnn-procs.txt" "$OUT/call-cost.log" "$OUT/call-cost-other.log" >> "$OUT/summary.txt" 2>/dev/null
+cat "$OUT/cupti-self.log" "$OUT/rms-cap.txt" "$OUT/rms-kept2.txt" "$OUT/flash-kept2.txt" "$OUT/cudnn-procs.txt" "$OUT/call-cost.log" "$OUT/call-cost-other.log" >> "$OUT/summary.txt" 2>/dev/null
 { for f in "$OUT"/fidelity-*.log "$OUT"/cond-*.log "$OUT"/cudnn-modes*.log; do [ -f "$f" ] && echo "-- $f" && grep -A6 "^harness / CUPTI, against the \(work\|span\)" "$f"; done
   tail -n 3 "$OUT/adversarial.txt" "$OUT/pytest-cuda.log" "$OUT/pytest-runtime.log" "$OUT/pytest-tools.log" 2>/dev/null
   for t in rmsnorm flash; do for f in "$OUT"/fidelity-$t-like*.json; do [ -f "$f" ] && echo "-- fidelity by estimator, $f" &&
