@@ -48,13 +48,13 @@ TIME_TRIM = 0.05
 def trimmed_mean(xs, trim=TIME_TRIM):
     """The mean of `xs` with floor(trim x n) values left out at each end; None when empty. A CUDA
     call's time (its work in CUPTI's records) is what the GPU spent on it, so the time a kernel
-    costs per call is a mean, the figure torch.profiler's averages report; the ends go for what the mean should not
-    carry (a round the clocks' rule kept at a dip, a rare stall). Against the median it replaced as a
-    CUDA scenario's time (docs/harness.md, "Eighth session"): a call in two modes (the cuDNN peer's,
-    10 % apart, in a share that differs from process to process) reads between them in proportion
-    instead of in either one; and calls that cluster by where their memory lies (a one-block kernel's
-    placements, up to 8 % apart) are averaged over the placements drawn, where the median sat in
-    whichever gap between clusters the draw left it."""
+    costs per call is a mean, the figure torch.profiler's averages report; the ends go for what the
+    mean should not carry (a round the clocks' rule kept at a dip, a rare stall). Against the median
+    it replaced as a CUDA scenario's time (docs/harness.md, "Eighth session"): a call in two modes
+    (the cuDNN peer's, 10 % apart, in a share that differs from process to process) reads between
+    them in proportion instead of in either one; and calls that cluster by where their memory lies
+    (a one-block kernel's placements, up to 8 % apart) are averaged over the placements drawn, where
+    the median sat in whichever gap between clusters the draw left it."""
     s = sorted(xs)
     n = len(s)
     if n == 0:
