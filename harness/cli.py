@@ -28,6 +28,9 @@ def _parser():
                          "(the default)")
     ev.add_argument("--fresh-peers", dest="keep_peers", action="store_false",
                     help="CUDA: time the peers again in this evaluation, neither using nor keeping kept figures")
+    ev.add_argument("--peers-apart", action="store_true",
+                    help="CUDA: when this evaluation measures the peers (a host's first), time the candidate again "
+                         "afterwards against their kept figures, as later evaluations do (experimental)")
     ev.add_argument("--events-only", action="store_true",
                     help="CUDA: time calls by their events only, not by CUPTI's records of their kernels")
     ev.add_argument("--no-baseline", action="store_true", help="do not time the baseline")
@@ -101,7 +104,7 @@ def _eval(args):
     opts = Options(task_dir=args.task_dir, candidate=args.candidate, scenarios=args.scenarios,
                    device=args.device, seeds=args.seeds, seed=args.seed, with_peers=not args.no_peers,
                    keep_peers=args.keep_peers, cupti=not args.events_only, with_baseline=not args.no_baseline,
-                   samples=args.samples,
+                   samples=args.samples, peers_apart=args.peers_apart,
                    cache_dir=args.cache_dir, incumbent=args.incumbent, call_timeout=args.call_timeout, timeout=args.timeout,
                    progress=Progress(args.progress))
     opts.early = _early_peers(opts)

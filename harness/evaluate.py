@@ -43,6 +43,7 @@ class Context:
         self.deadline = None
         self.has_baseline = opts.with_baseline
         self.keep_samples = opts.samples   # --samples: every round's figure in timing.samples_ms
+        self.peers_apart = opts.peers_apart  # --peers-apart (executor_cuda_timing.run_timing)
         self.has_incumbent = False       # set once the incumbent built and passed the checks
         self.screens = {}                # scenario id -> the re-checks' screen (executor_eval.run_correctness)
         self.with_peers = opts.with_peers and bool(task.peers)

@@ -172,13 +172,38 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
         if first is RECHECK:
             # A bound that fires on identical-looking noise (one executor's requests slower for a few
             # rounds) is confirmed by a second loop of its own; its figures are the ones reported.
-            return _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin, unsupported, True,
-                         kept)
-        return first
+            first = _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin, unsupported, True,
+                          kept)
+        apart = _apart(ctx, scenario, impls, policy, entry)
+        if apart is None:
+            return first
+        # --peers-apart: the candidate's figures from rounds of its own against the figures just kept
+        own, kept_now, policy_now = apart
+        out = _loop(ctx, timer, entry, own, sets, pool, policy_now, scenario, seed_base, pin,
+                    dict(kept_now["unsupported"]), False, kept_now)
+        if out is RECHECK:
+            out = _loop(ctx, timer, entry, own, sets, pool, policy_now, scenario, seed_base, pin,
+                        dict(kept_now["unsupported"]), True, kept_now)
+        if isinstance(entry.get("timing"), dict):
+            entry["timing"]["peers"] = "measured apart"
+        return out
     finally:
         pin.restore()
         for s in sets.values():
             s.close()
+
+
+def _apart(ctx, scenario, impls, policy, entry):
+    """(`impls` without the peers, the peers' figures the loop just kept, the policy for rounds against
+    them) when --peers-apart asks for the candidate's rounds again: the loop measured the peers and
+    kept them, and the scenario is still ok. None otherwise."""
+    if not getattr(ctx, "peers_apart", False) or not policy.get("kept") or entry.get("status") != "ok":
+        return None
+    kept_now = ctx.peer_figures.get(scenario, [p for p, _ in ctx.task.peers])
+    if kept_now is None:      # not kept (a peer failed, or another clock): the loop's figures stand
+        return None
+    policy_now = {k: v for k, v in policy.items() if k not in ("kept", "kept_seconds")}
+    return [n for n in impls if not n.startswith("peer:")], kept_now, policy_now
 
 
 # How long the rounds may go on, in the task's max_seconds, for a peer's figure that will be kept

@@ -35,6 +35,12 @@ class Options:
     # Seen on the H200: the second evaluation's peer figures are the first's, flash's quick set took
     # 5.6 s instead of 30.8 s (docs/harness.md, "Speed").
     keep_peers: bool = True
+    # CUDA, with keep_peers: an evaluation that measures the peers (a host's first) times the candidate
+    # and the baseline again afterwards, in rounds of their own against the figures just kept, as every
+    # later evaluation times them; its figures are those. On the H200 the evaluation that timed the
+    # peers between the candidate's calls read the candidate and the baseline 0.5-0.8 % slower than the
+    # evaluations after it (docs/harness.md, "Tenth session"). Off until measured on the GPU.
+    peers_apart: bool = False
     # CUDA: each timed call's figure is the work of its kernels as CUPTI records them in the executor
     # (their span less the front end's gaps, harness/cupti_activity.py), bounded by the events; False:
     # the events less their offset only.

@@ -103,3 +103,22 @@ def test_the_pool_of_a_scenario_whose_peers_are_kept_fits_the_arena_sized_for_th
     for side in ("cand", "ref", "inc"):
         assert scenario_pool(ctx, per_set) * per_set <= need[side]
     assert scenario_pool(ctx, per_set) >= 2
+
+
+def test_peers_apart_times_the_candidate_again_only_after_a_loop_that_kept_the_peers(tmp_path):
+    from harness.executor_cuda_timing import _apart
+    a, b = _scenarios()
+    ctx = _Ctx(tmp_path)
+    ctx.peers_apart = True
+    impls = ["candidate", "baseline", "peer:cudnn", "peer:flash"]
+    policy = {"target_rse": 0.01, "kept": ["peer:cudnn", "peer:flash"], "kept_seconds": 2.0}
+    ok = {"status": "ok"}
+    ctx.peer_figures.put(a, {"cudnn": 0.5, "flash": 0.9}, {})
+    own, kept_now, policy_now = _apart(ctx, a, impls, policy, ok)
+    assert own == ["candidate", "baseline"] and kept_now["ms"] == {"cudnn": 0.5, "flash": 0.9}
+    assert policy_now == {"target_rse": 0.01}           # the rounds against kept figures: the usual rule
+    assert _apart(ctx, b, impls, policy, ok) is None     # the loop kept nothing (a peer failed)
+    assert _apart(ctx, a, impls, policy, {"status": "incorrect"}) is None
+    assert _apart(ctx, a, impls, {"target_rse": 0.01}, ok) is None    # the peers were kept before: nothing to redo
+    ctx.peers_apart = False
+    assert _apart(ctx, a, impls, policy, ok) is None     # off by default

@@ -56,6 +56,7 @@
 # 2026-12-02's calls: "full aa fidelity-cond profkept fidelity-like" (502 s), "full kept aa-rms
 # fidelity-like" (348 s), "full kept quick fidelity-like pytest aa-rms" (342 s); docs/harness.md.
 # END (seconds): the fidelity steps stop by then, so the summary still runs within the call.
+# EVAL_ARGS: more `harness eval` options for rms_eval and flash_eval (e.g. --peers-apart).
 # STEPS (default "profile full fidelity") picks parts, in order; quick: flash_attn_fwd's quick set.
 # Results land in $OUT as each step ends, packed into $OUT/all.tgz at the end (summary.txt beside it).
 set -u
@@ -63,10 +64,10 @@ set -u
 . "$(dirname "$0")/lib.sh"
 STEPS=${STEPS:-profile full fidelity}
 rms_eval() {    # rms_eval NAME: rmsnorm's full evaluation of its baseline, $OUT/NAME.json with every round's figure
-  step "$1" 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu --json "$OUT/$1.json" --table --samples --timeout 65
+  step "$1" 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu --json "$OUT/$1.json" --table --samples --timeout 65 ${EVAL_ARGS:-}
 }
 flash_eval() {  # flash_eval NAME: the same for flash_attn_fwd
-  step "$1" 215 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --json "$OUT/$1.json" --table --samples --timeout 203
+  step "$1" 215 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --json "$OUT/$1.json" --table --samples --timeout 203 ${EVAL_ARGS:-}
 }
 flash_prof() {  # flash's full evaluation (the peers kept, after flash-full) under cProfile: $OUT/flash-full-kept-prof.*
   step flash-full-kept-prof 215 "$PY" -m cProfile -o "$OUT/flash-full-kept.prof" -m harness eval --task-dir $F \
