@@ -168,22 +168,23 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
             bs = sets[name].get(0)
             timer.fresh(bs)
             _call(ctx, name, bs, timer, pad=False, calls=max(1, policy["warmup_reps"]))
-        first = _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin, unsupported, False, kept)
-        if first is RECHECK:
+        def rounds(names, policy, unsupported, kept):
+            out = _loop(ctx, timer, entry, names, sets, pool, policy, scenario, seed_base, pin, unsupported, False,
+                        kept)
+            if out is not RECHECK:
+                return out
             # A bound that fires on identical-looking noise (one executor's requests slower for a few
             # rounds) is confirmed by a second loop of its own; its figures are the ones reported.
-            first = _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin, unsupported, True,
-                          kept)
+            return _loop(ctx, timer, entry, names, sets, pool, policy, scenario, seed_base, pin, unsupported, True,
+                         kept)
+
+        first = rounds(impls, policy, unsupported, kept)
         apart = _apart(ctx, scenario, impls, policy, entry)
         if apart is None:
             return first
         # --peers-apart: the candidate's figures from rounds of its own against the figures just kept
         own, kept_now, policy_now = apart
-        out = _loop(ctx, timer, entry, own, sets, pool, policy_now, scenario, seed_base, pin,
-                    dict(kept_now["unsupported"]), False, kept_now)
-        if out is RECHECK:
-            out = _loop(ctx, timer, entry, own, sets, pool, policy_now, scenario, seed_base, pin,
-                        dict(kept_now["unsupported"]), True, kept_now)
+        out = rounds(own, policy_now, dict(kept_now["unsupported"]), kept_now)
         if isinstance(entry.get("timing"), dict):
             entry["timing"]["peers"] = "measured apart"
         return out

@@ -188,8 +188,7 @@ def shares(*paths):
             if calls:
                 cells.setdefault((row["id"], row["impl"]), {})[i] = calls
         for sc in data.get("scenarios") or []:      # a harness result: rounds in ms, their spans where kept
-            timing = sc.get("timing") or {}
-            for name, ms in (timing.get("samples_span_ms") or timing.get("samples_ms") or {}).items():
+            for name, ms in _round_spans(sc.get("timing") or {}).items():
                 ms = [v for v in ms if v is not None]
                 impl = name[5:] if name.startswith("peer:") else name
                 if ms and len(set(ms)) > 1:     # a kept peer's figure repeated is no sample of its calls
@@ -254,8 +253,7 @@ def _split_rounds(result_path, key, spans=False):
     (`samples_span_ms`; a figure that leaves the front end's gaps out hides a mode made of them)."""
     for sc in _load(result_path).get("scenarios") or []:
         timing = sc.get("timing") or {}
-        figures = (timing.get("samples_span_ms") if spans else None) or timing.get("samples_ms") or {}
-        for name, ms in figures.items():
+        for name, ms in (_round_spans(timing) if spans else timing.get("samples_ms") or {}).items():
             if None in ms:
                 continue
             per_round = (timing.get(key) or {}).get(name)
@@ -264,6 +262,12 @@ def _split_rounds(result_path, key, spans=False):
             cut = _mode_cut(ms)
             if cut is not None:
                 yield sc["id"], name, ms, per_round, cut
+
+
+def _round_spans(timing):
+    """{implementation: every round's span} of a scenario's timing (`eval --samples`): the spans kept
+    beside the figures (`samples_span_ms`), or the figures of a result from when they were the spans."""
+    return timing.get("samples_span_ms") or timing.get("samples_ms") or {}
 
 
 def _mode_cut(values):

@@ -103,7 +103,8 @@ def _figures(mine):
     time of its rounds (executor_cuda_timing.FIGURE), the span's median beside them, and the calls."""
     spans = [f["span_us"] for f in mine]
     return {"kernel_sum_ms": FIGURE.of([f["kernel_sum_us"] for f in mine]) / 1e3,
-            "work_ms": FIGURE.of([f["work_us"] for f in mine]) / 1e3, "span_ms": FIGURE.of(spans) / 1e3, "span_median_ms": median(spans) / 1e3, "calls": mine}
+            "work_ms": FIGURE.of([f["work_us"] for f in mine]) / 1e3, "span_ms": FIGURE.of(spans) / 1e3,
+            "span_median_ms": median(spans) / 1e3, "calls": mine}
 
 
 def per_impl(figures, impls, calls):
@@ -268,7 +269,7 @@ def harness_slots(task, inputs, shapes, count, device="cuda", alloc=None):
     pages. `alloc(nbytes)` (a uint8 tensor) gives the buffer: torch's allocator by default, or
     ArenaMemory (--memory arena)."""
     shapes_in = {k: tuple(v.shape) for k, v in inputs.items()}
-    stride = slot_stride(task, shapes_in, shapes)
+    stride = packed_stride(task, shapes_in, shapes)
     lay, total = layout(_specs(task, shapes_in, shapes, count, stride))
     buf = (alloc or (lambda n: torch.empty(n, dtype=torch.uint8, device=device)))(total + SPREAD_ALIGN)
     base = -buf.data_ptr() % SPREAD_ALIGN
@@ -283,8 +284,9 @@ def harness_slots(task, inputs, shapes, count, device="cuda", alloc=None):
     return buf, slots
 
 
-def slot_stride(task, shapes_in, shapes):
-    """How far apart harness_slots lays consecutive slots: one slot's bytes, in whole 2 MiB pages."""
+def packed_stride(task, shapes_in, shapes):
+    """How far apart harness_slots lays consecutive slots: one slot's bytes, in whole 2 MiB pages
+    (packed; the harness spreads its slots wider where the arena has room, executor_memory.slot_stride)."""
     return -(-set_bytes(task, shapes_in, shapes) // SPREAD_ALIGN) * SPREAD_ALIGN
 
 
@@ -355,7 +357,7 @@ def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placemen
         placements = 1
     if lay == "harness":
         if memory is not None:      # as many slots as the arena holds
-            placements = max(1, min(placements, (memory.size - SPREAD_ALIGN) // slot_stride(task, shapes_in, shapes)))
+            placements = max(1, min(placements, (memory.size - SPREAD_ALIGN) // packed_stride(task, shapes_in, shapes)))
         buf, slots = harness_slots(task, inputs, shapes, placements, alloc=memory)
         spacers.append(buf)
         placed_inputs = [{k: t[k] for k in inputs} for t in slots]
