@@ -28,9 +28,11 @@ def _parser():
                          "(the default)")
     ev.add_argument("--fresh-peers", dest="keep_peers", action="store_false",
                     help="CUDA: time the peers again in this evaluation, neither using nor keeping kept figures")
-    ev.add_argument("--peers-apart", action="store_true",
+    ev.add_argument("--peers-apart", action="store_true", default=True,
                     help="CUDA: when this evaluation measures the peers (a host's first), time the candidate again "
-                         "afterwards against their kept figures, as later evaluations do (experimental)")
+                         "afterwards against their kept figures, as later evaluations do (the default)")
+    ev.add_argument("--peers-together", dest="peers_apart", action="store_false",
+                    help="CUDA: the candidate's figures from the rounds that measure the peers (before 2026-12-04)")
     ev.add_argument("--events-only", action="store_true",
                     help="CUDA: time calls by their events only, not by CUPTI's records of their kernels")
     ev.add_argument("--no-baseline", action="store_true", help="do not time the baseline")

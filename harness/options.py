@@ -39,8 +39,9 @@ class Options:
     # and the baseline again afterwards, in rounds of their own against the figures just kept, as every
     # later evaluation times them; its figures are those. On the H200 the evaluation that timed the
     # peers between the candidate's calls read the candidate and the baseline 0.5-0.8 % slower than the
-    # evaluations after it (docs/harness.md, "Tenth session"). Off until measured on the GPU.
-    peers_apart: bool = False
+    # evaluations after it (docs/harness.md, "Tenth session"); with this, 0.15-0.21 % (median) like
+    # every later pair ("Eleventh session"). `--peers-together` turns it off.
+    peers_apart: bool = True
     # CUDA: each timed call's figure is the work of its kernels as CUPTI records them in the executor
     # (their span less the front end's gaps, harness/cupti_activity.py), bounded by the events; False:
     # the events less their offset only.

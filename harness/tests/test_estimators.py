@@ -144,6 +144,21 @@ def test_shares_of_the_upper_mode_per_run_from_the_harness_rounds_and_the_tools_
     assert compare_results.shares(str(tool)).startswith("runs:")
 
 
+def test_shares_on_the_work_split_only_the_kernels_own_modes(tmp_path):
+    # The tool's calls: spans in two modes made of a front-end gap (the work the same), and a second
+    # scenario whose kernel itself is slower in some calls. On the spans both split; on the work only it.
+    tool = tmp_path / "t.json"
+    gap = [{"span_us": 8.0, "work_us": 8.0}] * 3 + [{"span_us": 9.0, "work_us": 8.0}]
+    kernel = [{"span_us": 10.0, "work_us": 10.0}] * 2 + [{"span_us": 12.0, "work_us": 12.0}] * 2
+    tool.write_text(json.dumps({"rows": [{"id": "s1", "impl": "cudnn", "calls": gap},
+                                         {"id": "s2", "impl": "cudnn", "calls": kernel}]}))
+    spans = {l.split()[0]: l.split()[2] for l in compare_results.shares(str(tool)).splitlines()[2:]}
+    work = {l.split()[0]: l.split()[2] for l in compare_results.shares(str(tool), work=True).splitlines()[2:]}
+    assert spans == {"s1": "0.25", "s2": "0.50"}
+    assert work == {"s2": "0.50"}
+    assert compare_results.main(["shares-work", str(tool)]) == 0
+
+
 def test_slots_say_whether_a_placement_decides_the_mode_of_the_harness_rounds(tmp_path):
     # Slot 0 always in the upper mode, slot 1 always in the lower, slot 2 in both, slot 3 once.
     ms = [9.0, 8.0, 9.0, 8.0, 9.0, 8.0, 8.0, 8.0]

@@ -121,4 +121,8 @@ def test_peers_apart_times_the_candidate_again_only_after_a_loop_that_kept_the_p
     assert _apart(ctx, a, impls, policy, {"status": "incorrect"}) is None
     assert _apart(ctx, a, impls, {"target_rse": 0.01}, ok) is None    # the peers were kept before: nothing to redo
     ctx.peers_apart = False
-    assert _apart(ctx, a, impls, policy, ok) is None     # off by default
+    assert _apart(ctx, a, impls, policy, ok) is None     # --peers-together
+    from harness.cli import _parser as parser
+    args = parser().parse_args(["eval", "--task-dir", "t", "--candidate", "c"])
+    assert args.peers_apart                              # on by default
+    assert not parser().parse_args(["eval", "--task-dir", "t", "--candidate", "c", "--peers-together"]).peers_apart

@@ -6,6 +6,7 @@
     python3 -m harness.tools.compare_results modes FIDELITY.json                 (cupti_fidelity --json)
     python3 -m harness.tools.compare_results runs FIDELITY.json [more.json ...]  (the same calls in several runs)
     python3 -m harness.tools.compare_results shares RUN.json [more.json ...]     (results and/or cupti_fidelity reports)
+    python3 -m harness.tools.compare_results shares-work RUN.json [more.json ...] (the same on the work, gaps left out)
     python3 -m harness.tools.compare_results slots RESULT.json                   (eval --samples, CUDA)
     python3 -m harness.tools.compare_results anchors result.json
     python3 -m harness.tools.compare_results summary result.json [more.json ...]
@@ -175,20 +176,24 @@ def runs(*paths):
     return "\n".join(lines)
 
 
-def shares(*paths):
+def shares(*paths, work=False):
     """The upper mode's share per run, for every (scenario, implementation) whose values fall in two
     modes over all the runs together (_mode_cut): each run a harness result with its rounds (`eval
     --samples`) or a cupti_fidelity report. Several evaluations with the peers measured (each its own peers'
-    executor) and the tool's runs, side by side: is a peer's share the process's or the calls'?"""
+    executor) and the tool's runs, side by side: is a peer's share the process's or the calls'?
+    work=True (`shares-work`): the calls' work (the figures, front-end gaps left out) instead of their
+    spans, so that only a mode of the kernels themselves splits."""
     cells = {}
     for i, path in enumerate(paths):
         data = _load(path)
-        for row in data.get("rows") or []:          # a cupti_fidelity report: spans in us
-            calls = [c["span_us"] / 1e3 for c in row.get("calls") or [] if c.get("span_us")]
+        for row in data.get("rows") or []:          # a cupti_fidelity report: spans (or work) in us
+            key = "work_us" if work else "span_us"
+            calls = [c[key] / 1e3 for c in row.get("calls") or [] if c.get(key)]
             if calls:
                 cells.setdefault((row["id"], row["impl"]), {})[i] = calls
         for sc in data.get("scenarios") or []:      # a harness result: rounds in ms, their spans where kept
-            for name, ms in _round_spans(sc.get("timing") or {}).items():
+            timing = sc.get("timing") or {}
+            for name, ms in ((timing.get("samples_ms") or {}) if work else _round_spans(timing)).items():
                 ms = [v for v in ms if v is not None]
                 impl = name[5:] if name.startswith("peer:") else name
                 if ms and len(set(ms)) > 1:     # a kept peer's figure repeated is no sample of its calls
@@ -358,7 +363,7 @@ def adversarial(path):
 def main(argv=None):
     argv = argv if argv is not None else sys.argv[1:]
     commands = {"repeat": repeat, "estimators": estimators, "fidelity": fidelity, "modes": modes, "runs": runs,
-                "shares": shares, "slots": slots, "gaps": gaps, "anchors": anchors, "summary": summary, "adversarial": adversarial}
+                "shares": shares, "shares-work": lambda *p: shares(*p, work=True), "slots": slots, "gaps": gaps, "anchors": anchors, "summary": summary, "adversarial": adversarial}
     if not argv or argv[0] not in commands:
         print(__doc__)
         return 2

@@ -221,6 +221,27 @@ cudnn-procs)   # the cuDNN peer's upper-mode share per process: flash's FLASH_SU
     for f in "$OUT"/flash-sub-p*.json; do for g in "$OUT"/fidelity-sub-*.json; do
       echo "-- fidelity, $f against $g"; "$PY" -m harness.tools.compare_results fidelity "$f" "$g"; done; done
   } > "$OUT/cudnn-procs.txt" 2>&1 ;;
+kmode-procs)   # cuDNN's kernel mode on KMODE_SUB's scenarios (sq1000-sk113) across processes: the harness
+      # KMODE_PROCS (3) times with the peers measured afresh, the tool KMODE_TOOL (4) times, each a process of
+      # its own; compare_results shares sets every process's share side by side (run it last: it re-keeps the peers)
+  sub=${KMODE_SUB:-sq1000-sk113}
+  for i in $(seq 1 "${KMODE_PROCS:-3}"); do
+    [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || continue
+    step kmode-h$i 90 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --fresh-peers ${EVAL_ARGS:-} \
+      --scenarios "$sub" --json "$OUT/kmode-h$i.json" --samples --timeout 85
+  done
+  for i in $(seq 1 "${KMODE_TOOL:-4}"); do
+    [ "$SECONDS" -lt "${DEADLINE:-100000}" ] && [ -f "$OUT/kmode-h1.json" ] || continue
+    step kmode-t$i 90 "$PY" -m harness.tools.cupti_fidelity --task-dir $F --candidate $F/baseline.cu \
+      --result "$OUT/kmode-h1.json" --profiler cupti --calls 32 --flush-in other --pad harness --placements 32 \
+      --interleave --refill --seed $i --scenarios "$sub" --json "$OUT/kmode-t$i.json"
+  done
+  { echo "-- shares of the work's modes (the kernels')"
+    "$PY" -m harness.tools.compare_results shares-work "$OUT"/kmode-h*.json "$OUT"/kmode-t*.json
+    echo "-- shares of the spans' modes"
+    "$PY" -m harness.tools.compare_results shares "$OUT"/kmode-h*.json "$OUT"/kmode-t*.json
+    for g in "$OUT"/kmode-t*.json; do echo "-- fidelity, kmode-h1 against $g"
+      "$PY" -m harness.tools.compare_results fidelity "$OUT/kmode-h1.json" "$g"; done; } > "$OUT/kmode-procs.txt" 2>&1 ;;
 rms-kept2)   # rmsnorm's evaluation with the peers kept once more (after `rms`): two evaluations as every
       # one after a host's first runs, to set against each other
       # (RMS_KEPT_RUNS, default 1, more of them: every pair set against each other)
@@ -330,7 +351,7 @@ import json, sys
 from pathlib import Path
 out = Path(sys.argv[1])
 for p in sorted(out.glob("*.json")):
-    if p.name.startswith(("fidelity", "adversarial", "cupti-step", "cudnn-", "call-cost")) or p.name.endswith("-prof.json"):
+    if p.name.startswith(("fidelity", "adversarial", "cupti-step", "cudnn-", "call-cost", "kmode-t")) or p.name.endswith("-prof.json"):
         continue
     r = json.loads(p.read_text())
     if not isinstance(r, dict) or "summary" not in r:    # a tool's output (refcost-*), not a result
@@ -362,7 +383,7 @@ for p in sorted(out.glob("*.json")):
               "temp max", max(c["temp_c_max"] or 0 for c in clk), "power max", max(c["power_w_max"] or 0 for c in clk),
               "reasons", sorted({x for c in clk for x in c["reasons"]}), "dropped rounds", sum(c["dropped_rounds"] for c in clk))
 PYEOF
-cat "$OUT/cupti-self.log" "$OUT/rms-cap.txt" "$OUT/rms-kept2.txt" "$OUT/flash-kept2.txt" "$OUT/cudnn-procs.txt" "$OUT/call-cost.log" "$OUT/call-cost-other.log" >> "$OUT/summary.txt" 2>/dev/null
+cat "$OUT/cupti-self.log" "$OUT/rms-cap.txt" "$OUT/rms-kept2.txt" "$OUT/flash-kept2.txt" "$OUT/cudnn-procs.txt" "$OUT/kmode-procs.txt" "$OUT/call-cost.log" "$OUT/call-cost-other.log" >> "$OUT/summary.txt" 2>/dev/null
 { for f in "$OUT"/fidelity-*.log "$OUT"/cond-*.log "$OUT"/cudnn-modes*.log; do [ -f "$f" ] && echo "-- $f" && grep -A6 "^harness / CUPTI, against the \(work\|span\)" "$f"; done
   tail -n 3 "$OUT/adversarial.txt" "$OUT/pytest-cuda.log" "$OUT/pytest-runtime.log" "$OUT/pytest-tools.log" 2>/dev/null
   for t in rmsnorm flash; do for f in "$OUT"/fidelity-$t-like*.json; do [ -f "$f" ] && echo "-- fidelity by estimator, $f" &&
