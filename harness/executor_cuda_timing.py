@@ -184,9 +184,12 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
             return first
         # --peers-apart: the candidate's figures from rounds of its own against the figures just kept
         own, kept_now, policy_now = apart
+        measured = peers_rounds(entry.get("timing"))
         out = rounds(own, policy_now, dict(kept_now["unsupported"]), kept_now)
         if isinstance(entry.get("timing"), dict):
             entry["timing"]["peers"] = "measured apart"
+            for key, by in measured.items():     # --samples: the rounds the kept figures were made of
+                entry["timing"].setdefault(key, {}).update(by)
         return out
     finally:
         pin.restore()
@@ -205,6 +208,19 @@ def _apart(ctx, scenario, impls, policy, entry):
         return None
     policy_now = {k: v for k, v in policy.items() if k not in ("kept", "kept_seconds")}
     return [n for n in impls if not n.startswith("peer:")], kept_now, policy_now
+
+
+def peers_rounds(timing):
+    """The peers' rounds a scenario's timing kept (`eval --samples`: samples_ms and the rest), by key:
+    an evaluation that times the candidate apart keeps the rounds its peers' figures were made of."""
+    if not isinstance(timing, dict):
+        return {}
+    out = {}
+    for key in ("samples_ms", "samples_slot", "samples_idle_ms", "samples_span_ms"):
+        by = {name: v for name, v in (timing.get(key) or {}).items() if name.startswith("peer:")}
+        if by:
+            out[key] = by
+    return out
 
 
 # How long the rounds may go on, in the task's max_seconds, for a peer's figure that will be kept

@@ -3,6 +3,8 @@ runs' samples by each (compare_results estimators): what the next GPU run decide
 2-4 us kernels whose medians move in CUPTI's 32 ns steps (docs/harness.md, "Repeatability")."""
 
 import json
+
+import pytest
 import math
 import random
 
@@ -96,6 +98,29 @@ def test_a_result_of_work_figures_is_set_against_the_tools_work(tmp_path):
     # the shares read the spans, where the mode is
     shares = compare_results.shares(str(path), str(report)).splitlines()
     assert shares[-1].split() == ["s1", "cudnn", "0.55", "0.00"]
+
+
+def test_several_tool_processes_pool_their_calls_and_outrun_calls_are_left_out(tmp_path):
+    # cuDNN's kernel mode at a share each process sets: the harness's one process read 0.5 of its
+    # rounds slow; the tool's two processes 0.25 and 0.75. Each alone is 4.4 % off; pooled, they agree.
+    # A call whose host outran its pad (400 us of host time in its records) counts in neither.
+    path = tmp_path / "h.json"
+    path.write_text(json.dumps({"scenarios": [{"id": "s1", "timing": {
+        "samples_ms": {"peer:cudnn": [0.011] * 10 + [0.0132] * 10}, "samples_span_ms": {"peer:cudnn": [0.012] * 20}}}]}))
+    reports = []
+    for i, upper in enumerate((8, 24)):
+        r = tmp_path / f"t{i}.json"
+        calls = [{"span_us": 11.0, "work_us": 11.0}] * (32 - upper) + [{"span_us": 13.2, "work_us": 13.2}] * upper
+        calls.append({"span_us": 400.0, "work_us": 400.0, "outran": True})
+        r.write_text(json.dumps({"rows": [{"id": "s1", "impl": "cudnn", "calls": calls}]}))
+        reports.append(str(r))
+
+    def mean_row(*tools):
+        out = compare_results.fidelity(str(path), *tools).splitlines()
+        return next(l for l in out if l.split()[:2] == ["cudnn", "mean"]).split()
+    assert float(mean_row(reports[0])[4]) == pytest.approx(12.1 / 11.55, abs=1e-4)
+    assert float(mean_row(reports[1])[4]) == pytest.approx(12.1 / 12.65, abs=1e-4)
+    assert mean_row(*reports)[2:5] == ["1/1", "0.00%", "1.0000"]
 
 
 def test_calls_in_two_modes_are_split_and_set_against_their_placements(tmp_path):

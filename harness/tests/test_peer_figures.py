@@ -126,3 +126,11 @@ def test_peers_apart_times_the_candidate_again_only_after_a_loop_that_kept_the_p
     args = parser().parse_args(["eval", "--task-dir", "t", "--candidate", "c"])
     assert args.peers_apart                              # on by default
     assert not parser().parse_args(["eval", "--task-dir", "t", "--candidate", "c", "--peers-together"]).peers_apart
+
+
+def test_an_evaluation_timed_apart_keeps_the_rounds_its_peers_figures_were_made_of():
+    from harness.executor_cuda_timing import peers_rounds
+    timing = {"samples_ms": {"candidate": [1.0], "peer:cudnn": [0.5, 0.6]}, "samples_slot": {"peer:cudnn": [3, 4]},
+              "samples_span_ms": {"candidate": [1.1]}, "clock": "cupti"}
+    assert peers_rounds(timing) == {"samples_ms": {"peer:cudnn": [0.5, 0.6]}, "samples_slot": {"peer:cudnn": [3, 4]}}
+    assert peers_rounds(None) == {} and peers_rounds({"clock": "cupti"}) == {}

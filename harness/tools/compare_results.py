@@ -2,7 +2,8 @@
 
     python3 -m harness.tools.compare_results repeat A.json B.json
     python3 -m harness.tools.compare_results estimators A.json B.json    (results of eval --samples)
-    python3 -m harness.tools.compare_results fidelity RESULT.json FIDELITY.json   (eval --samples; cupti_fidelity --json)
+    python3 -m harness.tools.compare_results fidelity RESULT.json FIDELITY.json [more.json ...]
+                                              (eval --samples; cupti_fidelity --json, several pooled)
     python3 -m harness.tools.compare_results modes FIDELITY.json                 (cupti_fidelity --json)
     python3 -m harness.tools.compare_results runs FIDELITY.json [more.json ...]  (the same calls in several runs)
     python3 -m harness.tools.compare_results shares RUN.json [more.json ...]     (results and/or cupti_fidelity reports)
@@ -94,25 +95,31 @@ def estimators(a_path, b_path):
     return "\n".join(lines)
 
 
-def fidelity(result_path, fidelity_path):
+def fidelity(result_path, *fidelity_paths):
     """The harness's figures against cupti_fidelity's (harness/tools/cupti_fidelity.py --json) when
     both sides make each scenario's figure from their calls by the same estimator: the harness's
     rounds (timing.samples_ms, `eval --samples`) and the tool's calls' work (spans, for a result
-    from before the work figure). Per implementation and
-    estimator: how many lie within ±5 %, the median |ratio - 1|, the worst."""
-    result, report = _load(result_path), _load(fidelity_path)
+    from before the work figure); calls whose launches outran their pad (`outran`) left out, as the
+    tool leaves them out. Several reports (the tool in several processes) pool their calls of each
+    scenario: a kernel whose time depends on the process is then the mean over those processes. Per
+    implementation and estimator: how many lie within ±5 %, the median |ratio - 1|, the worst."""
+    result = _load(result_path)
     by_id = {s["id"]: s for s in result["scenarios"]}
+    pooled = {}
+    for path in fidelity_paths:
+        for row in _load(path)["rows"]:
+            timing = (by_id.get(row["id"]) or {}).get("timing") or {}
+            # a result whose rounds' figures are the work (it keeps their spans beside them) against the
+            # tool's work, an older one's spans against its spans
+            key = "work_us" if timing.get("samples_span_ms") else "span_us"
+            calls = [c[key] / 1e3 for c in row.get("calls") or [] if c.get(key) and not c.get("outran")]
+            pooled.setdefault((row["id"], row["impl"]), []).extend(calls)
     pairs = {}
-    for row in report["rows"]:
-        timing = (by_id.get(row["id"]) or {}).get("timing") or {}
-        # a result whose rounds' figures are the work (it keeps their spans beside them) against the
-        # tool's work, an older one's spans against its spans
-        key = "work_us" if timing.get("samples_span_ms") else "span_us"
-        calls = [c[key] / 1e3 for c in row.get("calls") or [] if c.get(key)]
-        mine = timing.get("samples_ms") or {}
-        ours = mine.get(_sample_key(row["impl"]))
+    for (sid, impl), calls in pooled.items():
+        ours = ((by_id.get(sid) or {}).get("timing") or {}).get("samples_ms", {}) or {}
+        ours = ours.get(_sample_key(impl))
         if calls and ours:
-            pairs.setdefault(row["impl"], []).append((row["id"], ours, calls))
+            pairs.setdefault(impl, []).append((sid, ours, calls))
     if not pairs:
         return "no scenario has both the harness's samples (eval --samples) and the tool's calls"
     lines = [f"{'implementation':16} {'estimator':14} {'within':>9} {'median':>8} {'worst':>8}  scenario"]

@@ -56,7 +56,9 @@
 # 2026-12-02's calls: "full aa fidelity-cond profkept fidelity-like" (502 s), "full kept aa-rms
 # fidelity-like" (348 s), "full kept quick fidelity-like pytest aa-rms" (342 s); docs/harness.md.
 # END (seconds): the fidelity steps stop by then, so the summary still runs within the call.
-# EVAL_ARGS: more `harness eval` options for rms_eval and flash_eval (e.g. --peers-apart).
+# (STEPS fidelity-pool, after fidelity-like on flash) the tool FID_POOL more times on FID_POOL_SUB, pooled;
+# (STEPS kmode-procs, last: it keeps the peers again) cuDNN's kernel mode per process, harness and tool.
+# EVAL_ARGS: more `harness eval` options for rms_eval and flash_eval (e.g. --peers-together).
 # STEPS (default "profile full fidelity") picks parts, in order; quick: flash_attn_fwd's quick set.
 # Results land in $OUT as each step ends, packed into $OUT/all.tgz at the end (summary.txt beside it).
 set -u
@@ -221,6 +223,23 @@ cudnn-procs)   # the cuDNN peer's upper-mode share per process: flash's FLASH_SU
     for f in "$OUT"/flash-sub-p*.json; do for g in "$OUT"/fidelity-sub-*.json; do
       echo "-- fidelity, $f against $g"; "$PY" -m harness.tools.compare_results fidelity "$f" "$g"; done; done
   } > "$OUT/cudnn-procs.txt" 2>&1 ;;
+fidelity-pool)   # (after fidelity-like on flash) the tool FID_POOL (3) more times on FID_POOL_SUB's scenarios
+      # (sq1000-sk113: cuDNN's kernel mode, its share set per process), each a process of its own, then the
+      # harness's flash result against all the tool's processes pooled (compare_results fidelity A T1 T2 ...)
+  res=${FLASH_RESULT:-$OUT/flash-full.json}
+  [ -f "$res" ] && [ -f "$OUT/fidelity-flash-like.json" ] || continue
+  for i in $(seq 1 "${FID_POOL:-3}"); do
+    [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || continue
+    step fidelity-pool$i 90 "$PY" -m harness.tools.cupti_fidelity --task-dir $F --candidate $F/baseline.cu \
+      --result "$res" --profiler cupti --calls "${FID_CALLS:-32}" --flush-in other --pad harness \
+      --placements "${FID_PLACEMENTS:-32}" --interleave --refill --seed $((i + 10)) \
+      --scenarios "${FID_POOL_SUB:-sq1000-sk113}" --json "$OUT/fidelity-pool$i.json"
+  done
+  { echo "-- fidelity, $res against the tool's processes pooled"
+    "$PY" -m harness.tools.compare_results fidelity "$res" "$OUT/fidelity-flash-like.json" "$OUT"/fidelity-pool*.json
+    echo "-- shares of the work's modes, the tool's processes"
+    "$PY" -m harness.tools.compare_results shares-work "$res" "$OUT/fidelity-flash-like.json" "$OUT"/fidelity-pool*.json
+  } > "$OUT/fidelity-pool.txt" 2>&1 ;;
 kmode-procs)   # cuDNN's kernel mode on KMODE_SUB's scenarios (sq1000-sk113) across processes: the harness
       # KMODE_PROCS (3) times with the peers measured afresh, the tool KMODE_TOOL (4) times, each a process of
       # its own; compare_results shares sets every process's share side by side (run it last: it re-keeps the peers)
@@ -383,7 +402,7 @@ for p in sorted(out.glob("*.json")):
               "temp max", max(c["temp_c_max"] or 0 for c in clk), "power max", max(c["power_w_max"] or 0 for c in clk),
               "reasons", sorted({x for c in clk for x in c["reasons"]}), "dropped rounds", sum(c["dropped_rounds"] for c in clk))
 PYEOF
-cat "$OUT/cupti-self.log" "$OUT/rms-cap.txt" "$OUT/rms-kept2.txt" "$OUT/flash-kept2.txt" "$OUT/cudnn-procs.txt" "$OUT/kmode-procs.txt" "$OUT/call-cost.log" "$OUT/call-cost-other.log" >> "$OUT/summary.txt" 2>/dev/null
+cat "$OUT/cupti-self.log" "$OUT/rms-cap.txt" "$OUT/rms-kept2.txt" "$OUT/flash-kept2.txt" "$OUT/cudnn-procs.txt" "$OUT/kmode-procs.txt" "$OUT/fidelity-pool.txt" "$OUT/call-cost.log" "$OUT/call-cost-other.log" >> "$OUT/summary.txt" 2>/dev/null
 { for f in "$OUT"/fidelity-*.log "$OUT"/cond-*.log "$OUT"/cudnn-modes*.log; do [ -f "$f" ] && echo "-- $f" && grep -A6 "^harness / CUPTI, against the \(work\|span\)" "$f"; done
   tail -n 3 "$OUT/adversarial.txt" "$OUT/pytest-cuda.log" "$OUT/pytest-runtime.log" "$OUT/pytest-tools.log" 2>/dev/null
   for t in rmsnorm flash; do for f in "$OUT"/fidelity-$t-like*.json; do [ -f "$f" ] && echo "-- fidelity by estimator, $f" &&
