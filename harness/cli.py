@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from .errors import HarnessError
+from .peer_lanes import DEFAULT_PROCESSES, MAX_PROCESSES
 from .progress import Progress
 
 
@@ -33,6 +34,10 @@ def _parser():
                          "afterwards against their kept figures, as later evaluations do (the default)")
     ev.add_argument("--peers-together", dest="peers_apart", action="store_false",
                     help="CUDA: the candidate's figures from the rounds that measure the peers (before 2026-12-04)")
+    ev.add_argument("--peer-processes", type=_processes, default=DEFAULT_PROCESSES, metavar="N",
+                    help=f"CUDA: when this evaluation measures the peers, time each in N processes at once, each "
+                         f"round the mean of them: a peer's kernel mode can be set per process (1-{MAX_PROCESSES}, "
+                         f"default {DEFAULT_PROCESSES})")
     ev.add_argument("--events-only", action="store_true",
                     help="CUDA: time calls by their events only, not by CUPTI's records of their kernels")
     ev.add_argument("--no-baseline", action="store_true", help="do not time the baseline")
@@ -101,12 +106,23 @@ def _dispatch(args):
     raise AssertionError(args.command)
 
 
+def _processes(text):
+    """--peer-processes: a whole number from 1 to MAX_PROCESSES."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= MAX_PROCESSES:
+        raise argparse.ArgumentTypeError(f"{text!r}: a number of processes from 1 to {MAX_PROCESSES}")
+    return n
+
+
 def _eval(args):
     from .options import Options
     opts = Options(task_dir=args.task_dir, candidate=args.candidate, scenarios=args.scenarios,
                    device=args.device, seeds=args.seeds, seed=args.seed, with_peers=not args.no_peers,
                    keep_peers=args.keep_peers, cupti=not args.events_only, with_baseline=not args.no_baseline,
-                   samples=args.samples, peers_apart=args.peers_apart,
+                   samples=args.samples, peers_apart=args.peers_apart, peer_processes=args.peer_processes,
                    cache_dir=args.cache_dir, incumbent=args.incumbent, call_timeout=args.call_timeout, timeout=args.timeout,
                    progress=Progress(args.progress))
     opts.early = _early_peers(opts)

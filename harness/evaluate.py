@@ -216,7 +216,8 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
                                            {"pad_ms": executor_cuda_timing.PEER_PAD_MS, "clock": ctx.clock,
                                             "figure": executor_cuda_timing.FIGURE.name,
                                             "front_end_gap_ms": executor_cuda_timing.FRONT_END_GAP_MS,
-                                            "offset_ms": (ctx.event_offsets or {}).get("peers")})
+                                            "offset_ms": (ctx.event_offsets or {}).get("peers"),
+                                            "processes": executor_pair.lanes_wanted(ctx)})
             names = [p for p, _ in task.peers]
             kept = {sc.id: ctx.peer_figures.get(sc, names) for sc in scenarios}
             ctx.kept_peers = {k: v for k, v in kept.items() if v is not None}

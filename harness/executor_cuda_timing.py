@@ -41,8 +41,10 @@ from .executor_proc import ChildFailure
 from .executor_rounds import Deck, Pinning, done
 from .executor_slots import make_slots
 from .laps import Laps
-from .executor_timing import (Rechecks, Timer, definite_failures, drop_unsupported_peers, figures, implementations,
-                              keep_samples, taken, timing_entry, _after_candidate, _executor, _message)
+from .executor_timing import (Rechecks, Timer, definite_failures, drop_unsupported_peers, executors, figures,
+                              implementations, keep_samples, peer_processes, taken, timing_entry, _after_candidate,
+                              _executor, _message)
+from .peer_lanes import merge, merged_ms
 from .scenario_eval import SET_BUDGET_BYTES, fail
 from .shm import layout
 from .stats import TRIMMED_MEAN, median, median_ci
@@ -155,8 +157,7 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
         # measured to the target on its own figure too, for up to KEPT_FACTOR x the scenario's time.
         policy["kept"] = [n for n in impls if n.startswith("peer:")]
         policy["kept_seconds"] = KEPT_FACTOR * policy["max_seconds"]
-    pin = Pinning([0] + [ex.pid for ex in (ctx.cand, ctx.refx, getattr(ctx, "incx", None), getattr(ctx, "peerx", None))
-                         if ex is not None])
+    pin = Pinning([0] + [ex.pid for ex in executors(ctx)])
     try:
         sets.update(make_slots({name: _executor(ctx, name) for name in impls}, task, shapes_in, shapes_out, pool,
                                timer.rng))
@@ -282,6 +283,7 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
     t_start = time.monotonic()
     decks = {name: Deck(rng, pool) for name in impls}
     costs, rounds = Laps(), 0
+    lanes = peer_processes(ctx)
     while True:
         rounds += 1
         chosen = {name: sets[name].get(decks[name].draw()) for name in impls}
@@ -340,16 +342,21 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
             costs.lap("watch")
         if ctx.deadline is not None and time.monotonic() > ctx.deadline:
             raise ChildFailure("timeout", "the evaluation's time limit was reached during this scenario")
-        stop = done(samples, policy, time.monotonic() - t_start)
+        stop = done(merged_ms(samples, lanes), policy, time.monotonic() - t_start)
         costs.lap("rule")
         if stop:
             break
     summary = dict(nvml.summarise(clocks), dropped_rounds=dropped) if clocks else None
     pin.restore()     # the figures and re-checks are the parent's own work: every core again
+    # Each peer's round is the mean of its calls in every peers' executor (harness/peer_lanes.py).
+    samples, by_lane = merge(samples, lanes)
     out = _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, time.monotonic() - t_start,
                  scenario, seed_base, confirming, summary, kept)
     if isinstance(entry.get("timing"), dict):
         entry["timing"]["loop_ms"] = costs.report(rounds=rounds)
+        if by_lane:   # each process's own figure of each peer: how far apart its processes read
+            entry["timing"]["peer_lanes_ms"] = {p: [round(FIGURE.of(ms), 6) if ms else None for ms in rows]
+                                                for p, rows in by_lane.items()}
     return out
 
 

@@ -19,14 +19,16 @@ from .build import default_cache_dir
 from .denylist import ALWAYS, families, match_library
 from .errors import TaskError
 from .executor_proc import INSIDE, ChildFailure, ExecutorProcess
+from .peer_lanes import MAX_PROCESSES
 
 
 class ExecutorPair:
-    def __init__(self, cand, refx, peerx=None, incx=None):
+    def __init__(self, cand, refx, peerx=None, incx=None, lanes=()):
         self.cand, self.refx, self.peerx, self.incx = cand, refx, peerx, incx
+        self.lanes = [ex for ex in lanes if ex is not peerx]    # the peers' other executors
 
     def close(self):
-        for ex in (self.cand, self.refx, self.peerx, self.incx):
+        for ex in (self.cand, self.refx, self.peerx, self.incx, *self.lanes):
             if ex is not None:
                 _close(ex)
 
@@ -107,6 +109,7 @@ def start_pair(ctx, workdir):
     cand = ExecutorProcess(workdir, "candidate", opts.call_timeout, confine=opts.confine, sandboxed=sandboxed,
                            binds=cbinds + ctx.batcher_binds)
     refx = peerx = incx = None
+    lanes = []       # the peers' executors, peerx first
     try:
         cand.ready()   # up and waiting, nothing loaded yet: a clean executor's state
         sizes = getattr(ctx, "arena_bytes", {})
@@ -138,34 +141,49 @@ def start_pair(ctx, workdir):
             # host) runs while the parent compiles and checks the candidate's correctness on every
             # scenario; the first timing stage waits for it (peers_ready).
             peerx = early or spawn_peers(task, opts, workdir, sandboxed, ctx.device_kind)
-            _gpu_setup(ctx, peerx, sizes.get("peer", 0), with_torch=True, later=True)
-            peerx.start({"entry": task.entry, "argtypes": argtypes(task), "peers": dict(task.peers),
-                         "reference": reference, "threads": task.cpu_threads}, later=True)
+            lanes.append(peerx)
+            # CUDA: the peers timed in several processes at once, each round the mean of them
+            # (harness/peer_lanes.py); all of them start while the candidate is compiled and checked.
+            for k in range(2, lanes_wanted(ctx) + 1):
+                lanes.append(spawn_peers(task, opts, workdir, sandboxed, ctx.device_kind, role=f"peers-{k}"))
+            for ex in lanes:
+                _gpu_setup(ctx, ex, sizes.get("peer", 0), with_torch=True, later=True)
+                ex.start({"entry": task.entry, "argtypes": argtypes(task), "peers": dict(task.peers),
+                          "reference": reference, "threads": task.cpu_threads}, later=True)
         elif early is not None:
             _close(early)
     except ChildFailure:
-        for ex in (cand, refx, peerx, incx):
+        for ex in (cand, refx, incx, *lanes):
             if ex is not None:
                 _close(ex)
         raise
     # Calls from here on end at the evaluation's time limit too (start-up is bounded by its own).
-    for ex in (cand, refx, peerx, incx):
+    for ex in (cand, refx, incx, *lanes):
         if ex is not None:
             ex.deadline = ctx.deadline
     ctx.cand_status = clean
     ctx.confined = bool(info.get("seccomp"))
-    pair = ExecutorPair(cand, refx, peerx, incx)
+    pair = ExecutorPair(cand, refx, peerx, incx, lanes)
     ctx.cand, ctx.refx, ctx.peerx, ctx.incx = cand, refx, peerx, incx
+    ctx.peer_lanes = lanes
     return pair, findings
 
 
-def spawn_peers(task, opts, workdir, sandboxed, device_kind):
+def lanes_wanted(ctx):
+    """How many processes the peers are timed in (Options.peer_processes): CUDA only, where a peer's
+    kernel mode is set per process (harness/peer_lanes.py); one on a CPU task."""
+    if ctx.device_kind != "cuda":
+        return 1
+    return max(1, min(MAX_PROCESSES, int(getattr(ctx.opts, "peer_processes", 1) or 1)))
+
+
+def spawn_peers(task, opts, workdir, sandboxed, device_kind, role="peers"):
     """The peers' executor, up and importing torch (its "preload", collected with its next request).
     The peers are the task's own PyTorch code and never see the candidate. On CUDA they run
     unfiltered: cuDNN and the other libraries behind torch load their engines (code) on a first
     call, which the filter forbids; the sandbox still holds them."""
     _, binds = _paths(sandboxed, {"task": task.dir})
-    peerx = ExecutorProcess(workdir, "peers", opts.call_timeout, confine=opts.confine and device_kind == "cpu",
+    peerx = ExecutorProcess(workdir, role, opts.call_timeout, confine=opts.confine and device_kind == "cpu",
                             sandboxed=sandboxed, binds=binds)
     try:
         peerx.ready()
@@ -216,13 +234,15 @@ class EarlyPeers:
 def peers_ready(ctx):
     """Waits for the peers' executor to finish starting (start_pair sent its start and went on). One
     that does not start is the task's problem (its reference.py or peers), never the candidate's."""
-    peerx = getattr(ctx, "peerx", None)
-    if peerx is None or not peerx.pending:
+    waiting = [ex for ex in getattr(ctx, "peer_lanes", None) or [getattr(ctx, "peerx", None)]
+               if ex is not None and ex.pending]
+    if not waiting:
         return
     t0 = time.monotonic()
     try:
-        for reply in peerx.collect(ctx.opts.call_timeout + 120):
-            _cupti_status(ctx, peerx, reply)
+        for ex in waiting:
+            for reply in ex.collect(ctx.opts.call_timeout + 120):
+                _cupti_status(ctx, ex, reply)
     except ChildFailure as exc:
         raise TaskError(str(ctx.task.reference_path), f"the peers' executor did not start: {exc}") from None
     ctx.peers_wait = getattr(ctx, "peers_wait", 0.0) + time.monotonic() - t0   # time_spent.peers_wait

@@ -31,6 +31,7 @@ from .executor_eval import (GAP_MARGIN_MS, OTHER_THREADS_CPU_MS, RECHECK_BYTES, 
 from .executor_proc import ChildFailure
 from .executor_rounds import Pinning, done, paired_ratios
 from .executor_slots import make_slots, slot_bytes
+from .peer_lanes import lane_names, lane_of, peer_of
 from .scenario_eval import SET_BUDGET_BYTES, fail
 from .shm import unwritten
 from .stats import MEDIAN, median, ratio_ci, verdict
@@ -95,8 +96,7 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
     shapes_in = {k: tuple(v.shape) for k, v in probe.items()}
     shapes_out = ctx.oracle.output_shapes(scenario.params)
     policy, unsupported, sets = dict(task.timing), {}, {}
-    pin = Pinning([0] + [ex.pid for ex in (ctx.cand, ctx.refx, getattr(ctx, "incx", None), getattr(ctx, "peerx", None))
-                         if ex is not None])
+    pin = Pinning([0] + [ex.pid for ex in executors(ctx)])
     try:
         sets.update(_slots(ctx, impls, shapes_in, shapes_out, 1, timer))
         est = _warm_up(ctx, timer, impls, sets, policy, unsupported)
@@ -139,14 +139,31 @@ def _slots(ctx, impls, shapes_in, shapes_out, count, timer):
 def implementations(ctx):
     """What a scenario's timing loop times: the candidate, the baseline, the incumbent (the run's best
     so far), the peers."""
+    lanes = peer_processes(ctx)
     return (["candidate"] + (["baseline"] if ctx.has_baseline else []) +
             (["incumbent"] if ctx.has_incumbent and getattr(ctx, "incx", None) is not None else []) +
-            ([f"peer:{p}" for p, _ in ctx.task.peers] if ctx.with_peers else []))
+            ([n for p, _ in ctx.task.peers for n in lane_names(f"peer:{p}", lanes)] if ctx.with_peers else []))
+
+
+def peer_processes(ctx):
+    """How many processes each peer is timed in at once (harness/peer_lanes.py): the peers' executors
+    that started, one where only the first did (or none)."""
+    return max(1, len(getattr(ctx, "peer_lanes", None) or ()))
+
+
+def executors(ctx):
+    """Every executor of the evaluation that is up: the candidate's, the baseline's, the incumbent's,
+    each of the peers'."""
+    lanes = getattr(ctx, "peer_lanes", None) or [getattr(ctx, "peerx", None)]
+    return [ex for ex in (ctx.cand, ctx.refx, getattr(ctx, "incx", None), *lanes) if ex is not None]
 
 
 def _executor(ctx, name):
+    side = _side(name)
+    if side == "peer" and lane_of(name):
+        return ctx.peer_lanes[lane_of(name)]
     return {"cand": ctx.cand, "ref": ctx.refx, "inc": getattr(ctx, "incx", None),
-            "peer": getattr(ctx, "peerx", None)}[_side(name)]
+            "peer": getattr(ctx, "peerx", None)}[side]
 
 
 def _side(name):
@@ -156,7 +173,7 @@ def _side(name):
 
 def _message(ctx, name, sets, scalars, params, null=False):
     if name.startswith("peer:"):
-        return {"cmd": "call", "peer": name[5:], "params": dict(params),
+        return {"cmd": "call", "peer": peer_of(name), "params": dict(params),
                 "batch": [{a.name: bs.spec(a.name) for a in ctx.task.args if a.kind == "tensor"} for bs in sets]}
     if all(getattr(bs, "table", None) is not None and bs.table == sets[0].table for bs in sets):
         return {"cmd": "call", "table": sets[0].table, "idx": [bs.j for bs in sets], "null": null}
@@ -172,8 +189,8 @@ def drop_unsupported_peers(ctx, timer, impls, sets, unsupported):
             ctx.device.sync()
             reply = _executor(ctx, name).request(_message(ctx, name, [bs], timer.scalars, timer.params))
             if reply.get("peer_error"):
-                unsupported[name[5:]] = (str(reply.get("message")) if reply["peer_error"] == "unsupported"
-                                         else f"failed: {reply.get('message')}")
+                unsupported[peer_of(name)] = (str(reply.get("message")) if reply["peer_error"] == "unsupported"
+                                              else f"failed: {reply.get('message')}")
                 impls.remove(name)
 
 
@@ -368,7 +385,7 @@ def taken(reply, name, calls, impls, samples, unsupported, rcs):
     """Checks a timed reply of `calls` calls and keeps the first failing return code in `rcs`; False
     when it was a peer that failed (then dropped from the loop, with its reason)."""
     if reply.get("peer_error"):
-        unsupported[name[5:]] = f"failed during timing: {reply.get('message')}"
+        unsupported[peer_of(name)] = f"failed during timing: {reply.get('message')}"
         impls.remove(name)
         del samples[name]
         return False

@@ -4,6 +4,7 @@ line builds it, and starts the peers' executor from it, before it imports torch.
 import os
 from dataclasses import dataclass
 
+from .peer_lanes import DEFAULT_PROCESSES
 from .progress import Progress
 
 
@@ -42,6 +43,11 @@ class Options:
     # evaluations after it (docs/harness.md, "Tenth session"); with this, 0.15-0.21 % (median) like
     # every later pair ("Eleventh session"). `--peers-together` turns it off.
     peers_apart: bool = True
+    # CUDA: the evaluation that measures the peers times each of them in this many processes at once,
+    # each round the mean of them (harness/peer_lanes.py): cuDNN's share of calls in its slower kernel
+    # mode is set per process, and one process's figure of it moved by up to 5 % from one evaluation
+    # to the next (docs/harness.md, "Twelfth session").
+    peer_processes: int = DEFAULT_PROCESSES
     # CUDA: each timed call's figure is the work of its kernels as CUPTI records them in the executor
     # (their span less the front end's gaps, harness/cupti_activity.py), bounded by the events; False:
     # the events less their offset only.

@@ -69,6 +69,23 @@ def test_baseline_quick_eval(task, run_cli):
         assert peers == set(result["summary"]["speedup_vs_peer_geomean"]) | set(s.get("peer_unsupported", {}))
 
 
+def test_peers_measured_in_two_processes_read_as_the_mean_of_both(run_cli):
+    # cuDNN's share of calls in its slower kernel mode is set per process (b2-h16-kv16-sq1000-sk113-d128-c0,
+    # docs/harness.md): the evaluation that measures the peers times each in two executors at once.
+    task_dir = cuda_task("flash_attn_fwd")
+    result = _eval_cli(run_cli, task_dir, task_dir / "baseline.cu", "--scenarios", "b2-h16-kv16-sq1000-sk113-d128-c0",
+                       "--fresh-peers", "--samples")
+    assert result["status"] == "ok", [s.get("reason") for s in result["scenarios"]]
+    executors = result["device_info"]["timing_clock"].get("executors", {})
+    assert "peers" in executors and "peers-2" in executors, executors
+    for s in result["scenarios"]:
+        lanes = s["timing"]["peer_lanes_ms"]
+        assert set(lanes) == set(s["peer_ms"]) and all(len(v) == 2 and all(x > 0 for x in v) for v in lanes.values())
+        for p, (a, b) in lanes.items():     # the peer's figure lies between its two processes' figures
+            assert min(a, b) * 0.99 <= s["peer_ms"][p] <= max(a, b) * 1.01, (p, a, b, s["peer_ms"][p])
+        assert not any("~" in k for k in s["timing"].get("samples_ms", {})), "a lane left the timing loop"
+
+
 RMS_SIG = ('#include <cuda_bf16.h>\n#include <cstdint>\n'
            'extern "C" int rmsnorm_fwd(const __nv_bfloat16* x, const __nv_bfloat16* w, __nv_bfloat16* y, '
            'int64_t rows, int64_t cols, float eps, cudaStream_t stream)')

@@ -37,3 +37,18 @@ def test_anchors_matches_mha_hidden_2048_shapes(tmp_path):
     matched = [row for row in rows if row.startswith("128")]
     assert len(matched) == 1                       # the GQA scenario is not an ANCHORS shape
     assert "600 ( 606)" in matched[0] and "350 ( 350)" in matched[0]
+
+
+def test_lanes_reads_how_far_a_peers_processes_read_apart(tmp_path):
+    r = _result([1.0, 1.0, 1.0])
+    lanes = [{"cudnn": [0.0111, 0.0133], "flash": [0.020, 0.0201]}, {"cudnn": [0.050, 0.0505], "flash": [0.03, 0.03]},
+             {"cudnn": [0.1, None]}]
+    for sc, by in zip(r["scenarios"], lanes):
+        sc["timing"] = {"peer_lanes_ms": by}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(r))
+    rows = {row.split()[0]: row for row in compare_results.lanes(path).splitlines()[1:]}
+    assert rows["cudnn"].split()[1:6] == ["2", "10.41%", "19.82%", "1", "1"] and rows["cudnn"].endswith("s0")
+    assert rows["flash"].split()[1:6] == ["2", "0.25%", "0.50%", "0", "0"]
+    path.write_text(json.dumps(_result([1.0])))
+    assert compare_results.lanes(path).startswith("no scenario")

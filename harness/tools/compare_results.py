@@ -9,6 +9,7 @@
     python3 -m harness.tools.compare_results shares RUN.json [more.json ...]     (results and/or cupti_fidelity reports)
     python3 -m harness.tools.compare_results shares-work RUN.json [more.json ...] (the same on the work, gaps left out)
     python3 -m harness.tools.compare_results slots RESULT.json                   (eval --samples, CUDA)
+    python3 -m harness.tools.compare_results lanes RESULT.json [more.json ...]    (the peers' processes apart, CUDA)
     python3 -m harness.tools.compare_results anchors result.json
     python3 -m harness.tools.compare_results summary result.json [more.json ...]
     python3 -m harness.tools.compare_results adversarial outcomes.json
@@ -354,6 +355,28 @@ def summary(*paths):
     return "\n".join(rows)
 
 
+def lanes(*paths):
+    """Each peer's figure in each of its processes (timing.peer_lanes_ms: the evaluation that measured
+    the peers timed each in several at once, harness/peer_lanes.py): how far a peer's processes read
+    apart, scenario by scenario (the largest over the smallest lane), over every result given."""
+    apart = {}
+    for path in paths:
+        for sc in _load(path)["scenarios"]:
+            for peer, figs in ((sc.get("timing") or {}).get("peer_lanes_ms") or {}).items():
+                read = [f for f in figs if f]
+                if len(read) > 1:
+                    apart.setdefault(peer, []).append((max(read) / min(read) - 1, sc["id"]))
+    if not apart:
+        return "no scenario was timed in more than one peers' process"
+    rows = [f"{'peer':8} {'scenarios':>9} {'median':>8} {'max':>8}  >2 %  >5 %  widest"]
+    for peer, v in sorted(apart.items()):
+        v.sort()
+        worst = v[-1]
+        rows.append(f"{peer:8} {len(v):9d} {100 * median([d for d, _ in v]):7.2f}% {100 * worst[0]:7.2f}%  "
+                    f"{sum(d > 0.02 for d, _ in v):4d}  {sum(d > 0.05 for d, _ in v):4d}  {worst[1]}")
+    return "\n".join(rows)
+
+
 def adversarial(path):
     outcomes = _load(path)
     rows = []
@@ -370,7 +393,7 @@ def adversarial(path):
 def main(argv=None):
     argv = argv if argv is not None else sys.argv[1:]
     commands = {"repeat": repeat, "estimators": estimators, "fidelity": fidelity, "modes": modes, "runs": runs,
-                "shares": shares, "shares-work": lambda *p: shares(*p, work=True), "slots": slots, "gaps": gaps, "anchors": anchors, "summary": summary, "adversarial": adversarial}
+                "shares": shares, "shares-work": lambda *p: shares(*p, work=True), "slots": slots, "gaps": gaps, "anchors": anchors, "lanes": lanes, "summary": summary, "adversarial": adversarial}
     if not argv or argv[0] not in commands:
         print(__doc__)
         return 2

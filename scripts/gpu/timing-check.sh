@@ -58,6 +58,8 @@
 # END (seconds): the fidelity steps stop by then, so the summary still runs within the call.
 # (STEPS fidelity-pool, after fidelity-like on flash) the tool FID_POOL more times on FID_POOL_SUB, pooled;
 # (STEPS kmode-procs, last: it keeps the peers again) cuDNN's kernel mode per process, harness and tool.
+# (STEPS pytest-lanes) the peers timed in two processes at once (test_cuda.py -k two_processes);
+# FLASH_TIMEOUT (203): flash_eval's --timeout (s).
 # EVAL_ARGS: more `harness eval` options for rms_eval and flash_eval (e.g. --peers-together).
 # STEPS (default "profile full fidelity") picks parts, in order; quick: flash_attn_fwd's quick set.
 # Results land in $OUT as each step ends, packed into $OUT/all.tgz at the end (summary.txt beside it).
@@ -69,7 +71,8 @@ rms_eval() {    # rms_eval NAME: rmsnorm's full evaluation of its baseline, $OUT
   step "$1" 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu --json "$OUT/$1.json" --table --samples --timeout 65 ${EVAL_ARGS:-}
 }
 flash_eval() {  # flash_eval NAME: the same for flash_attn_fwd
-  step "$1" 215 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --json "$OUT/$1.json" --table --samples --timeout 203 ${EVAL_ARGS:-}
+  step "$1" $(( ${FLASH_TIMEOUT:-203} + 12 )) "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --json "$OUT/$1.json" \
+    --table --samples --timeout ${FLASH_TIMEOUT:-203} ${EVAL_ARGS:-}
 }
 flash_prof() {  # flash's full evaluation (the peers kept, after flash-full) under cProfile: $OUT/flash-full-kept-prof.*
   step flash-full-kept-prof 215 "$PY" -m cProfile -o "$OUT/flash-full-kept.prof" -m harness eval --task-dir $F \
@@ -352,6 +355,8 @@ pytest)
   [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "pytest-cuda: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
   step pytest-cuda 200 "$PY" -m pytest -q harness/tests/test_cuda.py harness/tests/test_cuda_driver.py harness/tests/test_nvml.py \
     -k "not caught_at_run_time" ;;
+pytest-lanes)   # the peers timed in two processes at once (harness/peer_lanes.py), on cuDNN's kernel-mode scenario
+  step pytest-lanes 150 "$PY" -m pytest -q harness/tests/test_cuda.py -k two_processes ;;
 pytest-tools)   # the tools' GPU tests (the fidelity tool's arena and its other process)
   step pytest-tools 120 "$PY" -m pytest -q harness/tests/test_cupti_fidelity.py harness/tests/test_estimators.py ;;
 pytest-runtime)   # the CUDA candidates caught at run time (hack11 and the rest of the CUDA manifest's)
@@ -404,11 +409,14 @@ for p in sorted(out.glob("*.json")):
 PYEOF
 cat "$OUT/cupti-self.log" "$OUT/rms-cap.txt" "$OUT/rms-kept2.txt" "$OUT/flash-kept2.txt" "$OUT/cudnn-procs.txt" "$OUT/kmode-procs.txt" "$OUT/fidelity-pool.txt" "$OUT/call-cost.log" "$OUT/call-cost-other.log" >> "$OUT/summary.txt" 2>/dev/null
 { for f in "$OUT"/fidelity-*.log "$OUT"/cond-*.log "$OUT"/cudnn-modes*.log; do [ -f "$f" ] && echo "-- $f" && grep -A6 "^harness / CUPTI, against the \(work\|span\)" "$f"; done
-  tail -n 3 "$OUT/adversarial.txt" "$OUT/pytest-cuda.log" "$OUT/pytest-runtime.log" "$OUT/pytest-tools.log" 2>/dev/null
+  tail -n 3 "$OUT/adversarial.txt" "$OUT/pytest-cuda.log" "$OUT/pytest-runtime.log" "$OUT/pytest-tools.log" \
+    "$OUT/pytest-lanes.log" 2>/dev/null
   for t in rmsnorm flash; do for f in "$OUT"/fidelity-$t-like*.json; do [ -f "$f" ] && echo "-- fidelity by estimator, $f" &&
     "$PY" -m harness.tools.compare_results fidelity "$OUT/$t-full.json" "$f"; done; done
   for f in "$OUT"/cudnn-modes*.json "$OUT"/cudnn-cond-*.json "$OUT"/fidelity-*.json; do [ -f "$f" ] && echo "-- modes, $f" &&
     "$PY" -m harness.tools.compare_results modes "$f" | head -60; done
+  for t in rmsnorm flash; do [ -f "$OUT/$t-full.json" ] && echo "-- the peers' processes apart, $t" &&
+    "$PY" -m harness.tools.compare_results lanes "$OUT/$t-full.json"; done
   for t in rmsnorm flash; do [ -f "$OUT/$t-full-kept.json" ] && echo "-- repeat by estimator, $t" &&
     "$PY" -m harness.tools.compare_results estimators "$OUT/$t-full.json" "$OUT/$t-full-kept.json"; done
   for f in "$OUT"/adversarial-*.log; do [ -f "$f" ] && echo "-- $f" && tail -n 12 "$f"; done; } >> "$OUT/summary.txt"
