@@ -189,7 +189,7 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
         out = rounds(own, policy_now, dict(kept_now["unsupported"]), kept_now)
         if isinstance(entry.get("timing"), dict):
             entry["timing"]["peers"] = "measured apart"
-            for key, by in measured.items():     # --samples: the rounds the kept figures were made of
+            for key, by in measured.items():     # the rounds and processes the kept figures were made of
                 entry["timing"].setdefault(key, {}).update(by)
         return out
     finally:
@@ -212,8 +212,9 @@ def _apart(ctx, scenario, impls, policy, entry):
 
 
 def peers_rounds(timing):
-    """The peers' rounds a scenario's timing kept (`eval --samples`: samples_ms and the rest), by key:
-    an evaluation that times the candidate apart keeps the rounds its peers' figures were made of."""
+    """What a scenario's timing kept of its peers, by key: their rounds (`eval --samples`: samples_ms
+    and the rest) and each of their processes' figures (peer_lanes_ms). An evaluation that times the
+    candidate apart keeps what its peers' figures were made of."""
     if not isinstance(timing, dict):
         return {}
     out = {}
@@ -221,6 +222,8 @@ def peers_rounds(timing):
         by = {name: v for name, v in (timing.get(key) or {}).items() if name.startswith("peer:")}
         if by:
             out[key] = by
+    if timing.get("peer_lanes_ms"):
+        out["peer_lanes_ms"] = dict(timing["peer_lanes_ms"])
     return out
 
 

@@ -69,13 +69,17 @@ def test_baseline_quick_eval(task, run_cli):
         assert peers == set(result["summary"]["speedup_vs_peer_geomean"]) | set(s.get("peer_unsupported", {}))
 
 
-def test_peers_measured_in_two_processes_read_as_the_mean_of_both(run_cli):
+@pytest.mark.parametrize("how", ["fresh", "first"])
+def test_peers_measured_in_two_processes_read_as_the_mean_of_both(how, run_cli, tmp_path):
     # cuDNN's share of calls in its slower kernel mode is set per process (b2-h16-kv16-sq1000-sk113-d128-c0,
-    # docs/harness.md): the evaluation that measures the peers times each in two executors at once.
+    # docs/harness.md): the evaluation that measures the peers times each in two executors at once,
+    # with --fresh-peers and as a host's first evaluation does (the peers kept, the candidate timed apart).
     task_dir = cuda_task("flash_attn_fwd")
+    extra = ["--fresh-peers"] if how == "fresh" else ["--cache-dir", str(tmp_path / "data")]
     result = _eval_cli(run_cli, task_dir, task_dir / "baseline.cu", "--scenarios", "b2-h16-kv16-sq1000-sk113-d128-c0",
-                       "--fresh-peers", "--samples")
+                       "--samples", *extra)
     assert result["status"] == "ok", [s.get("reason") for s in result["scenarios"]]
+    assert {s["timing"]["peers"] for s in result["scenarios"]} == {"measured" if how == "fresh" else "measured apart"}
     executors = result["device_info"]["timing_clock"].get("executors", {})
     assert "peers" in executors and "peers-2" in executors, executors
     for s in result["scenarios"]:
