@@ -496,10 +496,10 @@ def _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, seconds, scena
         for p, ms in kept["ms"].items():
             samples[f"peer:{p}"] = {"ms": [ms] * n}
     out = figures(ctx, entry, samples, rcs, rechecks, scenario, seed_base, 1, FIGURE)
-    if getattr(ctx, "peer_figures", None) is not None:
+    if any(n.startswith("peer:") for n in samples):    # how the peers' figures were had (--fresh-peers too)
         timing.setdefault("peers", "kept" if kept else "measured")
-        if not kept and clock == getattr(ctx, "clock", clock):
-            _keep_peers(ctx, scenario, samples, unsupported)
+    if getattr(ctx, "peer_figures", None) is not None and not kept and clock == getattr(ctx, "clock", clock):
+        _keep_peers(ctx, scenario, samples, unsupported)
     return out
 
 
