@@ -19,7 +19,7 @@ from .build import default_cache_dir
 from .denylist import ALWAYS, families, match_library
 from .errors import TaskError
 from .executor_proc import INSIDE, ChildFailure, ExecutorProcess
-from .peer_lanes import MAX_PROCESSES
+from .peer_lanes import MAX_PROCESSES, peer_executors
 
 
 class ExecutorPair:
@@ -174,7 +174,7 @@ def lanes_wanted(ctx):
     kernel mode is set per process (harness/peer_lanes.py); one on a CPU task."""
     if ctx.device_kind != "cuda":
         return 1
-    return max(1, min(MAX_PROCESSES, int(getattr(ctx.opts, "peer_processes", 1) or 1)))
+    return max(1, min(MAX_PROCESSES, int(ctx.opts.peer_processes)))
 
 
 def spawn_peers(task, opts, workdir, sandboxed, device_kind, role="peers"):
@@ -234,8 +234,7 @@ class EarlyPeers:
 def peers_ready(ctx):
     """Waits for the peers' executor to finish starting (start_pair sent its start and went on). One
     that does not start is the task's problem (its reference.py or peers), never the candidate's."""
-    waiting = [ex for ex in getattr(ctx, "peer_lanes", None) or [getattr(ctx, "peerx", None)]
-               if ex is not None and ex.pending]
+    waiting = [ex for ex in peer_executors(ctx) if ex.pending]
     if not waiting:
         return
     t0 = time.monotonic()

@@ -31,7 +31,7 @@ from .executor_eval import (GAP_MARGIN_MS, OTHER_THREADS_CPU_MS, RECHECK_BYTES, 
 from .executor_proc import ChildFailure
 from .executor_rounds import Pinning, done, paired_ratios
 from .executor_slots import make_slots, slot_bytes
-from .peer_lanes import lane_names, lane_of, peer_of
+from .peer_lanes import lane_names, lane_of, peer_executors, peer_of
 from .scenario_eval import SET_BUDGET_BYTES, fail
 from .shm import unwritten
 from .stats import MEDIAN, median, ratio_ci, verdict
@@ -148,22 +148,21 @@ def implementations(ctx):
 def peer_processes(ctx):
     """How many processes each peer is timed in at once (harness/peer_lanes.py): the peers' executors
     that started, one where only the first did (or none)."""
-    return max(1, len(getattr(ctx, "peer_lanes", None) or ()))
+    return max(1, len(peer_executors(ctx)))
 
 
 def executors(ctx):
     """Every executor of the evaluation that is up: the candidate's, the baseline's, the incumbent's,
     each of the peers'."""
-    lanes = getattr(ctx, "peer_lanes", None) or [getattr(ctx, "peerx", None)]
-    return [ex for ex in (ctx.cand, ctx.refx, getattr(ctx, "incx", None), *lanes) if ex is not None]
+    return [ex for ex in (ctx.cand, ctx.refx, getattr(ctx, "incx", None), *peer_executors(ctx)) if ex is not None]
 
 
 def _executor(ctx, name):
     side = _side(name)
-    if side == "peer" and lane_of(name):
-        return ctx.peer_lanes[lane_of(name)]
-    return {"cand": ctx.cand, "ref": ctx.refx, "inc": getattr(ctx, "incx", None),
-            "peer": getattr(ctx, "peerx", None)}[side]
+    if side == "peer":
+        lanes = peer_executors(ctx)
+        return lanes[lane_of(name)] if lanes else None
+    return {"cand": ctx.cand, "ref": ctx.refx, "inc": getattr(ctx, "incx", None)}[side]
 
 
 def _side(name):

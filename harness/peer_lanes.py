@@ -20,6 +20,15 @@ DEFAULT_PROCESSES = 2
 MAX_PROCESSES = 4
 
 
+def peer_executors(ctx):
+    """The peers' executors that are up, the first one's (ctx.peerx) first: one per lane."""
+    lanes = getattr(ctx, "peer_lanes", None)
+    if lanes:
+        return list(lanes)
+    peerx = getattr(ctx, "peerx", None)
+    return [peerx] if peerx is not None else []
+
+
 def lane_names(name, processes):
     """The implementation names of `name` (`peer:X`) in `processes` lanes, the first being `name`."""
     return [name] + [f"{name}{MARK}{k}" for k in range(2, processes + 1)]
@@ -69,6 +78,8 @@ def merge(samples, processes):
 
 def merged_ms(samples, processes):
     """{implementation: {"ms": per round}} with the lanes folded (merge), for the stopping rule."""
+    if processes <= 1:
+        return samples
     return merge({n: {"ms": s["ms"]} for n, s in samples.items()}, processes)[0]
 
 
