@@ -1,5 +1,6 @@
 # Shared by the one-GPU scripts (executor-check.sh, timing-check.sh): bubblewrap from the carried
-# .deb, the host's versions in $OUT/env.txt, and `step NAME TIMEOUT CMD...` (its log in
+# .deb, the host's versions in $OUT/env.txt (the commit from KS_COMMIT, which the caller sets: the
+# device copy's git HEAD is not the tree it runs), and `step NAME TIMEOUT CMD...` (its log in
 # $OUT/NAME.log, its exit code and wall time appended to $OUT/walls.txt). Sourced, with OUT set.
 export PYTHONUNBUFFERED=1 KERNELSEEK_DATA_DIR=${KERNELSEEK_DATA_DIR:-/tmp/ks-exec/data}
 PY=${KERNELSEEK_PYTHON:-python3}
@@ -9,7 +10,7 @@ mkdir -p /tmp/kshost/bw "$KERNELSEEK_DATA_DIR"
 for d in .carry/host/debs/bubblewrap*.deb; do [ -f "$d" ] && dpkg -x "$d" /tmp/kshost/bw; done
 export PATH="/tmp/kshost/bw/usr/bin:$PATH"
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw,clocks_event_reasons.active --format=csv
-  git rev-parse HEAD 2>/dev/null; bwrap --version; "$PY" -c 'import torch; print(torch.__version__)'; } > "$OUT/env.txt" 2>&1
+  echo "commit ${KS_COMMIT:-unknown (set KS_COMMIT from the submitting side: the device copy's .git is not this tree's)}"; bwrap --version; "$PY" -c 'import torch; print(torch.__version__)'; } > "$OUT/env.txt" 2>&1
 
 step() {   # step NAME TIMEOUT CMD...
   local name=$1 t=$2 t0; shift 2; t0=$(date +%s)
