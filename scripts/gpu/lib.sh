@@ -10,7 +10,7 @@ mkdir -p /tmp/kshost/bw "$KERNELSEEK_DATA_DIR"
 for d in .carry/host/debs/bubblewrap*.deb; do [ -f "$d" ] && dpkg -x "$d" /tmp/kshost/bw; done
 export PATH="/tmp/kshost/bw/usr/bin:$PATH"
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw,clocks_event_reasons.active --format=csv
-  echo "commit ${KS_COMMIT:-unknown (set KS_COMMIT from the submitting side: the device copy's .git is not this tree's)}"; bwrap --version; "$PY" -c 'import torch; print(torch.__version__)'; } > "$OUT/env.txt" 2>&1
+  echo "commit ${KS_COMMIT:-unknown (set KS_COMMIT from the submitting side: the device copy has another git HEAD)}"; bwrap --version; "$PY" -c 'import torch; print(torch.__version__)'; } > "$OUT/env.txt" 2>&1
 
 step() {   # step NAME TIMEOUT CMD...
   local name=$1 t=$2 t0; shift 2; t0=$(date +%s)

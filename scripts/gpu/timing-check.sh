@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 14 on one H200 (device tool, `nvidia-h200`), from the repository root, with .carry/host/debs
 # (bubblewrap's .deb) carried:
-#   OUT=/tmp/out bash scripts/gpu/timing-check.sh            (about 400 s)
+#   KS_COMMIT=<this tree's commit> OUT=/tmp/out bash scripts/gpu/timing-check.sh            (about 400 s)
 # 1. where a quick flash_attn_fwd evaluation spends its time (cProfile of the harness process);
 # 2. rmsnorm's and flash_attn_fwd's full evaluations of the baseline with both peers;
 # 3. the harness's per-scenario times against torch.profiler's (CUPTI) for the same kernels on the

@@ -5,7 +5,7 @@
 # minutes, one device call each; a part packs what it has done into $OUT/<lane>.tgz after every
 # step, so a cut call still returns it.
 #
-#   OUT=/tmp/out PART=1 bash scripts/gpu/verify.sh
+#   KS_COMMIT=<this tree's commit> OUT=/tmp/out PART=1 bash scripts/gpu/verify.sh
 #     the CUDA pytest checks of the stream probe and the failure modes (both baselines' quick
 #     evaluations, hack03/hack04 caught at run time, an illegal address, a hang), then two full
 #     flash_attn_fwd evaluations of the baseline back to back (every scenario, candidate and
@@ -24,7 +24,7 @@ PY=${KERNELSEEK_PYTHON:-python3}
 # shellcheck disable=SC1091
 source scripts/gpu-host-env.sh
 { date -u; nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,temperature.gpu,power.draw --format=csv
-  git rev-parse HEAD 2>/dev/null; node --version; } > "$OUT/env.txt" 2>&1
+  echo "commit ${KS_COMMIT:-unknown (set KS_COMMIT: the device copy has another git HEAD)}"; node --version; } > "$OUT/env.txt" 2>&1
 
 # step LANE NAME TIMEOUT CMD... : run one step of a lane, note its exit status and wall time.
 step() {
