@@ -23,12 +23,12 @@ from .peer_lanes import MAX_PROCESSES, peer_executors
 
 
 class ExecutorPair:
-    def __init__(self, cand, refx, peerx=None, incx=None, lanes=()):
-        self.cand, self.refx, self.peerx, self.incx = cand, refx, peerx, incx
-        self.lanes = [ex for ex in lanes if ex is not peerx]    # the peers' other executors
+    def __init__(self, cand, refx, incx=None, peers=()):
+        self.cand, self.refx, self.incx = cand, refx, incx
+        self.peers = list(peers)     # the peers' executors, one per lane (harness/peer_lanes.py)
 
     def close(self):
-        for ex in (self.cand, self.refx, self.peerx, self.incx, *self.lanes):
+        for ex in (self.cand, self.refx, self.incx, *self.peers):
             if ex is not None:
                 _close(ex)
 
@@ -163,7 +163,7 @@ def start_pair(ctx, workdir):
             ex.deadline = ctx.deadline
     ctx.cand_status = clean
     ctx.confined = bool(info.get("seccomp"))
-    pair = ExecutorPair(cand, refx, peerx, incx, lanes)
+    pair = ExecutorPair(cand, refx, incx, lanes)
     ctx.cand, ctx.refx, ctx.peerx, ctx.incx = cand, refx, peerx, incx
     ctx.peer_lanes = lanes
     return pair, findings
