@@ -9,7 +9,12 @@ const blank = (v: string | undefined) => v === undefined || v.trim() === '';
  * need that is not set, at once.
  */
 export async function checkSettings(ctx: CheckContext): Promise<CheckLine[]> {
-  const lines: CheckLine[] = ctx.problems.map((p) => ({ status: 'fail', name: p.variable, detail: p.message.slice(p.variable.length + 2) || p.message }));
+  const lines: CheckLine[] = ctx.problems.map((p) => ({
+    status: 'fail',
+    name: p.variable,
+    detail: p.message.slice(p.variable.length + 2) || p.message,
+    fix: `give ${p.variable} a value of the form above, or unset it for its default (README.md, Configuration)`,
+  }));
   const { env, parts } = ctx;
   const has = (p: string) => parts.has(p as never);
   const invalid = new Set(ctx.problems.map((p) => p.variable));
@@ -59,7 +64,7 @@ function resultKeyLines(ctx: CheckContext): CheckLine[] {
       return [{ status: 'ok', name: 'KERNELSEEK_RESULT_KEY', detail: `set (fingerprint ${key.id}: compare it with the other processes' logs and doctor reports)` }];
     } catch (error) {
       const text = error instanceof ConfigError ? error.problems.join('; ') : String(error);
-      return [{ status: 'fail', name: 'KERNELSEEK_RESULT_KEY', detail: text.replace(/^KERNELSEEK_RESULT_KEY: /, '') }];
+      return [{ status: 'fail', name: 'KERNELSEEK_RESULT_KEY', detail: text.replace(/^KERNELSEEK_RESULT_KEY: /, ''), fix: 'generate one with openssl rand -hex 32 and give it to serve and every gpu-worker' }];
     }
   }
   if (!config) return [];
