@@ -34,9 +34,9 @@ export function matchWorkers(workers: WorkerHeartbeat[], base: string, harnessId
  * The sentence for workers of the right architecture that run another harness, or null: what a
  * run's status card and `eval --remote` say when none of the attached workers can take the job.
  */
-export function describeOtherHarness(match: WorkerMatch, expected: string | undefined): string | null {
+export function describeOtherHarness(match: WorkerMatch, expected: string | undefined, whose = "this server's"): string | null {
   if (match.otherHarness.length === 0) return null;
   const versions = [...new Set(match.otherHarness.map((w) => w.harnessVersion ?? 'unknown (an older worker)'))];
   const n = match.otherHarness.length;
-  return `${n} attached ${n === 1 ? 'runs' : 'run'} another harness (${versions.join(', ')}; this server's is ${expected ?? 'unknown'}) and will not take it: deploy the same KernelSeek version on them (docs/deploy.md, Upgrades)`;
+  return `${n} attached ${n === 1 ? 'runs' : 'run'} another harness (${versions.join(', ')}; ${whose} is ${expected ?? 'unknown'}) and will not take it: deploy the same KernelSeek version on them (docs/deploy.md, Upgrades)`;
 }

@@ -11,11 +11,12 @@ import { createBullmqDispatcher } from '../../src/queue/bullmq-dispatcher.js';
 import { queueNameFor } from '../../src/queue/catalog.js';
 import { redisOptionsFromUrl } from '../../src/queue/connection.js';
 import { computeHarnessVersion, type HarnessVersion } from '../../src/queue/harness-version.js';
-import { listWorkers } from '../../src/queue/heartbeat.js';
+import { listWorkers, startHeartbeat } from '../../src/queue/heartbeat.js';
 import { digestTaskFiles, packTask } from '../../src/queue/task-bundle.js';
 import { startGpuWorker, type GpuWorkerHandle } from '../../src/queue/worker/gpu-worker.js';
 import { endTurn, reply, toolUse } from '../support/anthropic/script.js';
 import { startFakeAnthropic, type FakeAnthropic } from '../support/anthropic/server.js';
+import { runKernelseek } from '../support/cli.js';
 import { createTempDir } from '../support/db.js';
 import { useServiceFixture } from '../support/fixture.js';
 import { CORRECT } from '../agent/fixtures/kernels.js';
@@ -134,6 +135,29 @@ describe('workers that match their server: a gpu-worker process with no task of 
     const warning = events.find((e) => e.event === 'error')!.data as unknown as { message: string };
     expect(warning.message).toBe(`The evaluation is ${why}; it starts when one is free.`);
   }, 120_000);
+
+  it('kernelseek eval --remote says when only workers of another harness are attached', async () => {
+    // A prefix of its own, where the one worker attached announces another harness version.
+    const alone = newPrefix('match-eval');
+    const beat = startHeartbeat(redis, alone, () => ({ id: 'gpu-7-1', host: 'gpu-7', pid: 1, arch: 'cpu', queues: [queueNameFor('evaluate', 'cpu', other.id), queueNameFor('gpu-bash', 'cpu', other.id)], slots: [{ gpuIndex: null, gpuName: null, jobId: null }], driver: null, harnessVersion: other.version, harnessId: other.id, startedAt: new Date().toISOString() }));
+    try {
+      await waitFor('the heartbeat', () => listWorkers(redis, alone), (w) => w.length === 1, 10_000);
+      const controller = new AbortController();
+      const running = runKernelseek(['eval', 'cpu_softmax', BASELINE, '--remote', '--scenarios', 'r7-c33'], { ...workerEnv(alone, path.join(tmp.dir, 'eval-data')), LOG_LEVEL: 'silent' }, { cwd: tmp.dir, signal: controller.signal });
+      // Nothing will take the job: cancel it once it is queued (the command takes it out of the queue).
+      const queue = queueNameFor('evaluate', 'cpu', HARNESS.id);
+      await waitFor('the job to be queued', async () => (await redis.keys(`${alone}:${queue}:*`)).length, (n) => n > 0, 30_000);
+      controller.abort();
+      const r = await running;
+      expect(r.code).toBe(130);
+      expect(r.stderr).toContain(
+        `No worker with this checkout's harness (${HARNESS.version}) is attached to eval-cpu right now; 1 attached runs another harness (${other.version}; this checkout's is ${HARNESS.version}) and will not take it: deploy the same KernelSeek version on them (docs/deploy.md, Upgrades): the job waits in ${queue} until one starts (Ctrl-C cancels it).`,
+      );
+    } finally {
+      await beat.stop();
+      await removePrefix(alone);
+    }
+  }, 60_000);
 
   it('never writes out nor runs a task planted in Redis without the key, even with a matching digest', async () => {
     const marker = path.join(tmp.dir, 'owned');

@@ -127,7 +127,7 @@ async function createRemoteDispatcher(ctx: CliContext, config: Config, arch: str
   try {
     const match = queue.matchWorkers(await queue.listWorkers(redis, config.queue.prefix), base, harness.id);
     if (match.matching.length === 0) {
-      const other = queue.describeOtherHarness(match, harness.version);
+      const other = queue.describeOtherHarness(match, harness.version, "this checkout's");
       writeLine(
         ctx.stderr,
         `No worker with this checkout's harness (${harness.version}) is attached to ${base} right now${other ? `; ${other}` : ''}: the job waits in ${match.queue} until one starts (Ctrl-C cancels it).`,
