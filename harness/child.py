@@ -21,13 +21,13 @@ import torch
 # How long the stream is held asleep while the stream-discipline probe runs (hack 3).
 HOLD_MS = 8.0
 
-from . import procinfo
-from .denylist import ALWAYS, families, match_library
+from .sandbox import procinfo
+from .build.denylist import ALWAYS, families, match_library
 from .fingerprint import fingerprints
 from .protocol import DTYPES, Channel
-from .shm import poison, unwritten
-from .stats import rse_of_median
-from .task import load_reference, load_task
+from .executor.shm import poison, unwritten
+from .timing.stats import rse_of_median
+from .task.model import load_reference, load_task
 
 INT_SENTINEL = -0x5A5A5A5A  # integer poison (shm.POISON_BITS holds every dtype's pattern)
 TICK_SECONDS = 0.5
@@ -93,7 +93,7 @@ class Child:
     def cmd_init(self, msg):
         self.task = load_task(msg["task_dir"])
         self.ref = load_reference(self.task)
-        from .devices import make_device
+        from .timing.devices import make_device
         self.device = make_device(msg["device"])
         if self.device.kind == "cpu":
             torch.set_num_threads(self.task.cpu_threads)
@@ -102,7 +102,7 @@ class Child:
             self.device.sync()
         self.devstate = None
         if self.device.kind == "cuda":
-            from .executor_cuda_state import DeviceState
+            from .executor.cuda_state import DeviceState
             self.devstate = DeviceState()
         findings = []
         libs = msg["libraries"]

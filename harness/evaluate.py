@@ -11,22 +11,23 @@ import secrets
 import time
 from pathlib import Path
 
-from . import static_checks
-from .build import build, default_cache_dir
-from .devices import make_device
+from . import correctness_stage, scenario_eval
+from .build import static_checks
+from .build.compile import build, default_cache_dir
 from .errors import EnvironmentProblem, TaskError, UsageError
+from .executor import cupti_activity
+from .executor.pair import EarlyPeers, lanes_wanted, peers_ready, start_pair
 from .options import Options, uses_executor  # noqa: F401  (evaluate(Options(...)) is the API)
-from .oracle import Oracle
-from .peer_figures import PeerFigures
 from .progress import Progress
 from .result import new_result, scenario_figures, summarise
 from .runner import ChildFailure, ChildProcess
-from . import cupti_activity, event_offsets, executor_cuda_timing, executor_eval, executor_timing, scenario_eval
-from . import executor_pair
-from .executor_pair import start_pair
+from .task.oracle import Oracle
+from .timing import cuda_loop, event_offsets, loop
+from .timing.devices import make_device
+from .timing.peer_figures import PeerFigures
 from .scenario_eval import derive_seed
-from .scenarios import select_scenarios
-from .task import load_reference, load_task
+from .task.model import load_reference, load_task
+from .task.scenarios import select_scenarios
 
 MAX_CRASH_RESTARTS = 3
 
@@ -48,8 +49,8 @@ class Context:
         self.screens = {}                # scenario id -> the re-checks' screen (executor_eval.run_correctness)
         self.with_peers = opts.with_peers and bool(task.peers)
         self.uses_executor = uses_executor(device_kind)
-        self.stages = executor_eval if self.uses_executor else scenario_eval
-        self.timing = ((executor_timing if device_kind == "cpu" else executor_cuda_timing) if self.uses_executor
+        self.stages = correctness_stage if self.uses_executor else scenario_eval
+        self.timing = ((loop if device_kind == "cpu" else cuda_loop) if self.uses_executor
                        else scenario_eval)
         self.thread_allowance = 1
         self.sandboxed = False
@@ -88,7 +89,7 @@ def evaluate(opts):
         if early is not None:
             early.close()
         # The peers' executor first: its torch import runs while the candidate compiles.
-        early = executor_pair.EarlyPeers(task, device_kind, opts, spawn=uses_executor(device_kind))
+        early = EarlyPeers(task, device_kind, opts, spawn=uses_executor(device_kind))
     workdir = early.workdir
     if early.note:
         result["messages"].append(early.note)
@@ -200,10 +201,10 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
     ctx.libs, ctx.load_bytes, ctx.device = libs, load_bytes, device
     ctx.has_incumbent = "incumbent" in libs
     if device_kind == "cuda" and ctx.uses_executor:
-        ctx.arena_bytes = executor_cuda_timing.arena_bytes(ctx, scenarios)
+        ctx.arena_bytes = cuda_loop.arena_bytes(ctx, scenarios)
         # Before any executor starts: the parent's own calibration of what its events add (CUPTI).
         data_dir = opts.cache_dir or default_cache_dir()
-        ctx.event_offsets, how = event_offsets.offsets(info, executor_cuda_timing.PAD_MS, data_dir)
+        ctx.event_offsets, how = event_offsets.offsets(info, cuda_loop.PAD_MS, data_dir)
         info["event_offset_ms"] = dict(ctx.event_offsets or {}, how=how)
         # Each executor enables CUPTI's records of its calls from this library (harness/cupti_activity.py).
         ctx.cupti_path = cupti_activity.find_library() if opts.cupti else None
@@ -213,11 +214,11 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
             "events": "not asked" if not opts.cupti else "no libcupti found"}
         if ctx.with_peers and task.peers and opts.keep_peers:
             ctx.peer_figures = PeerFigures(data_dir, task, info,
-                                           {"pad_ms": executor_cuda_timing.PEER_PAD_MS, "clock": ctx.clock,
-                                            "figure": executor_cuda_timing.FIGURE.name,
-                                            "front_end_gap_ms": executor_cuda_timing.FRONT_END_GAP_MS,
+                                           {"pad_ms": cuda_loop.PEER_PAD_MS, "clock": ctx.clock,
+                                            "figure": cuda_loop.FIGURE.name,
+                                            "front_end_gap_ms": cuda_loop.FRONT_END_GAP_MS,
                                             "offset_ms": (ctx.event_offsets or {}).get("peers"),
-                                            "processes": executor_pair.lanes_wanted(ctx)})
+                                            "processes": lanes_wanted(ctx)})
             names = [p for p, _ in task.peers]
             kept = {sc.id: ctx.peer_figures.get(sc, names) for sc in scenarios}
             ctx.kept_peers = {k: v for k, v in kept.items() if v is not None}
@@ -382,7 +383,7 @@ class _Pass:
                     _skip_rest(result, todo, "not run: the child process could not be restarted")
                     return False
             if stage == "timing":
-                executor_pair.peers_ready(ctx)   # at once, unless the peers' executor is still starting
+                peers_ready(ctx)   # at once, unless the peers' executor is still starting
             stages = entry.setdefault("stage_seconds", {})   # wall time of each stage that finished
             t_stage = time.monotonic()
             try:

@@ -4,7 +4,7 @@ line builds it, and starts the peers' executor from it, before it imports torch.
 import os
 from dataclasses import dataclass
 
-from .peer_lanes import DEFAULT_PROCESSES
+from .executor.lanes import DEFAULT_PROCESSES
 from .progress import Progress
 
 

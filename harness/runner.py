@@ -13,8 +13,8 @@ import sys
 import time
 from pathlib import Path
 
-from . import procinfo
-from .procinfo import ChildFailure, child_setup as _child_setup  # noqa: F401  (the executors' too)
+from .sandbox import procinfo
+from .sandbox.procinfo import ChildFailure, child_setup as _child_setup  # noqa: F401  (the executors' too)
 from .protocol import Channel, ChannelClosed, ChannelTimeout
 
 STARTUP_SECONDS = 120  # importing torch and initialising CUDA in a fresh process

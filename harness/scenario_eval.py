@@ -7,10 +7,10 @@ and TaskError (reference.py broke its contract) propagate.
 
 import random
 
-from .correctness import check_output, max_abs_diff
+from .task.tolerance import check_output, max_abs_diff
 from .errors import TaskError
 from .fingerprint import fingerprints
-from .stats import MEDIAN, median
+from .timing.stats import MEDIAN, median
 
 SET_BUDGET_BYTES = {"cuda": 2 << 30, "cpu": 64 << 20}
 

@@ -5,7 +5,7 @@ shows in. (The measurements themselves need the GPU: scripts/gpu/executor-check.
 
 import random
 
-from harness.executor_cuda_timing import EXCESS_MARGIN_MS, TAIL_MARGIN_MS, bounds
+from harness.timing.cuda_loop import EXCESS_MARGIN_MS, TAIL_MARGIN_MS, bounds
 
 
 def _calls(n, rng, kernel=0.012, tail=0.009, busy=0.17, excess=0.56, shift=None, gap=None):
@@ -86,7 +86,7 @@ def test_a_time_smaller_than_the_wall_clock_allows_is_refused():
 
 
 def test_a_round_counts_as_capped_only_well_below_the_clock():
-    from harness.executor_cuda_timing import capped
+    from harness.timing.cuda_loop import capped
 
     class H200:
         max_sm_mhz = 1980
@@ -101,7 +101,7 @@ def test_a_round_counts_as_capped_only_well_below_the_clock():
 
 
 def test_a_figure_claiming_more_excused_gaps_than_the_baseline_gains_one_allowance_at_most():
-    from harness.executor_cuda_timing import EXCUSED_MARGIN_MS, choose_clock
+    from harness.timing.cuda_loop import EXCUSED_MARGIN_MS, choose_clock
 
     class Ctx:
         clock, messages, event_offsets = "cupti", [], {}

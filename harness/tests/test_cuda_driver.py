@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import cuda_driver
+from harness.executor import cuda_driver
 
 NVCC = shutil.which("nvcc")
 

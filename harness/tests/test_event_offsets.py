@@ -4,7 +4,7 @@ and says why. (The measurement itself needs the GPU: scripts/gpu/timing-check.sh
 
 import json
 
-from harness import event_offsets
+from harness.timing import event_offsets
 
 
 H200 = {"name": "NVIDIA H200", "driver": "580.159.04"}

@@ -5,8 +5,8 @@ before the pad (by anything) is never folded into a call's figure; that call has
 scenario is timed by its events (test_cupti_activity.py). Driven here with stand-ins for the
 driver, the pad and CUPTI, whose records are the GPU's timestamps in ns."""
 
-from harness import executor as ex_mod
-from harness.executor import Executor
+from harness.executor import process as ex_mod
+from harness.executor.process import Executor
 
 from .cuda_standins import Cupti, Drv, Pad
 

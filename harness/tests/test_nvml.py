@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from harness import nvml
+from harness.timing import nvml
 
 FAKE_NVML = r"""
 #include <string.h>

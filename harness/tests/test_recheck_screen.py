@@ -8,11 +8,11 @@ verdict."""
 
 import torch
 
-from harness.correctness import max_abs_diff
-from harness.executor_timing import Rechecks, SCREEN_FACTOR, figures, screen_limits, screened
-from harness.oracle import Oracle
-from harness.scenarios import select_scenarios
-from harness.task import load_reference, load_task
+from harness.task.tolerance import max_abs_diff
+from harness.timing.loop import Rechecks, SCREEN_FACTOR, figures, screen_limits, screened
+from harness.task.oracle import Oracle
+from harness.task.scenarios import select_scenarios
+from harness.task.model import load_reference, load_task
 
 from .conftest import CPU_TASK
 

@@ -8,10 +8,10 @@ import random
 
 import torch
 
-from harness.executor_memory import SPREAD_ALIGN, CudaArena, slot_stride
-from harness.executor_slots import make_slots
-from harness.shm import ALIGN
-from harness.task import load_task
+from harness.executor.memory import SPREAD_ALIGN, CudaArena, slot_stride
+from harness.executor.slots import make_slots
+from harness.executor.shm import ALIGN
+from harness.task.model import load_task
 
 from .conftest import CPU_TASK
 
@@ -80,7 +80,7 @@ def test_a_small_scenario_gets_many_placements_each_2_mib_apart():
     # two evaluations of the same code read up to 4 % apart. A scenario of a few KiB now gets as many
     # slots as 2 MiB apiece allows in the budget (256 at most), and the arenas sized for them leave
     # room to keep every slot 2 MiB from the next.
-    from harness import executor_cuda_timing as t
+    from harness.timing import cuda_loop as t
     ctx = type("Ctx", (), {})()
     ctx.task, ctx.with_peers, ctx.has_baseline, ctx.has_incumbent = TASK, False, True, False
     per_set = t.set_bytes(TASK, SHAPES_IN, SHAPES_OUT)

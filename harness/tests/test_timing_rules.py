@@ -3,7 +3,7 @@
 import math
 
 from harness.scenario_eval import _unseen_work
-from harness.stats import geomean, median, rse_of_median
+from harness.timing.stats import geomean, median, rse_of_median
 
 
 def _samples(ms, wall_gap, n=20, launch=0.010, hidden=0.0):
@@ -85,7 +85,7 @@ def _with_peer(cand, peer):
 
 
 def test_rounds_stop_once_a_far_ratio_has_settled_its_verdict():
-    from harness.executor_rounds import done
+    from harness.timing.rounds import done
     policy = {"min_reps": 8, "max_reps": 200, "max_seconds": 10.0, "target_rse": 0.02}
     noisy = [1.0, 1.25, 0.8, 1.2, 0.85, 1.1, 0.9, 1.3, 0.75, 1.15, 0.95, 1.05] * 2   # ~15 % a round
     cand = [1.0] * len(noisy)
@@ -101,8 +101,8 @@ def test_rounds_stop_once_a_far_ratio_has_settled_its_verdict():
 
 
 def test_the_candidates_and_the_baselines_own_times_must_be_known_before_an_early_stop():
-    from harness.executor_rounds import OWN_FACTOR, done
-    from harness.stats import TRIMMED_MEAN, rse_of_median
+    from harness.timing.rounds import OWN_FACTOR, done
+    from harness.timing.stats import TRIMMED_MEAN, rse_of_median
     policy = {"min_reps": 8, "max_reps": 500, "max_seconds": 1.0, "target_rse": 0.005, "own_times": True,
               "figure": TRIMMED_MEAN}
     # Times in CUPTI's 32 ns steps about 3.4 us (r1-c4096): most rounds read the same step for both,
@@ -132,8 +132,8 @@ def test_an_offset_on_a_run_of_equal_steps_does_not_stop_the_rounds_as_far_from_
     # ratio looks 1.029 +- 0 and "far from 1.0" stopped the rounds; the medians' MAD is nothing too,
     # so the own-median rule let it (x baseline [0.930, 0.986] there; 185-215 rounds elsewhere read
     # within 1.5 %). The trimmed mean's error sees the slow quarter: the rounds go on.
-    from harness.executor_rounds import done
-    from harness.stats import MEDIAN, TRIMMED_MEAN
+    from harness.timing.rounds import done
+    from harness.timing.stats import MEDIAN, TRIMMED_MEAN
     policy = {"min_reps": 10, "max_reps": 1000, "max_seconds": 0.8, "target_rse": 0.005, "own_times": True}
     slow = [2.496, 2.560, 2.624, 2.688, 2.752, 2.816, 2.528]
     cand = [2.240] * 21 + slow
@@ -147,8 +147,8 @@ def test_an_offset_on_a_run_of_equal_steps_does_not_stop_the_rounds_as_far_from_
 def test_a_figure_kept_for_later_evaluations_is_measured_to_the_target_on_its_own():
     import random
 
-    from harness.executor_rounds import done
-    from harness.stats import TRIMMED_MEAN, rse_of_median
+    from harness.timing.rounds import done
+    from harness.timing.stats import TRIMMED_MEAN, rse_of_median
     policy = {"min_reps": 8, "max_reps": 500, "max_seconds": 1.0, "target_rse": 0.005, "figure": TRIMMED_MEAN}
     rng = random.Random(1)
     # The peer in two modes 12 % apart, nearly half its calls in the upper one (the cuDNN peer's
@@ -173,7 +173,7 @@ def test_a_figure_kept_for_later_evaluations_is_measured_to_the_target_on_its_ow
 
 def test_a_deck_gives_every_slot_once_a_pass_in_a_new_order_each_pass():
     import random
-    from harness.executor_rounds import Deck
+    from harness.timing.rounds import Deck
     deck = Deck(random.Random(3), 7)
     passes = [[deck.draw() for _ in range(7)] for _ in range(3)]
     assert all(sorted(p) == list(range(7)) for p in passes)
@@ -186,7 +186,7 @@ def test_drawing_slots_from_a_deck_narrows_the_medians_spread():
     # slots come up unevenly, and the median of 190 rounds wanders with the share of slow ones; from
     # a deck (every slot once a pass) only the 66 slots the pass did not reach vary. 300 evaluations.
     import random
-    from harness.executor_rounds import Deck
+    from harness.timing.rounds import Deck
 
     def spread(with_deck):
         rng, meds = random.Random(11), []
@@ -201,7 +201,7 @@ def test_drawing_slots_from_a_deck_narrows_the_medians_spread():
 
 
 def test_a_trimmed_mean_leaves_out_its_ends_and_knows_its_own_error():
-    from harness.stats import rse_of_trimmed_mean, trimmed_mean
+    from harness.timing.stats import rse_of_trimmed_mean, trimmed_mean
     assert trimmed_mean([]) is None and trimmed_mean([2.0]) == 2.0
     xs = [1.0] * 18 + [0.0, 100.0]                 # 20 values: one left out at each end
     assert trimmed_mean(xs) == 1.0
@@ -231,7 +231,7 @@ def test_a_call_in_two_modes_reads_between_them_not_in_either():
     # from process to process (4-18 % in the harness's rounds, about half in cupti_fidelity's, on the
     # same scenario). A median sits in either mode, so a share of 45 % in one process and 55 % in
     # another reads 10 % apart; a mean reads the calls in proportion, 1 % apart.
-    from harness.stats import median, trimmed_mean
+    from harness.timing.stats import median, trimmed_mean
 
     def calls(upper):          # 200 calls, `upper` of them in the upper mode, a 0.1 % ripple
         return [(8.8 if i < upper else 8.0) * (1 + 0.001 * ((i * 7) % 5 - 2)) for i in range(200)]
@@ -249,8 +249,8 @@ def test_a_trimmed_mean_over_placements_repeats_better_than_the_median():
     # evaluations over 2 % apart on some scenario in 44-56 % of trials by the median, 18-21 % by a
     # mean). 300 evaluations of identical code, each with placements of its own, in three clusters.
     import random
-    from harness.executor_rounds import Deck
-    from harness.stats import median, trimmed_mean
+    from harness.timing.rounds import Deck
+    from harness.timing.stats import median, trimmed_mean
     rng = random.Random(13)
 
     def evaluation(fig):

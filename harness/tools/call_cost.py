@@ -25,8 +25,8 @@ import json
 import sys
 import time
 
-from ..cuda_driver import Driver
-from ..cupti_activity import BUFFER_BYTES, FLUSH_FORCED, Activity, call_layout, find_library
+from ..executor.cuda_driver import Driver
+from ..executor.cupti_activity import BUFFER_BYTES, FLUSH_FORCED, Activity, call_layout, find_library
 
 PAD_MS = 0.1          # the native executors' pad (executor_cuda_timing.PAD_MS)
 CALL_MS = 0.002       # the stand-in call: the pad's kernel for 2 us

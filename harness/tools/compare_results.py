@@ -20,7 +20,7 @@ Used by scripts/gpu/verify.sh; prints plain-text tables.
 import json
 import sys
 
-from ..stats import harrell_davis_median, interquartile_mean, median, percentile, trimmed_mean
+from ..timing.stats import harrell_davis_median, interquartile_mean, median, percentile, trimmed_mean
 
 # ANCHORS.md "Attention forward performance": one H200, torch 2.11, cuDNN 9.19, triton do_bench,
 # batch x seqlen = 32k tokens, hidden 2048. (head dim, causal) -> {seqlen: (cuDNN, flash) TFLOP/s}.

@@ -33,21 +33,21 @@ from pathlib import Path
 import torch
 
 from ..api import Unsupported
-from ..cupti import device_activity, kind_of, kineto_activity
-from ..cuda_driver import DeviceRange, Driver
-from ..cupti_activity import FRONT_END_GAP_MS, Activity, call_layout, find_library, timestamp_step, work_of
-from ..build import build
-from ..devices import MAX_CLOCK_HZ, MIB
-from ..executor_cuda_timing import FIGURE, set_bytes
-from ..executor_memory import SPREAD_ALIGN
-from ..executor_slots import _specs
-from ..shm import layout
-from ..executor import _CTYPES
-from ..executor_pair import argtypes
+from ..timing.profiler import device_activity, kind_of, kineto_activity
+from ..executor.cuda_driver import DeviceRange, Driver
+from ..executor.cupti_activity import FRONT_END_GAP_MS, Activity, call_layout, find_library, timestamp_step, work_of
+from ..build.compile import build
+from ..timing.devices import MAX_CLOCK_HZ, MIB
+from ..timing.cuda_loop import FIGURE, set_bytes
+from ..executor.memory import SPREAD_ALIGN
+from ..executor.slots import _specs
+from ..executor.shm import layout
+from ..executor.process import _CTYPES
+from ..executor.pair import argtypes
 from ..errors import EnvironmentProblem, HarnessError, UsageError
-from ..scenarios import select_scenarios
-from ..stats import median
-from ..task import load_reference, load_task
+from ..task.scenarios import select_scenarios
+from ..timing.stats import median
+from ..task.model import load_reference, load_task
 
 TOLERANCE = 0.05          # issue 14: every per-scenario time within ±5 % of CUPTI's ...
 MEDIAN_TOLERANCE = 0.01   # ... and the median deviation within ±1 %
@@ -564,7 +564,7 @@ def _pad_us(pad, impl):
     highest clock, or the harness's pad for a native call or a peer's."""
     if isinstance(pad, int):
         return pad / MAX_CLOCK_HZ * 1e6
-    from ..executor_cuda_timing import PAD_MS, PEER_PAD_MS
+    from ..timing.cuda_loop import PAD_MS, PEER_PAD_MS
     return 1e3 * (PAD_MS if impl in ("candidate", "baseline") else PEER_PAD_MS)
 
 

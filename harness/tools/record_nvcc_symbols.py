@@ -11,7 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..elf import read_elf
+from ..build.elf import read_elf
 
 REPO = Path(__file__).resolve().parents[2]
 OUT = REPO / "harness/tests/nvcc_symbols.json"

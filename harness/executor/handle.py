@@ -19,9 +19,9 @@ import sys
 import time
 from pathlib import Path
 
-from . import procinfo, sandbox, seccomp
-from .executor import recv_frame, send_frame
-from .procinfo import ChildFailure, child_setup as _child_setup
+from ..sandbox import bwrap, procinfo, seccomp
+from .process import recv_frame, send_frame
+from ..sandbox.procinfo import ChildFailure, child_setup as _child_setup
 
 REPLY_LIMIT = 64 << 10
 STARTUP_SECONDS = 120
@@ -48,8 +48,9 @@ def set_subreaper():
 
 
 # The only harness files an executor needs (copied into the sandbox: the checkout stays outside).
-PACKAGE_FILES = ("__init__.py", "executor.py", "seccomp.py", "api.py", "cuda_driver.py", "executor_cuda_state.py",
-                 "native/__init__.py", "native/calls.py", "cupti_activity.py")
+PACKAGE_FILES = ("__init__.py", "api.py", "executor/__init__.py", "executor/process.py", "executor/cuda_driver.py",
+                 "executor/cuda_state.py", "executor/cupti_activity.py", "sandbox/__init__.py", "sandbox/seccomp.py",
+                 "native/__init__.py", "native/calls.py")
 INSIDE = "/kernelseek"
 
 
@@ -61,7 +62,7 @@ def package_copy(workdir):
         pkg.mkdir(parents=True)
         for name in PACKAGE_FILES:
             (pkg / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(Path(__file__).parent / name, pkg / name)
+            shutil.copyfile(Path(__file__).resolve().parents[1] / name, pkg / name)
     return root
 
 
@@ -83,7 +84,7 @@ class ExecutorProcess:
                "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
         if os.environ.get("CUDA_VISIBLE_DEVICES") is not None:    # the GPU the evaluation was given
             env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
-        argv = [sys.executable, "-m", "harness.executor", str(theirs.fileno())]
+        argv = [sys.executable, "-m", "harness.executor.process", str(theirs.fileno())]
         setup = functools.partial(_child_setup, os.getpid())
         set_subreaper()
         # Whatever already ran below this process (the caller's watchdog, say: kernelseek starts the
@@ -91,12 +92,12 @@ class ExecutorProcess:
         self.preexisting = set(_children_of(os.getpid()))
         if sandboxed:
             env["PYTHONPATH"] = f"{INSIDE}/package"
-            self.proc = sandbox.popen(argv, pass_fds=(theirs.fileno(),), env=env, cwd="/tmp",
+            self.proc = bwrap.popen(argv, pass_fds=(theirs.fileno(),), env=env, cwd="/tmp",
                                       ro_binds=[(package_copy(workdir), f"{INSIDE}/package"), *binds],
                                       stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
                                       preexec_fn=setup)
         else:
-            env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+            env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
             self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
                                          cwd=str(self.workdir), env=env, pass_fds=(theirs.fileno(),),
                                          preexec_fn=setup)

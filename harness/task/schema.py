@@ -10,7 +10,7 @@ import json
 import re
 from pathlib import Path
 
-SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "task.schema.json"
+SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schema" / "task.schema.json"
 _SCHEMA = None
 
 _TYPES = {

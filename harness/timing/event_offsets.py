@@ -23,9 +23,9 @@ from pathlib import Path
 
 import torch
 
-from . import HARNESS_VERSION
-from .cuda_driver import CU_STREAM_LEGACY, PAD_PTX
-from .cupti import device_activity
+from .. import HARNESS_VERSION
+from ..executor.cuda_driver import CU_STREAM_LEGACY, PAD_PTX
+from .profiler import device_activity
 
 CAL_MS = 0.005      # the calibration kernel: the pad spinning 5 us on every SM's thread slots
 REPS = 25
@@ -39,9 +39,9 @@ def measure(pad_ms):
     """{"native": ms, "peers": ms} of event time beyond CUPTI's kernel time, on this process's GPU;
     raises RuntimeError when the profile cannot be matched with the calls made. The event times are
     taken with no profiler attached (CUPTI slows the launches and records it watches), the kernel
-    times under it; run in a process of its own (`python -m harness.event_offsets`), so that CUPTI
+    times under it; run in a process of its own (`python -m harness.timing.event_offsets`), so that CUPTI
     never stays attached to the harness's parent."""
-    from .cuda_driver import Driver
+    from ..executor.cuda_driver import Driver
     torch.zeros(1, device="cuda").add_(1)      # torch's context exists and is current
     drv = Driver(torch.cuda.current_device())
     pad, stream = drv.pad_kernel(), drv.stream()
@@ -93,8 +93,8 @@ def offsets(info, pad_ms, data_dir):
     except (OSError, ValueError):
         pass
     try:
-        proc = subprocess.run([sys.executable, "-m", "harness.event_offsets", str(pad_ms)], capture_output=True,
-                              text=True, timeout=MEASURE_TIMEOUT_S, cwd=str(Path(__file__).resolve().parent.parent))
+        proc = subprocess.run([sys.executable, "-m", "harness.timing.event_offsets", str(pad_ms)], capture_output=True,
+                              text=True, timeout=MEASURE_TIMEOUT_S, cwd=str(Path(__file__).resolve().parents[2]))
         if proc.returncode != 0:
             raise RuntimeError((proc.stderr.strip().splitlines() or ["exited %d" % proc.returncode])[-1][:300])
         found = json.loads(proc.stdout.strip().splitlines()[-1])

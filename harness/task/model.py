@@ -14,8 +14,8 @@ from pathlib import Path
 
 import yaml
 
-from . import exprs, task_schema
-from .errors import TaskError
+from . import exprs, schema
+from ..errors import TaskError
 from .fields import Fields
 from .scenarios import expand_scenarios
 
@@ -122,16 +122,16 @@ def load_task(task_dir):
         raise TaskError(where, f"(top level): expected a mapping, got {type(data).__name__}")
     # The shape first, from the schema file the TypeScript side checks too; then what no schema
     # can say (files, the folder name, scenario expansion, expressions, names across fields).
-    found = task_schema.problems(data)
+    found = schema.problems(data)
     if found:
         field_path, message = found[0]
         raise TaskError(where, f"{field_path or '(top level)'}: {message}")
     warnings = []
     top = Fields(where, "", data, TOP_LEVEL, warnings)
 
-    schema = top.get("schema", str, required=True)
-    if schema != SCHEMA:
-        top.fail("schema", f"expected {SCHEMA!r}, got {schema!r}")
+    version = top.get("schema", str, required=True)
+    if version != SCHEMA:
+        top.fail("schema", f"expected {SCHEMA!r}, got {version!r}")
     name = top.get("name", str, required=True)
     if not re.match(r"^[a-z0-9_]+$", name):
         top.fail("name", f"{name!r} must match [a-z0-9_]+")

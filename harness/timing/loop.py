@@ -25,15 +25,15 @@ import random
 import secrets
 import time
 
-from .correctness import check_output, max_abs_diff, nonfinite_count
-from .executor_eval import (GAP_MARGIN_MS, OTHER_THREADS_CPU_MS, RECHECK_BYTES, RECHECK_MAX, RECHECK_MIN,
-                            call_args, fill, other_threads_finding, outputs_of)
-from .executor_proc import ChildFailure
-from .executor_rounds import Pinning, done, paired_ratios
-from .executor_slots import make_slots, slot_bytes
-from .peer_lanes import lane_names, lane_of, peer_executors, peer_of
-from .scenario_eval import SET_BUDGET_BYTES, fail
-from .shm import unwritten
+from ..task.tolerance import check_output, max_abs_diff, nonfinite_count
+from ..correctness_stage import (GAP_MARGIN_MS, OTHER_THREADS_CPU_MS, RECHECK_BYTES, RECHECK_MAX, RECHECK_MIN,
+                                 call_args, fill, other_threads_finding, outputs_of)
+from ..executor.handle import ChildFailure
+from .rounds import Pinning, done, paired_ratios
+from ..executor.slots import make_slots, slot_bytes
+from ..executor.lanes import lane_names, lane_of, peer_executors, peer_of
+from ..scenario_eval import SET_BUDGET_BYTES, fail
+from ..executor.shm import unwritten
 from .stats import MEDIAN, median, ratio_ci, verdict
 
 

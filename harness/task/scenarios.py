@@ -5,7 +5,7 @@ import itertools
 from dataclasses import dataclass
 
 from . import exprs
-from .errors import UsageError
+from ..errors import UsageError
 
 
 @dataclass(frozen=True)

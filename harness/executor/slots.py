@@ -6,9 +6,9 @@ One memfd per implementation holds every call's tensors, each page-aligned, and 
 Slot looks like a BufferSet (tensors, ref, spec) to the code that fills, calls and checks.
 """
 
-from .executor_eval import call_args
-from .executor_memory import close_set, new_sets, slot_stride
-from .protocol import DTYPES
+from ..correctness_stage import call_args
+from .memory import close_set, new_sets, slot_stride
+from ..protocol import DTYPES
 from .shm import ALIGN, layout, poison, unwritten
 
 

@@ -33,20 +33,19 @@ import time
 
 from . import nvml
 
-from .cupti_activity import FRONT_END_GAP_MS
+from ..executor.cupti_activity import FRONT_END_GAP_MS
 from .event_offsets import corrected
-from .executor_eval import device_findings
-from .executor_memory import SPREAD_ALIGN
-from .executor_proc import ChildFailure
-from .executor_rounds import Deck, Pinning, done
-from .executor_slots import make_slots
+from ..correctness_stage import device_findings
+from ..executor.memory import SPREAD_ALIGN
+from ..executor.handle import ChildFailure
+from .rounds import Deck, Pinning, done
+from ..executor.slots import make_slots
 from .laps import Laps
-from .executor_timing import (Rechecks, Timer, definite_failures, drop_unsupported_peers, executors, figures,
-                              implementations, keep_samples, peer_processes, taken, timing_entry, _after_candidate,
-                              _executor, _message)
-from .peer_lanes import merge, merged_ms
-from .scenario_eval import SET_BUDGET_BYTES, fail
-from .shm import layout
+from .loop import (Rechecks, Timer, definite_failures, drop_unsupported_peers, executors, figures, implementations,
+                   keep_samples, peer_processes, taken, timing_entry, _after_candidate, _executor, _message)
+from ..executor.lanes import merge, merged_ms
+from ..scenario_eval import SET_BUDGET_BYTES, fail
+from ..executor.shm import layout
 from .stats import TRIMMED_MEAN, median, median_ci
 
 PAD_MS = 0.1

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-from . import HARNESS_VERSION
+from .. import HARNESS_VERSION
 
 
 class PeerFigures:

@@ -202,7 +202,7 @@ def work_of(intervals, allowance):
 
 
 def _self_check():
-    """`python3 -m harness.cupti_activity`: on a GPU host, the library found and the spans of the
+    """`python3 -m harness.executor.cupti_activity`: on a GPU host, the library found and the spans of the
     harness's pad (5, 20, 100 us) and of a pad-led call, as this module reads them (one JSON line)."""
     import json
     import time

@@ -37,7 +37,7 @@ def check_output(name, cand, ref, tol):
     cand = cand.to(ref.device)   # outputs arrive on the host; compare where the reference lives
     if tuple(cand.shape) != tuple(ref.shape):
         return False, None, f"{name}: shape {tuple(cand.shape)} differs from the reference's {tuple(ref.shape)}"
-    from .shm import unwritten
+    from ..executor.shm import unwritten
     never = unwritten(cand)
     if bool(never.any()):
         first = int(never.reshape(-1).nonzero()[0])

@@ -12,7 +12,7 @@ Kept free of torch (unless the executor also runs the task's peers) and of the r
 so that the process a candidate shares is small: Python, ctypes, this file, native/calls.py and
 seccomp.py.
 
-Run as: python -m harness.executor <socket fd>
+Run as: python -m harness.executor.process <socket fd>
 """
 
 import ctypes
@@ -27,7 +27,7 @@ import time
 import traceback
 
 from .cupti_activity import Activity, call_layout, call_span_ms, timestamp_step
-from .native.calls import Table, native_batch
+from ..native.calls import Table, native_batch
 
 MAX_FRAME = 1 << 20
 _CTYPES = {"int32": ctypes.c_int32, "int64": ctypes.c_int64, "float32": ctypes.c_float,
@@ -148,7 +148,7 @@ class Executor:
         gc.disable()
         confined = False
         if msg.get("seccomp"):
-            from . import seccomp
+            from ..sandbox import seccomp
             seccomp.install(threads=bool(msg.get("threads_allowed", True)))
             confined = True
         return {"pid": os.getpid(), "seccomp": confined}
@@ -166,7 +166,7 @@ class Executor:
             torch.zeros(1, device="cuda").add_(1)
             torch.cuda.synchronize()
         from . import cuda_driver
-        from .executor_cuda_state import DeviceState
+        from .cuda_state import DeviceState
         drv = cuda_driver.Driver(int(msg.get("ordinal", 0)))
         handle = drv.import_shared(fds[0])
         os.close(fds[0])

@@ -14,12 +14,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import native, sandbox
-from .build import default_cache_dir
-from .denylist import ALWAYS, families, match_library
-from .errors import TaskError
-from .executor_proc import INSIDE, ChildFailure, ExecutorProcess
-from .peer_lanes import MAX_PROCESSES, peer_executors
+from .. import native
+from ..sandbox import bwrap
+from ..build.compile import default_cache_dir
+from ..build.denylist import ALWAYS, families, match_library
+from ..errors import TaskError
+from .handle import INSIDE, ChildFailure, ExecutorProcess
+from .lanes import MAX_PROCESSES, peer_executors
 
 
 class ExecutorPair:
@@ -48,7 +49,7 @@ def _gpu_setup(ctx, ex, size, with_torch=False, later=False):
     if ctx.device_kind != "cuda":
         return
     from .cuda_driver import PAD_PTX
-    from .executor_memory import CudaArena
+    from .memory import CudaArena
     ex.arena = CudaArena(ctx.device.driver(), size, ctx.device.torch_device)
     msg = {"cmd": "cuda", "size": ex.arena.size, "pad_ptx": PAD_PTX.read_text(), "torch": with_torch,
            "cupti": getattr(ctx, "cupti_path", None)}
@@ -73,7 +74,7 @@ def sandbox_state(opts):
     """(use bwrap, message for the result or None)."""
     if not opts.sandbox:
         return False, "executor: not run inside bubblewrap (turned off)"
-    ok, why = sandbox.available()
+    ok, why = bwrap.available()
     return (True, None) if ok else (False, f"executor: not run inside bubblewrap: {why}")
 
 

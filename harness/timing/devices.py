@@ -12,7 +12,7 @@ from pathlib import Path
 
 import torch
 
-from .errors import EnvironmentProblem
+from ..errors import EnvironmentProblem
 
 MIB = 1 << 20
 # How long the stream is kept busy before a padded timed call: longer than the host's launch
@@ -81,7 +81,7 @@ class CpuDevice:
     def use_line_flush(self, data_dir):
         """Flush a round's own buffers line by line (CLFLUSHOPT) instead of writing 2 x the last-level
         cache; returns why not, or None."""
-        from . import native
+        from .. import native
         self.line_flush, why = native.line_flusher(data_dir)
         return why
 
@@ -165,7 +165,7 @@ class CudaDevice:
     def driver(self):
         """The CUDA driver API on torch's context (harness/cuda_driver.py), for the executors' arenas."""
         if self._driver is None:
-            from .cuda_driver import Driver
+            from ..executor.cuda_driver import Driver
             torch.zeros(1, device=self.torch_device).add_(1)   # torch's context exists and is current
             self._driver = Driver(self.torch_device.index or 0)
         return self._driver

@@ -11,14 +11,14 @@ import time
 
 import torch
 
-from .correctness import check_output, max_abs_diff
-from .denylist import ALWAYS, families, match_library
-from .executor_proc import ChildFailure
+from .task.tolerance import check_output, max_abs_diff
+from .build.denylist import ALWAYS, families, match_library
+from .executor.handle import ChildFailure
 from .fingerprint import INT_OF_SIZE
-from .laps import Laps
+from .timing.laps import Laps
 from .scenario_eval import fail
-from .executor_memory import close_set, new_set
-from .shm import POISON_BITS, poison
+from .executor.memory import close_set, new_set
+from .executor.shm import POISON_BITS, poison
 
 LATER_SECONDS = 0.002       # how long after "done" the outputs and the CPU clock are looked at again
 # CPU the executor may use after its "done" without doing work: finishing the send and going back to
@@ -310,7 +310,7 @@ def _screen_from_baseline(ctx, scenario, inputs, ref, tols, scalars):
     one: then the first re-checked timed call computes the reference again and gives it."""
     if not ctx.has_baseline or getattr(ctx, "refx", None) is None:
         return None
-    from .executor_timing import screen_limits
+    from .timing.loop import screen_limits
     rc, outs = baseline_call(ctx, inputs, ctx.oracle.output_shapes(scenario.params), scalars,
                              "baseline (its error on the correctness inputs)")
     return screen_limits(ctx.task, outs, ref, tols) if rc == 0 else None

@@ -23,7 +23,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import HarnessError
+from ..errors import HarnessError
 
 NAMESPACES = ("candidate", "baseline")
 LOCK_TIMEOUT_S = 900   # longer than a build (the compiler's own limit is 300 s per step)

@@ -2,7 +2,7 @@
 
 import difflib
 
-from .errors import TaskError
+from ..errors import TaskError
 
 
 class Fields:

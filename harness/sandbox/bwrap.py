@@ -28,7 +28,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 _LOADER_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives")
 _MERGED_USR = ("/bin", "/lib", "/lib32", "/lib64", "/libx32", "/sbin")

@@ -29,7 +29,7 @@ CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
 CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR = 39
 CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED = 103
 
-PAD_PTX = Path(__file__).with_name("cuda") / "pad.ptx"
+PAD_PTX = Path(__file__).resolve().parents[1] / "cuda" / "pad.ptx"
 
 
 class _Location(ctypes.Structure):

@@ -24,11 +24,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import HARNESS_VERSION, includes, sandbox
+from .. import HARNESS_VERSION
+from . import includes
+from ..sandbox import bwrap
 from . import denylist as dl
-from .compile_cache import CompileCache
+from .cache import CompileCache
 from .elf import ElfError, ElfInfo, parse_elf
-from .errors import EnvironmentProblem, HarnessError
+from ..errors import EnvironmentProblem, HarnessError
 from .ptxas import parse_ptxas
 
 COMPILE_TIMEOUT_S = 300
@@ -173,11 +175,11 @@ def _run(cmd, work, use_sandbox, language):
                               timeout=COMPILE_TIMEOUT_S)
     tool_dirs = [os.path.dirname(shutil.which(_tool(language)) or "")] + ([os.path.dirname(
         shutil.which(_tool("cpp")) or "")] if language == "cuda" else [])
-    path = ":".join([d for d in tool_dirs if d] + [sandbox.DEFAULT_PATH])
+    path = ":".join([d for d in tool_dirs if d] + [bwrap.DEFAULT_PATH])
     # The toolkit where nvcc says it is (a wrapper script's directory says nothing about it).
     toolkit = includes.cuda_toolkit_roots(shutil.which(_tool("cuda")) or _tool("cuda")) if language == "cuda" \
         else ()
-    return sandbox.run(cmd, timeout=COMPILE_TIMEOUT_S, rw_binds=[(work, BUILD_DIR)], cwd=BUILD_DIR,
+    return bwrap.run(cmd, timeout=COMPILE_TIMEOUT_S, rw_binds=[(work, BUILD_DIR)], cwd=BUILD_DIR,
                        ro_binds=toolkit, env={"PATH": path, "TMPDIR": "/tmp"})
 
 
@@ -192,7 +194,7 @@ def _compile(task, source):
     """Run the compiler on `source` in a fresh directory outside the cache; {name: bytes} to store."""
     t0 = time.monotonic()
     src_name = "kernel.cu" if task.language == "cuda" else "kernel.cpp"
-    use_sandbox, why = sandbox.available()
+    use_sandbox, why = bwrap.available()
     notes = [] if use_sandbox else [f"compiled without a sandbox: {why}"]
     cmds = commands(task, src_name)
     work = Path(tempfile.mkdtemp(prefix="kernelseek-build-"))

@@ -16,7 +16,7 @@ import os
 
 import torch
 
-from .protocol import DTYPES
+from ..protocol import DTYPES
 
 ALIGN = 4096
 POISON_BITS = {torch.float32: (torch.int32, 0x7FA5A5A5), torch.float64: (torch.int64, 0x7FF4A5A5A5A5A5A5),
