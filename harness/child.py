@@ -25,7 +25,7 @@ from .sandbox import procinfo
 from .build.denylist import ALWAYS, families, match_library
 from .fingerprint import fingerprints
 from .protocol import DTYPES, Channel
-from .executor.shm import poison, unwritten
+from .task.tolerance import poison, unwritten
 from .timing.stats import rse_of_median
 from .task.model import load_reference, load_task
 

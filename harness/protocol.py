@@ -14,10 +14,9 @@ import time
 
 import torch
 
+from .task.dtypes import DTYPES, element_size  # noqa: F401  (the child's too)
+
 MAX_HEADER = 16 << 20
-DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
-          "int32": torch.int32, "int64": torch.int64, "float64": torch.float64, "uint8": torch.uint8}
-_ELEMENT_SIZE = {name: torch.empty((), dtype=d).element_size() for name, d in DTYPES.items()}
 _SAME_SIZE_INT = {2: torch.int16, 4: torch.int32, 8: torch.int64, 1: torch.uint8}
 
 
@@ -27,10 +26,6 @@ class ChannelClosed(Exception):
 
 class ChannelTimeout(Exception):
     """Nothing arrived before the deadline."""
-
-
-def element_size(dtype_text):
-    return _ELEMENT_SIZE[dtype_text]
 
 
 def dtype_name(dtype):

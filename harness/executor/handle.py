@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from ..sandbox import bwrap, procinfo, seccomp
-from .process import recv_frame, send_frame
+from .protocol import recv_frame, send_frame
 from ..sandbox.procinfo import ChildFailure, child_setup as _child_setup
 
 REPLY_LIMIT = 64 << 10
@@ -48,8 +48,10 @@ def set_subreaper():
 
 
 # The only harness files an executor needs (copied into the sandbox: the checkout stays outside).
-PACKAGE_FILES = ("__init__.py", "api.py", "executor/__init__.py", "executor/process.py", "executor/cuda_driver.py",
-                 "executor/cuda_state.py", "executor/cupti_activity.py", "sandbox/__init__.py", "sandbox/seccomp.py",
+PACKAGE_FILES = ("__init__.py", "api.py",
+                 "executor/__init__.py", "executor/process.py", "executor/protocol.py", "executor/cuda_driver.py",
+                 "executor/cuda_state.py", "executor/cupti_activity.py",
+                 "sandbox/__init__.py", "sandbox/seccomp.py",
                  "native/__init__.py", "native/calls.py")
 INSIDE = "/kernelseek"
 

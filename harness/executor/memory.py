@@ -13,8 +13,8 @@ import os
 import torch
 
 from .cuda_driver import DeviceRange
-from ..protocol import DTYPES
-from ..runner import ChildFailure
+from ..task.dtypes import DTYPES
+from ..sandbox.procinfo import ChildFailure
 from .shm import ALIGN, BufferSet, layout
 
 _ids = [0]

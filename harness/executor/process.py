@@ -17,52 +17,19 @@ Run as: python -m harness.executor.process <socket fd>
 
 import ctypes
 import gc
-import json
 import mmap
 import os
 import socket
-import struct
 import sys
 import time
 import traceback
 
 from .cupti_activity import Activity, call_layout, call_span_ms, timestamp_step
 from ..native.calls import Table, native_batch
+from .protocol import recv_frame, send_frame
 
-MAX_FRAME = 1 << 20
 _CTYPES = {"int32": ctypes.c_int32, "int64": ctypes.c_int64, "float32": ctypes.c_float,
            "pointer": ctypes.c_void_p}
-
-
-def send_frame(sock, obj, fds=None):
-    data = json.dumps(obj, separators=(",", ":")).encode()
-    frame = struct.pack(">I", len(data)) + data
-    if fds:
-        socket.send_fds(sock, [frame], list(fds))
-    else:
-        sock.sendall(frame)
-
-
-def _recv_exact(sock, n, fds):
-    buf = bytearray()
-    while len(buf) < n:
-        if fds is not None:
-            chunk, got, _, _ = socket.recv_fds(sock, n - len(buf), 4)
-            fds.extend(got)
-        else:
-            chunk = sock.recv(n - len(buf))
-        if not chunk:
-            raise EOFError("the other side closed the socket")
-        buf += chunk
-    return bytes(buf)
-
-
-def recv_frame(sock, fds=None, limit=MAX_FRAME):
-    """One frame: 4-byte big-endian length, JSON. `fds` (a list) collects passed descriptors."""
-    (length,) = struct.unpack(">I", _recv_exact(sock, 4, fds))
-    if length > limit:
-        raise ValueError(f"frame of {length} bytes exceeds {limit}")
-    return json.loads(_recv_exact(sock, length, fds))
 
 
 def _load_copies(path, count):

@@ -6,9 +6,8 @@ through it too, so nothing the executor does to its page tables (PROT_NONE, MAP_
 outputs, a SIGSEGV handler that computes on first touch) can make an output appear later: the
 parent reads the pages as they are, poison included.
 
-Poison: a signalling-NaN bit pattern no arithmetic produces (arithmetic quiets a signalling NaN and
-never makes this payload), so an element still holding it was never written, and any other NaN or
-Inf is the kernel's own arithmetic.
+Poison (harness/task/tolerance.py): a signalling-NaN bit pattern no arithmetic produces, written into
+every output before a call, so an element still holding it was never written.
 """
 
 import mmap
@@ -16,24 +15,9 @@ import os
 
 import torch
 
-from ..protocol import DTYPES
+from ..task.dtypes import DTYPES
 
 ALIGN = 4096
-POISON_BITS = {torch.float32: (torch.int32, 0x7FA5A5A5), torch.float64: (torch.int64, 0x7FF4A5A5A5A5A5A5),
-               torch.bfloat16: (torch.int16, 0x7FA5), torch.float16: (torch.int16, 0x7CA5),
-               torch.int32: (torch.int32, -0x5A5A5A5A), torch.int64: (torch.int64, -0x5A5A5A5A),
-               torch.uint8: (torch.uint8, 0xA5)}
-
-
-def poison(t):
-    as_int, bits = POISON_BITS[t.dtype]
-    (t.view(as_int) if as_int != t.dtype else t).fill_(bits)
-
-
-def unwritten(t):
-    """Boolean mask of the elements that still hold the poison pattern."""
-    as_int, bits = POISON_BITS[t.dtype]
-    return (t.view(as_int) if as_int != t.dtype else t) == bits
 
 
 def layout(specs):

@@ -6,10 +6,11 @@ One memfd per implementation holds every call's tensors, each page-aligned, and 
 Slot looks like a BufferSet (tensors, ref, spec) to the code that fills, calls and checks.
 """
 
-from ..correctness_stage import call_args
+from .calls import call_args
 from .memory import close_set, new_sets, slot_stride
-from ..protocol import DTYPES
-from .shm import ALIGN, layout, poison, unwritten
+from ..task.dtypes import DTYPES
+from ..task.tolerance import poison, unwritten
+from .shm import ALIGN, layout
 
 
 def slot_bytes(set_bytes, task):

@@ -9,7 +9,7 @@ import torch
 
 from .tolerance import max_abs_diff, nonfinite_count, tolerance
 from ..errors import TaskError
-from ..protocol import DTYPES, element_size
+from .dtypes import DTYPES, element_size
 
 _HIGH = {"float32": (torch.float32, torch.float64), "float16": (torch.float32, torch.float64),
          "bfloat16": (torch.float32, torch.float64), "float64": (torch.float64,),

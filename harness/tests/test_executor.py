@@ -16,9 +16,8 @@ import torch
 
 from harness.sandbox import seccomp
 from harness.adversarial.run import load_manifest, texts
-from harness.task.tolerance import check_output
+from harness.task.tolerance import check_output, poison, unwritten
 from harness.evaluate import Options, evaluate
-from harness.executor.shm import poison, unwritten
 
 from .conftest import CPU_TASK, REPO
 

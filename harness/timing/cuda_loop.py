@@ -35,7 +35,7 @@ from . import nvml
 
 from ..executor.cupti_activity import FRONT_END_GAP_MS
 from .event_offsets import corrected
-from ..correctness_stage import device_findings
+from ..executor.calls import device_findings
 from ..executor.memory import SPREAD_ALIGN
 from ..executor.handle import ChildFailure
 from .rounds import Deck, Pinning, done

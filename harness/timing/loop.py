@@ -25,16 +25,17 @@ import random
 import secrets
 import time
 
-from ..task.tolerance import check_output, max_abs_diff, nonfinite_count
-from ..correctness_stage import (GAP_MARGIN_MS, OTHER_THREADS_CPU_MS, RECHECK_BYTES, RECHECK_MAX, RECHECK_MIN,
-                                 call_args, fill, other_threads_finding, outputs_of)
+from ..executor.calls import OTHER_THREADS_CPU_MS, call_args, fill, other_threads_finding, outputs_of
 from ..executor.handle import ChildFailure
-from .rounds import Pinning, done, paired_ratios
-from ..executor.slots import make_slots, slot_bytes
 from ..executor.lanes import lane_names, lane_of, peer_executors, peer_of
+from ..executor.slots import make_slots, slot_bytes
 from ..scenario_eval import SET_BUDGET_BYTES, fail
-from ..executor.shm import unwritten
+from ..task.tolerance import check_output, max_abs_diff, nonfinite_count, unwritten
+from .rounds import Pinning, done, paired_ratios
 from .stats import MEDIAN, median, ratio_ci, verdict
+
+GAP_MARGIN_MS = 0.05
+RECHECK_MIN, RECHECK_MAX, RECHECK_BYTES = 4, 32, 32 << 20
 
 
 class Timer:
