@@ -149,13 +149,12 @@ def _early_peers(opts):
     """The evaluation's EarlyPeers, made before this process imports torch, or None when the task does
     not load (evaluate() then says why) or has nothing to start early."""
     from .executor.pair import EarlyPeers
-    from .options import uses_executor
     from .task.model import load_task
     try:
         task = load_task(opts.task_dir)
     except HarnessError:
         return None
     device_kind = opts.device or task.device
-    if not (opts.with_peers and task.peers and uses_executor(device_kind)):
+    if not (opts.with_peers and task.peers):
         return None
     return EarlyPeers(task, device_kind, opts)

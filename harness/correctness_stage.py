@@ -12,13 +12,13 @@ import time
 
 import torch
 
+from .errors import fail
 from .executor.calls import Sets, Watch, call_args, device_findings, fill, outputs_of
 from .executor.handle import ChildFailure
-from .fingerprint import INT_OF_SIZE
-from .scenario_eval import fail
 from .task.tolerance import POISON_BITS, check_output, max_abs_diff
 from .timing.laps import Laps
 
+INT_OF_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 LATER_SECONDS = 0.002       # how long after "done" the outputs and the CPU clock are looked at again
 # CPU the executor may use after its "done" without doing work: finishing the send and going back to
 # wait for the next request takes it tens of microseconds; a kernel run after return takes its own time.

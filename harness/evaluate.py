@@ -1,7 +1,8 @@
 """Evaluate one candidate file against one task: the stages, in order, and the result they build.
 
-checks on the source -> compile (cached) -> checks on the binary -> child process -> for each
-scenario: correctness, then timing -> summary. Each stage that fails sets the status and a message
+checks on the source -> compile (cached) -> checks on the binary -> the executors (executor/pair.py)
+-> correctness on every scenario (correctness_stage.py), then the timing of those that passed
+(timing/loop.py or timing/cuda_loop.py) -> summary. Each stage that fails sets the status and a message
 and stops; everything after that is reported as not run.
 """
 
@@ -11,21 +12,20 @@ import secrets
 import time
 from pathlib import Path
 
-from . import correctness_stage, scenario_eval
+from . import correctness_stage
 from .build import static_checks
 from .build.compile import build, default_cache_dir
 from .errors import EnvironmentProblem, TaskError, UsageError
 from .executor import cupti_activity
 from .executor.pair import EarlyPeers, lanes_wanted, peers_ready, start_pair
-from .options import Options, uses_executor  # noqa: F401  (evaluate(Options(...)) is the API)
+from .options import Options  # noqa: F401  (evaluate(Options(...)) is the API)
 from .progress import Progress
 from .result import new_result, scenario_figures, summarise
-from .runner import ChildFailure, ChildProcess
+from .sandbox.procinfo import ChildFailure
 from .task.oracle import Oracle
 from .timing import cuda_loop, event_offsets, loop
 from .timing.devices import make_device
 from .timing.peer_figures import PeerFigures
-from .scenario_eval import derive_seed
 from .task.model import load_reference, load_task
 from .task.scenarios import select_scenarios
 
@@ -48,10 +48,8 @@ class Context:
         self.has_incumbent = False       # set once the incumbent built and passed the checks
         self.screens = {}                # scenario id -> the re-checks' screen (executor_eval.run_correctness)
         self.with_peers = opts.with_peers and bool(task.peers)
-        self.uses_executor = uses_executor(device_kind)
-        self.stages = correctness_stage if self.uses_executor else scenario_eval
-        self.timing = ((loop if device_kind == "cpu" else cuda_loop) if self.uses_executor
-                       else scenario_eval)
+        self.stages = correctness_stage
+        self.timing = loop if device_kind == "cpu" else cuda_loop
         self.thread_allowance = 1
         self.sandboxed = False
         self.single_threaded = "pthread" in task.denylist
@@ -89,7 +87,7 @@ def evaluate(opts):
         if early is not None:
             early.close()
         # The peers' executor first: its torch import runs while the candidate compiles.
-        early = EarlyPeers(task, device_kind, opts, spawn=uses_executor(device_kind))
+        early = EarlyPeers(task, device_kind, opts)
     workdir = early.workdir
     if early.note:
         result["messages"].append(early.note)
@@ -200,7 +198,7 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
     ctx.deadline = deadline
     ctx.libs, ctx.load_bytes, ctx.device = libs, load_bytes, device
     ctx.has_incumbent = "incumbent" in libs
-    if device_kind == "cuda" and ctx.uses_executor:
+    if device_kind == "cuda":
         ctx.arena_bytes = cuda_loop.arena_bytes(ctx, scenarios)
         # Before any executor starts: the parent's own calibration of what its events add (CUPTI).
         data_dir = opts.cache_dir or default_cache_dir()
@@ -299,22 +297,13 @@ def _build_baseline(task, cache_dir):
 
 
 def _start_child(ctx, workdir):
-    if ctx.uses_executor:
-        pair, ctx.init_findings = start_pair(ctx, workdir)
-        if not ctx.confined and "executor: no seccomp filter" not in " ".join(ctx.messages):
-            ctx.messages.append("executor: no seccomp filter (turned off, or this is not x86-64 Linux); the "
-                                "candidate's system calls were not confined")
-        return pair
-    child = ChildProcess(workdir, ctx.opts.call_timeout)
-    try:
-        res, _ = child.request({"cmd": "init", "task_dir": str(ctx.task.dir), "device": ctx.device_kind,
-                                "libraries": ctx.libs},
-                               timeout=ctx.opts.call_timeout + 120)
-    except ChildFailure:
-        child.close()
-        raise
-    ctx.init_findings = res["findings"]
-    return child
+    """The evaluation's executors (executor/pair.py), started; what loading the candidate did is in
+    ctx.init_findings."""
+    pair, ctx.init_findings = start_pair(ctx, workdir)
+    if not ctx.confined and "executor: no seccomp filter" not in " ".join(ctx.messages):
+        ctx.messages.append("executor: no seccomp filter (turned off, or this is not x86-64 Linux); the "
+                            "candidate's system calls were not confined")
+    return pair
 
 
 def _run_scenarios(ctx, scenarios, result, base_seed, t0, workdir, progress):
@@ -450,3 +439,8 @@ class _Pass:
 def _skip_rest(result, indices, reason):
     for i in indices:
         result["scenarios"][i].update(status="skipped", correct=False, reason=reason)
+
+
+def derive_seed(base, scenario_id, purpose, index=0):
+    """Per-scenario seeds from the evaluation's base seed: reproducible with --seed, new otherwise."""
+    return random.Random(f"{base}:{scenario_id}:{purpose}:{index}").randrange(1 << 31)

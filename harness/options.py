@@ -1,7 +1,6 @@
 """What an evaluation is asked to do (`evaluate(Options(...))`). Standard library only: the command
 line builds it, and starts the peers' executor from it, before it imports torch."""
 
-import os
 from dataclasses import dataclass
 
 from .executor.lanes import DEFAULT_PROCESSES
@@ -59,9 +58,3 @@ class Options:
     # before it imports torch). evaluate() owns it from here and closes what it does not use.
     early: object = None
 
-
-def uses_executor(device_kind):
-    """The candidate runs in an executor (executor.py): the parent owns buffers, clock and verdict.
-    KERNELSEEK_HARNESS_CUDA_CHILD=1 runs a CUDA task through the older in-process child (child.py)
-    instead, for comparison while the CUDA executor is new (docs/harness.md)."""
-    return device_kind == "cpu" or os.environ.get("KERNELSEEK_HARNESS_CUDA_CHILD") != "1"

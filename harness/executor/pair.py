@@ -198,16 +198,16 @@ def spawn_peers(task, opts, workdir, sandboxed, device_kind, role="peers"):
 class EarlyPeers:
     """What an evaluation sets up before its compile: its working directory, whether the executors
     run in bubblewrap, and the peers' executor, up and importing torch, when the evaluation times
-    peers (`spawn`). The command line makes one before it imports torch itself, so that the two
+    peers. The command line makes one before it imports torch itself, so that the two
     imports run side by side; evaluate() takes it up when it is for the same task and options, and
     otherwise closes it and makes its own."""
 
-    def __init__(self, task, device_kind, opts, spawn=True):
+    def __init__(self, task, device_kind, opts):
         self.key = self._key(task, device_kind, opts)
         self.workdir = Path(tempfile.mkdtemp(prefix="kernelseek-eval-"))
         self.sandboxed, self.note = sandbox_state(opts)
         self.peers = None
-        if spawn and opts.with_peers and task.peers:
+        if opts.with_peers and task.peers:
             try:
                 self.peers = spawn_peers(task, opts, self.workdir, self.sandboxed, device_kind)
             except ChildFailure:

@@ -1,16 +1,10 @@
-"""The timing rules that need no device: the noise estimate, paired ratios, the wall-time check."""
+"""The timing rules that need no device: the noise estimate, paired ratios, the stopping rule, the deck.
+
+(The CUDA loop's bounds by the wall clock, the tail and the GPU's busy time: test_cuda_bounds.py.)"""
 
 import math
 
-from harness.scenario_eval import _unseen_work
 from harness.timing.stats import geomean, median, rse_of_median
-
-
-def _samples(ms, wall_gap, n=20, launch=0.010, hidden=0.0):
-    """Padded calls time `ms`; idle-start calls add the launch latency and any work hidden under the pad."""
-    idle = ms + launch + hidden
-    return {"ms": [ms] * n, "wall_ms": [ms + wall_gap] * n, "tail_ms": [0.005] * n,
-            "idle_ms": [idle] * (n // 2), "idle_wall_ms": [idle + wall_gap] * (n // 2)}
 
 
 def test_rse_of_median_ignores_one_outlier():
@@ -24,56 +18,6 @@ def test_rse_of_median_ignores_one_outlier():
 def test_geomean_and_median():
     assert math.isclose(geomean([1.0, 4.0]), 2.0) and geomean([None, 0.0]) is None
     assert median([3, 1, 2]) == 2 and median([1, 2, 3, 4]) == 2.5
-
-
-def test_wall_check_accepts_the_baselines_overhead():
-    entry = {"time_ms": 0.005}
-    _unseen_work(entry, {"candidate": _samples(0.005, 0.020), "baseline": _samples(0.006, 0.021)})
-    assert "status" not in entry and entry["time_ms"] == 0.005 and entry["wall_ms"] == 0.035
-
-
-def test_wall_check_rejects_work_the_events_do_not_see():
-    entry = {"time_ms": 0.005}
-    _unseen_work(entry, {"candidate": _samples(0.005, 0.070), "baseline": _samples(0.050, 0.020)})
-    assert entry["status"] == "rejected" and "work the timer does not see" in entry["reason"]
-    assert entry["time_ms"] is None
-
-
-def test_wall_check_scales_with_the_kernel_time():
-    entry = {"time_ms": 10.0}      # 0.5 ms of extra host overhead on a 10 ms kernel is within 10%
-    _unseen_work(entry, {"candidate": _samples(10.0, 0.52), "baseline": _samples(10.0, 0.02)})
-    assert "status" not in entry
-
-
-def test_wall_check_needs_the_baseline():
-    entry = {"time_ms": 0.005}
-    _unseen_work(entry, {"candidate": _samples(0.005, 0.5)})
-    assert "status" not in entry and entry["wall_check"].startswith("skipped")
-
-
-def test_head_start_check_rejects_work_started_under_the_pad():
-    # 40 us of work done on another stream while the pad kept the timed stream busy: padded calls
-    # look as fast as nothing, idle-start calls show the work.
-    entry = {"time_ms": 0.002}
-    _unseen_work(entry, {"candidate": _samples(0.002, 0.020, hidden=0.040),
-                         "baseline": _samples(0.050, 0.020)})
-    assert entry["status"] == "rejected" and "before the timer started" in entry["reason"]
-    assert entry["time_ms"] is None
-
-
-def test_head_start_check_accepts_launch_latency_like_the_baselines():
-    entry = {"time_ms": 0.020}
-    _unseen_work(entry, {"candidate": _samples(0.020, 0.020, launch=0.018),
-                         "baseline": _samples(0.050, 0.020, launch=0.012)})
-    assert "status" not in entry and entry["idle_ms"] == 0.038
-
-
-def test_wall_check_is_skipped_without_idle_start_calls():
-    entry = {"time_ms": 0.005}
-    samples = _samples(0.005, 0.020)
-    samples["idle_ms"], samples["idle_wall_ms"] = [], []
-    _unseen_work(entry, {"candidate": samples, "baseline": _samples(0.005, 0.020)})
-    assert "status" not in entry and entry["wall_check"].startswith("skipped")
 
 
 def _round_samples(cand, other):

@@ -35,16 +35,17 @@ from . import nvml
 
 from ..executor.cupti_activity import FRONT_END_GAP_MS
 from .event_offsets import corrected
+from ..errors import fail
 from ..executor.calls import device_findings
 from ..executor.memory import SPREAD_ALIGN
 from ..executor.handle import ChildFailure
 from .rounds import Deck, Pinning, done
 from ..executor.slots import make_slots
 from .laps import Laps
-from .loop import (Rechecks, Timer, definite_failures, drop_unsupported_peers, executors, figures, implementations,
-                   keep_samples, peer_processes, taken, timing_entry, _after_candidate, _executor, _message)
+from .loop import (SET_BUDGET_BYTES, Rechecks, Timer, definite_failures, drop_unsupported_peers, executors, figures,
+                   implementations, keep_samples, peer_processes, taken, timing_entry, _after_candidate, _executor,
+                   _message)
 from ..executor.lanes import merge, merged_ms
-from ..scenario_eval import SET_BUDGET_BYTES, fail
 from ..executor.shm import layout
 from .stats import TRIMMED_MEAN, median, median_ci
 

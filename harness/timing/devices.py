@@ -1,6 +1,7 @@
-"""Device-specific pieces: synchronisation, cache flushing, one timed call, device information.
+"""The trusted parent's device: synchronisation, cache flushing, how busy the GPU is, device information.
 
-The CPU and CUDA paths share the timing logic in timing.py; only what differs lives here.
+The timing loops (loop.py, cuda_loop.py) flush through it between rounds; only what differs between
+a CPU and a CUDA task lives here.
 """
 
 import os
@@ -15,9 +16,6 @@ import torch
 from ..errors import EnvironmentProblem
 
 MIB = 1 << 20
-# How long the stream is kept busy before a padded timed call: longer than the host's launch
-# latency for one call (ctypes or a PyTorch peer's Python dispatch), short next to a repetition.
-PAD_MS = 0.1
 # An upper bound on the SM clock of the GPUs the harness runs on (the H200 boosts to 1.98 GHz).
 MAX_CLOCK_HZ = 3.0e9
 
@@ -106,22 +104,6 @@ class CpuDevice:
         self._flush_value += 1.0
         buf.fill_(self._flush_value)
 
-    def stream_handle(self):
-        return None
-
-    def stream_context(self):
-        return _NullContext()
-
-    def timed_call(self, fn, padded=True):
-        """(return code, elapsed ms, wall ms, tail ms) for one call, after a cache flush. On the CPU the
-        elapsed time is the wall time and there is no launch latency to hide (`padded` is ignored)."""
-        self.flush()
-        t0 = time.perf_counter_ns()
-        rc = fn()
-        t1 = time.perf_counter_ns()
-        ms = (t1 - t0) / 1e6
-        return rc, ms, ms, 0.0
-
     def info(self):
         model = platform.processor() or platform.machine()
         try:
@@ -146,14 +128,10 @@ class CudaDevice:
         props = torch.cuda.get_device_properties(self.torch_device)
         self.props = props
         self.l2_bytes = getattr(props, "L2_cache_size", 0) or 0
-        # A dedicated stream: the candidate must launch on the stream it is given, and everything the
-        # harness measures or reads is ordered on that stream.
-        self.stream = torch.cuda.Stream(device=self.torch_device)
         self._flush_buf = None
-        self._start = torch.cuda.Event(enable_timing=True)
-        self._end = torch.cuda.Event(enable_timing=True)
-        self._probe = None
-        self._busy = None
+        # busy_ms's kernel's tensor, made here: torch's context exists from the start, before the
+        # calibration of the events and the executors' arenas.
+        self._busy = torch.zeros(1, device=self.torch_device)
         self._driver = None
         from . import nvml
         self.nvml, self.nvml_why = nvml.open_device(nvml.torch_bus_id(props))
@@ -173,8 +151,6 @@ class CudaDevice:
     def busy_ms(self):
         """How long a tiny kernel of this process takes to run and be waited for, right now: longer
         when another process's work still occupies the GPU (contexts of two processes take turns)."""
-        if self._busy is None:
-            self._busy = torch.zeros(1, device=self.torch_device)
         t0 = time.perf_counter_ns()
         self._busy.add_(1)
         torch.cuda.synchronize(self.torch_device)
@@ -196,83 +172,12 @@ class CudaDevice:
             self._flush_buf = torch.empty(size // 4, dtype=torch.float32, device=self.torch_device)
         self._flush_buf.zero_()
 
-    def stream_handle(self):
-        return self.stream.cuda_stream
-
-    def stream_context(self):
-        return torch.cuda.stream(self.stream)
-
-    def _pad(self):
-        """Keep the stream busy for at least PAD_MS so the call is queued before `start` fires.
-
-        Without it the start event fires on an idle device the moment it is recorded, and the
-        measured time includes the host's launch latency (Python, ctypes, the driver): tens of
-        microseconds that vary from run to run and dominate short kernels.
-        """
-        self._sleep(PAD_MS)
-
-    def _sleep(self, ms):
-        # torch.cuda._sleep spins for a number of GPU clock cycles. Counting them at MAX_CLOCK_HZ
-        # makes the sleep at least `ms` long at any clock the GPU runs at (longer when it runs slower,
-        # which is harmless); a calibration would be wrong as soon as the clock changed.
-        with torch.cuda.stream(self.stream):
-            torch.cuda._sleep(int(MAX_CLOCK_HZ * ms / 1e3))
-
-    def hold(self, ms):
-        """Queue at least `ms` of sleep on the harness's stream; returns an event recorded after it,
-        so that the caller can tell whether the hold is still in effect."""
-        self._sleep(ms)
-        held = torch.cuda.Event()
-        held.record(self.stream)
-        return held
-
-    def probe_stream(self):
-        """A second stream that reads buffers without waiting for the harness's stream."""
-        if self._probe is None:
-            self._probe = torch.cuda.Stream(device=self.torch_device)
-        return self._probe
-
-    def timed_call(self, fn, padded=True):
-        """(return code, event ms, wall ms, tail ms) for one call, after an L2 flush.
-
-        padded (the timing samples): the flush and a short sleep are queued on the stream after the
-        device is synchronised, then `start`, the call and `end`: the call's kernels are already queued
-        when `start` fires, so the event time is the device's time, without launch latency.
-        idle (padded=False, every few rounds): the device is idle when `start` is recorded, so the
-        event time is launch latency plus everything the call does. Work a candidate ran on another
-        stream while the pad kept the timed stream busy (hack 3) shows as a larger idle-minus-padded
-        difference than the baseline's; see scenario_eval._unseen_work.
-        After the end event completes, the device is synchronised: `tail` is how long other work kept
-        running past the end event, the signature of deferred or side-stream work (hacks 2 and 3).
-        """
-        self.flush()
-        self.sync()
-        if padded:
-            self._pad()
-        t0 = time.perf_counter_ns()
-        self._start.record(self.stream)
-        rc = fn()
-        self._end.record(self.stream)
-        self._end.synchronize()
-        t_end = time.perf_counter_ns()
-        self.sync()
-        t1 = time.perf_counter_ns()
-        return rc, self._start.elapsed_time(self._end), (t1 - t0) / 1e6, (t1 - t_end) / 1e6
-
     def info(self):
         return {"name": self.props.name, "arch": self.arch, "memory_bytes": self.props.total_memory,
                 "l2_bytes": self.l2_bytes, "sms": self.props.multi_processor_count,
                 "driver": _driver_version(), "torch": torch.__version__, "cuda": torch.version.cuda,
                 "max_sm_mhz": self.nvml.max_sm_mhz if self.nvml is not None else None,
                 "nvml": self.nvml.matched if self.nvml is not None else self.nvml_why}
-
-
-class _NullContext:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def _driver_version():

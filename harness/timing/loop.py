@@ -25,15 +25,17 @@ import random
 import secrets
 import time
 
+from ..errors import fail
 from ..executor.calls import OTHER_THREADS_CPU_MS, call_args, fill, other_threads_finding, outputs_of
 from ..executor.handle import ChildFailure
 from ..executor.lanes import lane_names, lane_of, peer_executors, peer_of
 from ..executor.slots import make_slots, slot_bytes
-from ..scenario_eval import SET_BUDGET_BYTES, fail
 from ..task.tolerance import check_output, max_abs_diff, nonfinite_count, unwritten
 from .rounds import Pinning, done, paired_ratios
 from .stats import MEDIAN, median, ratio_ci, verdict
 
+# How much memory a scenario's buffer sets (slots) may take, all its implementations together.
+SET_BUDGET_BYTES = {"cuda": 2 << 30, "cpu": 64 << 20}
 GAP_MARGIN_MS = 0.05
 RECHECK_MIN, RECHECK_MAX, RECHECK_BYTES = 4, 32, 32 << 20
 
