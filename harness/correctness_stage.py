@@ -41,7 +41,7 @@ def observed_call(ctx, bs, scalars):
     ex.running = None
     findings = watch.findings(ctx.cand_status) + device_findings(reply)
     # CUDA: the driver's own threads may wake after a call; work after return shows on the GPU instead
-    # (outputs changing later, the GPU still busy: executor_cuda_timing.py).
+    # (outputs changing later, the GPU still busy: timing/cuda_loop.py).
     late = None
     if after_ms > AFTER_DONE_CPU_MS and ctx.device_kind == "cpu":
         late = (f"the executor used {after_ms:.2f} ms of CPU in the {LATER_SECONDS * 1e3:.0f} ms after the call "
@@ -202,7 +202,7 @@ def run_correctness(ctx, scenario, entry, seeds):
 
 
 def _screen_from_baseline(ctx, scenario, inputs, ref, tols, scalars):
-    """The timing's screen (executor_timing.screen_limits) from a correctness seed: the baseline
+    """The timing's screen (loop.screen_limits) from a correctness seed: the baseline
     called once on its inputs in its own executor, and per output the seed's tolerance less
     SCREEN_FACTOR x the baseline's error against the reference. None when the baseline cannot give
     one: then the first re-checked timed call computes the reference again and gives it."""

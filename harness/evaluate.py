@@ -22,18 +22,18 @@ from .options import Options  # noqa: F401  (evaluate(Options(...)) is the API)
 from .progress import Progress
 from .result import new_result, scenario_figures, summarise
 from .sandbox.procinfo import ChildFailure
+from .task.model import load_reference, load_task
 from .task.oracle import Oracle
+from .task.scenarios import select_scenarios
 from .timing import cuda_loop, event_offsets, loop
 from .timing.devices import make_device
 from .timing.peer_figures import PeerFigures
-from .task.model import load_reference, load_task
-from .task.scenarios import select_scenarios
 
 MAX_CRASH_RESTARTS = 3
 
 
 class Context:
-    """What the per-scenario code needs: the task, the oracle, the live child and the options."""
+    """What the per-scenario code needs: the task, the oracle, the live executors (`child`) and the options."""
 
     def __init__(self, task, oracle, device_kind, opts, messages):
         self.task, self.oracle, self.device_kind = task, oracle, device_kind
@@ -44,9 +44,9 @@ class Context:
         self.deadline = None
         self.has_baseline = opts.with_baseline
         self.keep_samples = opts.samples   # --samples: every round's figure in timing.samples_ms
-        self.peers_apart = opts.peers_apart  # --peers-apart (executor_cuda_timing.run_timing)
+        self.peers_apart = opts.peers_apart  # --peers-apart (cuda_loop.run_timing)
         self.has_incumbent = False       # set once the incumbent built and passed the checks
-        self.screens = {}                # scenario id -> the re-checks' screen (executor_eval.run_correctness)
+        self.screens = {}                # scenario id -> the re-checks' screen (correctness_stage.run_correctness)
         self.with_peers = opts.with_peers and bool(task.peers)
         self.stages = correctness_stage
         self.timing = loop if device_kind == "cpu" else cuda_loop
@@ -132,7 +132,7 @@ def _stop(result, status, message):
 
 def _prepare(task, module, device_kind, opts, result, source, workdir, progress, deadline, scenarios, spent,
              early):
-    """Static checks, compile, binary checks, device and child start. None when a stage failed.
+    """Static checks, compile, binary checks, device and executors start. None when a stage failed.
     `early`: the evaluation's EarlyPeers (its workdir, sandbox, peers' executor)."""
     t_build = time.monotonic()
 
@@ -204,10 +204,10 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
         data_dir = opts.cache_dir or default_cache_dir()
         ctx.event_offsets, how = event_offsets.offsets(info, cuda_loop.PAD_MS, data_dir)
         info["event_offset_ms"] = dict(ctx.event_offsets or {}, how=how)
-        # Each executor enables CUPTI's records of its calls from this library (harness/cupti_activity.py).
+        # Each executor enables CUPTI's records of its calls from this library (harness/executor/cupti_activity.py).
         ctx.cupti_path = cupti_activity.find_library() if opts.cupti else None
         ctx.clock = "cupti" if ctx.cupti_path else "events"
-        # The executors add what they said of CUPTI to it as they start (executor_pair._cupti_status).
+        # The executors add what they said of CUPTI to it as they start (pair._cupti_status).
         ctx.timing_clock = info["timing_clock"] = {"cupti": ctx.cupti_path} if ctx.cupti_path else {
             "events": "not asked" if not opts.cupti else "no libcupti found"}
         if ctx.with_peers and task.peers and opts.keep_peers:

@@ -4,12 +4,12 @@ Two steps, object then library, so that the binary checks can read the candidate
 symbols in the object: once linked, nvcc's static CUDA runtime adds its own references (dlopen,
 open, pthread_create, ...) that the candidate must not be blamed for, nor hide behind.
 
-The compiler runs inside the sandbox (sandbox.py): it sees the toolchain, the source file and an
+The compiler runs inside the sandbox (sandbox/bwrap.py): it sees the toolchain, the source file and an
 empty output directory, nothing else (no checkout, data dir, cache, other runs' files, network), so
 no spelling of an include, `.incbin` or pragma can read what it should not. The files it did read
 (`-H`, `-MD`) are checked (includes.py) and a build that read anything but system headers is refused
 with its log withheld. Cache key: source bytes, language, flags, compiler version(s), harness
-version; entries are verified against an index on every load (compile_cache.py) and the ELF
+version; entries are verified against an index on every load (cache.py) and the ELF
 information for the binary checks is read from the verified bytes each time, never from meta.json.
 """
 
@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import HARNESS_VERSION
-from . import includes
+from ..errors import EnvironmentProblem, HarnessError
 from ..sandbox import bwrap
 from . import denylist as dl
+from . import includes
 from .cache import CompileCache
 from .elf import ElfError, ElfInfo, parse_elf
-from ..errors import EnvironmentProblem, HarnessError
 from .ptxas import parse_ptxas
 
 COMPILE_TIMEOUT_S = 300

@@ -8,8 +8,8 @@ their calls through these.
 
 from ..build.denylist import ALWAYS, families, match_library
 from ..sandbox.procinfo import ChildFailure
-from .memory import close_set, new_set
 from ..task.tolerance import poison
+from .memory import close_set, new_set
 
 # CPU the candidate's executor may spend on threads other than its main one, over a whole
 # evaluation, on a single-threaded task (the executor itself starts none).

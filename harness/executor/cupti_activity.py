@@ -1,13 +1,13 @@
 """The GPU's own start and end times of what a process runs, from CUPTI's activity API (ctypes only).
 
-A CUDA executor enables it before anything is loaded (executor.py, `cmd_cuda`) and reads it after
+A CUDA executor enables it before anything is loaded (process.py, `cmd_cuda`) and reads it after
 every timed call: the call's span runs from the start of its first kernel, memset or copy to the end
 of its last, as the GPU recorded them, and its figure is that span less the front end's gaps between
 its records (call_layout's `work`). That is what torch.profiler (CUPTI too) reports for the same
 call, with no launch or event latency in it (those vary by about 0.4 us between kernels, which is
 20 % of a 2 us kernel). The records live in the executor's process, so they are
 that process's report like its event times: the parent bounds them by the events and its own clock
-(executor_cuda_timing.py).
+(timing/cuda_loop.py).
 
 Every record kind read here keeps `start` and `end` (uint64 ns) at offsets 16 and 24 in every
 CUPTI version since CUDA 9 (CUpti_ActivityKernel4..., CUpti_ActivityMemcpy..., CUpti_ActivityMemset...),

@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 from ..sandbox import bwrap, procinfo, seccomp
-from .protocol import recv_frame, send_frame
 from ..sandbox.procinfo import ChildFailure, child_setup as _child_setup
+from .protocol import recv_frame, send_frame
 
 REPLY_LIMIT = 64 << 10
 STARTUP_SECONDS = 120

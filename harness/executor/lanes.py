@@ -55,7 +55,7 @@ def merge(samples, processes):
     its first: every list of numbers the mean of the lanes' values of the same round (None where any
     lane's is None: that round's value was not read), other lists (`slot`) the first lane's; and the
     rounds of each lane apart, {peer name: [each lane's `ms`]} (`lanes`). A peer one of whose lanes is
-    gone from `samples` (a call of it failed: executor_timing.taken) is gone altogether: its failure
+    gone from `samples` (a call of it failed: loop.taken) is gone altogether: its failure
     is recorded, and the lanes left would be a figure of fewer processes. Returns (merged, lanes)."""
     if processes <= 1:
         return samples, {}

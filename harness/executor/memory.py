@@ -3,7 +3,7 @@
 Either way the trusted parent creates the memory, keeps its own mapping of it, writes inputs and
 poison and reads outputs through that mapping; the executor only gets a descriptor to map. A CPU
 set is a memfd of its own, mapped by a "map" request. On a CUDA task each executor gets one arena
-before anything is loaded (harness/cuda_driver.py: a VMM allocation exported as a descriptor,
+before anything is loaded (harness/executor/cuda_driver.py: a VMM allocation exported as a descriptor,
 imported by the executor as its buffer 0), and a set is a range of it: importing memory needs no
 system call the executor's seccomp filter forbids, but it happens once, before the filter, anyway.
 """
@@ -12,9 +12,9 @@ import os
 
 import torch
 
-from .cuda_driver import DeviceRange
-from ..task.dtypes import DTYPES
 from ..sandbox.procinfo import ChildFailure
+from ..task.dtypes import DTYPES
+from .cuda_driver import DeviceRange
 from .shm import ALIGN, BufferSet, layout
 
 _ids = [0]

@@ -15,10 +15,10 @@ import time
 from pathlib import Path
 
 from .. import native
-from ..sandbox import bwrap
 from ..build.compile import default_cache_dir
 from ..build.denylist import ALWAYS, families, match_library
 from ..errors import TaskError
+from ..sandbox import bwrap
 from .handle import INSIDE, ChildFailure, ExecutorProcess
 from .lanes import MAX_PROCESSES, peer_executors
 
@@ -26,7 +26,7 @@ from .lanes import MAX_PROCESSES, peer_executors
 class ExecutorPair:
     def __init__(self, cand, refx, incx=None, peers=()):
         self.cand, self.refx, self.incx = cand, refx, incx
-        self.peers = list(peers)     # the peers' executors, one per lane (harness/peer_lanes.py)
+        self.peers = list(peers)     # the peers' executors, one per lane (harness/executor/lanes.py)
 
     def close(self):
         for ex in (self.cand, self.refx, self.incx, *self.peers):
@@ -144,7 +144,7 @@ def start_pair(ctx, workdir):
             peerx = early or spawn_peers(task, opts, workdir, sandboxed, ctx.device_kind)
             lanes.append(peerx)
             # CUDA: the peers timed in several processes at once, each round the mean of them
-            # (harness/peer_lanes.py); all of them start while the candidate is compiled and checked.
+            # (harness/executor/lanes.py); all of them start while the candidate is compiled and checked.
             for k in range(2, lanes_wanted(ctx) + 1):
                 lanes.append(spawn_peers(task, opts, workdir, sandboxed, ctx.device_kind, role=f"peers-{k}"))
             for ex in lanes:
@@ -172,7 +172,7 @@ def start_pair(ctx, workdir):
 
 def lanes_wanted(ctx):
     """How many processes the peers are timed in (Options.peer_processes): CUDA only, where a peer's
-    kernel mode is set per process (harness/peer_lanes.py); one on a CPU task."""
+    kernel mode is set per process (harness/executor/lanes.py); one on a CPU task."""
     if ctx.device_kind != "cuda":
         return 1
     return max(1, min(MAX_PROCESSES, int(ctx.opts.peer_processes)))

@@ -10,7 +10,7 @@ the answer or outputs changing later, outputs are read from the parent's own map
 
 Kept free of torch (unless the executor also runs the task's peers) and of the rest of the harness,
 so that the process a candidate shares is small: Python, ctypes, this file, native/calls.py and
-seccomp.py.
+sandbox/seccomp.py.
 
 Run as: python -m harness.executor.process <socket fd>
 """
@@ -24,8 +24,8 @@ import sys
 import time
 import traceback
 
-from .cupti_activity import Activity, call_layout, call_span_ms, timestamp_step
 from ..native.calls import Table, native_batch
+from .cupti_activity import Activity, call_layout, call_span_ms, timestamp_step
 from .protocol import recv_frame, send_frame
 
 _CTYPES = {"int32": ctypes.c_int32, "int64": ctypes.c_int64, "float32": ctypes.c_float,
@@ -156,7 +156,7 @@ class Executor:
         return {"pad": {"grid": pad.grid, "threads": pad.threads}, "cupti": self._cupti(msg.get("cupti"))}
 
     def _cupti(self, path):
-        """CUPTI's activity records for the timed calls (harness/cupti_activity.py), enabled here,
+        """CUPTI's activity records for the timed calls (harness/executor/cupti_activity.py), enabled here,
         before anything is loaded; "on", or why not (the calls are then timed by their events only)."""
         if not path:
             return "not asked"

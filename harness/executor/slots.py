@@ -6,10 +6,10 @@ One memfd per implementation holds every call's tensors, each page-aligned, and 
 Slot looks like a BufferSet (tensors, ref, spec) to the code that fills, calls and checks.
 """
 
-from .calls import call_args
-from .memory import close_set, new_sets, slot_stride
 from ..task.dtypes import DTYPES
 from ..task.tolerance import poison, unwritten
+from .calls import call_args
+from .memory import close_set, new_sets, slot_stride
 from .shm import ALIGN, layout
 
 
@@ -55,7 +55,7 @@ def _specs(task, input_shapes, output_shapes, count, stride=None):
 
 def make_slots(executors, task, input_shapes, output_shapes, count, rng, scalars=None):
     """{name: Slots of `count` slots} for the implementations a round times ({name: executor}), their
-    memory made together (executor_memory.new_sets: on a CPU task the pages of all of them allocated
+    memory made together (memory.new_sets: on a CPU task the pages of all of them allocated
     in one random order). `scalars` ({name: the scenario's scalars}): those executors are also sent
     every slot's argument list once (cmd_table), and timed requests name slots by index."""
     scalars = scalars or {}

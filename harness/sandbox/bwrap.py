@@ -1,6 +1,6 @@
 """Run a command in a bubblewrap (`bwrap`) sandbox that sees the toolchain and nothing else it is not given.
 
-Used for the compiler (build.py) and the candidate's process (the executor): either may be driven by
+Used for the compiler (build/compile.py) and the candidate's process (the executor): either may be driven by
 code the candidate wrote (a header trick, `.incbin`, a constructor), so neither may see the checkout
 (the harness, the task's reference), the data dir (other runs, the compile cache and its index) or the
 network. What the sandbox shows:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import yaml
 
-from . import exprs, schema
 from ..errors import TaskError
+from . import exprs, schema
 from .fields import Fields
 from .scenarios import expand_scenarios
 

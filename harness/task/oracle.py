@@ -7,9 +7,9 @@ wrong output agree with it. Every value reference.py returns is checked against 
 
 import torch
 
-from .tolerance import max_abs_diff, nonfinite_count, tolerance
 from ..errors import TaskError
 from .dtypes import DTYPES, element_size
+from .tolerance import max_abs_diff, nonfinite_count, tolerance
 
 _HIGH = {"float32": (torch.float32, torch.float64), "float16": (torch.float32, torch.float64),
          "bfloat16": (torch.float32, torch.float64), "float64": (torch.float64,),
@@ -52,7 +52,7 @@ class Oracle:
         return inputs
 
     def output_bytes(self, params):
-        """Bytes of the largest output (bounds what the child may send back per tensor)."""
+        """Bytes of the largest output."""
         sizes = {a.name: element_size(a.dtype) for a in self.task.outputs()}
         total = 0
         for name, shape in self.output_shapes(params).items():

@@ -4,8 +4,8 @@ import fnmatch
 import itertools
 from dataclasses import dataclass
 
-from . import exprs
 from ..errors import UsageError
+from . import exprs
 
 
 @dataclass(frozen=True)

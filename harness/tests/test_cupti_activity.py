@@ -1,5 +1,5 @@
-"""CUPTI's records of a timed call (harness/cupti_activity.py) and the clock a scenario's figures come
-from (executor_cuda_timing.choose_clock): the span of the call's own work, the harness's pad left out;
+"""CUPTI's records of a timed call (harness/executor/cupti_activity.py) and the clock a scenario's figures come
+from (cuda_loop.choose_clock): the span of the call's own work, the harness's pad left out;
 a scenario whose records are incomplete anywhere is timed by its events, every implementation alike.
 (CUPTI itself needs the GPU: scripts/gpu/timing-check.sh.)"""
 

@@ -1,5 +1,5 @@
 """A CUDA executor takes CUPTI's records before a timed call only when something may have run since
-the last call's own take (executor.py, `_timed_gpu`): a take is a forced flush of CUPTI's buffers,
+the last call's own take (executor/process.py, `_timed_gpu`): a take is a forced flush of CUPTI's buffers,
 and between two calls the executor queues no GPU work. The attack it must not open: work left
 before the pad (by anything) is never folded into a call's figure; that call has no span, and the
 scenario is timed by its events (test_cupti_activity.py). Driven here with stand-ins for the

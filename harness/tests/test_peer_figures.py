@@ -1,4 +1,4 @@
-"""The peers' figures kept between evaluations (harness/peer_figures.py): per GPU, driver, torch,
+"""The peers' figures kept between evaluations (harness/timing/peer_figures.py): per GPU, driver, torch,
 task and harness version and per scenario; whatever does not match or parse is measured again."""
 
 import json

@@ -1,4 +1,4 @@
-"""A peer timed in several processes at once (harness/peer_lanes.py): each round its lanes' mean, a
+"""A peer timed in several processes at once (harness/executor/lanes.py): each round its lanes' mean, a
 lane that failed takes its peer out, nothing but the timing loop sees a lane, and only a CUDA
 evaluation that measures the peers starts more than one peers' executor."""
 

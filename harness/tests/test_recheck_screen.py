@@ -1,7 +1,7 @@
-"""The timed calls' value re-checks (executor_timing.figures): each is screened against the baseline's
+"""The timed calls' value re-checks (loop.figures): each is screened against the baseline's
 outputs of the same round (same inputs, the baseline trusted) and checked against the reference
 computed again whenever it falls outside the screen's limit. The screen comes from the correctness
-seeds (the baseline's error there, executor_eval.run_correctness) or, without one, from the first
+seeds (the baseline's error there, correctness_stage.run_correctness) or, without one, from the first
 drawn call checked in full. The attack: wrong by a few tolerances on some timed calls only (the first
 drawn one honest, or the first itself), so that only the screen stands between it and a correct
 verdict."""

@@ -1,4 +1,4 @@
-"""The sandbox (harness/sandbox.py): each test performs the escape a candidate would try and expects it
+"""The sandbox (harness/sandbox/bwrap.py): each test performs the escape a candidate would try and expects it
 to fail inside, with a control showing the same action works outside (so the test can fail)."""
 
 import os
@@ -36,7 +36,7 @@ def test_a_file_outside_the_binds_cannot_be_read(tmp_path):
     inside = sh(f"cat {secret}")
     assert inside.returncode != 0 and "the reference answer" not in inside.stdout
     # The checkout (harness, tasks' references) and its files are not there either.
-    for path in (REPO / "harness" / "oracle.py", REPO / "kernels" / "cpu_softmax" / "reference.py"):
+    for path in (REPO / "harness" / "task" / "oracle.py", REPO / "kernels" / "cpu_softmax" / "reference.py"):
         assert sh(f"cat {path}").returncode != 0, path
     assert sh(f"ls {REPO}").returncode != 0
 

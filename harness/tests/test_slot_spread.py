@@ -1,4 +1,4 @@
-"""A CUDA task's timing slots are spread over the room its arenas have left (executor_memory.slot_stride):
+"""A CUDA task's timing slots are spread over the room its arenas have left (memory.slot_stride):
 each slot a round may draw lies on memory of its own, 2 MiB multiples apart, so that one placement's
 cost (a tiny kernel's few lines, their DRAM banks and page walks, with L2 flushed) cannot hold for
 every call of an implementation. Checked here on arenas whose memory is host memory (the layout is

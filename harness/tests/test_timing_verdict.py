@@ -206,7 +206,7 @@ def test_identical_code_in_three_executors_reads_alike_from_one_evaluation_to_th
     # cannot show: the same baseline, in the candidate's executor, its twin and the incumbent's, read
     # 0.88-1.21x on r256-c1024 over 15 evaluations (sd of the log 0.06) while the rounds of each said
     # +-2 %. Its causes on the development VM: where each implementation's buffers were allocated
-    # (executor_memory.new_sets) and where each process's stack and code lie (native/batch.c). With
+    # (memory.new_sets) and where each process's stack and code lie (native/batch.c). With
     # both defences the sd is about 0.02; without the first 0.06-0.07, without the second 0.04.
     logs = {"baseline": [], "incumbent": []}
     baseline = str(CPU_TASK / "baseline.cpp")

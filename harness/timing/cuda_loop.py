@@ -6,7 +6,7 @@ round's inputs (one new seed for all) and poison into one of the implementation'
 shared arena, flushes L2 from its own context and synchronises; then it reads its clock, sends
 "call" and reads the clock again on "done".
 
-What the executor does and reports (executor.py, `_timed_gpu`): the harness's pad (every SM's thread
+What the executor does and reports (executor/process.py, `_timed_gpu`): the harness's pad (every SM's thread
 slots held for PAD_MS) and a start event on the legacy stream, the call, an end event on the legacy
 stream (which waits for every blocking stream's work), a synchronised device, the event time. That
 time is the candidate's process speaking, so it only counts within what the parent sees itself:
@@ -33,20 +33,20 @@ import time
 
 from . import nvml
 
-from ..executor.cupti_activity import FRONT_END_GAP_MS
-from .event_offsets import corrected
 from ..errors import fail
 from ..executor.calls import device_findings
-from ..executor.memory import SPREAD_ALIGN
+from ..executor.cupti_activity import FRONT_END_GAP_MS
 from ..executor.handle import ChildFailure
-from .rounds import Deck, Pinning, done
+from ..executor.lanes import merge, merged_ms
+from ..executor.memory import SPREAD_ALIGN
+from ..executor.shm import layout
 from ..executor.slots import make_slots
+from .event_offsets import corrected
 from .laps import Laps
 from .loop import (SET_BUDGET_BYTES, Rechecks, Timer, definite_failures, drop_unsupported_peers, executors, figures,
                    implementations, keep_samples, peer_processes, taken, timing_entry, _after_candidate, _executor,
                    _message)
-from ..executor.lanes import merge, merged_ms
-from ..executor.shm import layout
+from .rounds import Deck, Pinning, done
 from .stats import TRIMMED_MEAN, median, median_ci
 
 PAD_MS = 0.1
@@ -85,7 +85,7 @@ GAP_MARGIN_MS = 0.003
 EXCUSED_MARGIN_MS = FRONT_END_GAP_MS
 RELATIVE_MARGIN = 0.1
 # Sets (slots) each implementation's rounds draw from at random, as many as SET_BUDGET_BYTES allows,
-# each taking at least SPREAD_ALIGN of it: spread over the arena (executor_memory.slot_stride), each is
+# each taking at least SPREAD_ALIGN of it: spread over the arena (memory.slot_stride), each is
 # a placement of its own, and the more a round draws from, the less the placements an evaluation
 # happens to get weigh in its median. On the H200 a one-block rmsnorm kernel's calls cost up to 8 %
 # more or less on one placement than on another, the same in every process (cupti_fidelity's
@@ -141,7 +141,7 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
     task = ctx.task
     impls = implementations(ctx)
     kept = getattr(ctx, "kept_peers", {}).get(scenario.id)
-    if kept:      # the peers' figures from an earlier evaluation on this GPU (harness/peer_figures.py)
+    if kept:      # the peers' figures from an earlier evaluation on this GPU (harness/timing/peer_figures.py)
         impls = [n for n in impls if not n.startswith("peer:")]
     timer = Timer(ctx, scenario, seed_base, rng)
     probe = ctx.oracle.inputs(scenario.params, seed_base)
@@ -150,7 +150,7 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
     del probe
     pool = scenario_pool(ctx, set_bytes(task, shapes_in, shapes_out))
     policy, unsupported, sets = dict(task.timing), dict(kept["unsupported"]) if kept else {}, {}
-    policy["own_times"] = True    # executor_rounds.done: the times themselves known before an early stop
+    policy["own_times"] = True    # rounds.done: the times themselves known before an early stop
     policy["figure"] = FIGURE
     if getattr(ctx, "peer_figures", None) is not None and not kept:
         # The peers' figures measured here are kept for every later evaluation on this GPU: each is
@@ -228,7 +228,7 @@ def peers_rounds(timing):
 
 
 # How long the rounds may go on, in the task's max_seconds, for a peer's figure that will be kept
-# (executor_rounds.done): only the first evaluation on a host pays it.
+# (rounds.done): only the first evaluation on a host pays it.
 KEPT_FACTOR = 2
 
 RECHECK = object()
@@ -351,7 +351,7 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
             break
     summary = dict(nvml.summarise(clocks), dropped_rounds=dropped) if clocks else None
     pin.restore()     # the figures and re-checks are the parent's own work: every core again
-    # Each peer's round is the mean of its calls in every peers' executor (harness/peer_lanes.py).
+    # Each peer's round is the mean of its calls in every peers' executor (harness/executor/lanes.py).
     samples, by_lane = merge(samples, lanes)
     out = _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, time.monotonic() - t_start,
                  scenario, seed_base, confirming, summary, kept)
@@ -364,7 +364,7 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
 
 
 def _span_ms(reply, key="span_ms", zero=False):
-    """The call's span from CUPTI's records (executor.py), or None: absent, unreadable or not a time;
+    """The call's span from CUPTI's records (executor/process.py), or None: absent, unreadable or not a time;
     `key` lead_ms or idle_ms (zero=True: 0 is a time): how the span lay on the GPU."""
     spans = reply.get(key)
     if not isinstance(spans, list) or len(spans) != 1:
@@ -393,7 +393,7 @@ def _pad_ms(name):
 
 def _event_figure(offsets, name, ms):
     """An event time less what the harness's events add on its implementation's path (the peers' or
-    the native one), as the parent measured it against CUPTI (harness/event_offsets.py)."""
+    the native one), as the parent measured it against CUPTI (harness/timing/event_offsets.py)."""
     return corrected(ms, offsets.get("peers" if name.startswith("peer:") else "native"))
 
 
@@ -402,7 +402,7 @@ def choose_clock(ctx, samples):
     has them (each call's `work_ms`, its span less up to FRONT_END_GAP_MS of each gap inside it; the
     candidate's and the incumbent's held by _hold_excuse), else the event times less what the
     harness's events add on each path (measured by the parent against CUPTI,
-    harness/event_offsets.py). With CUPTI, `gap_ms` (event time - span: what ran inside the events but
+    harness/timing/event_offsets.py). With CUPTI, `gap_ms` (event time - span: what ran inside the events but
     outside the GPU's records) is kept for the bounds. Returns the clock's name."""
     timed = {n: s for n, s in samples.items() if s.get("event_ms")}
     asked = getattr(ctx, "clock", "events") == "cupti"
@@ -452,7 +452,7 @@ def _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, seconds, scena
     timing = entry["timing"]
     timing["pad_ms"] = PAD_MS
     timing["clock"] = clock
-    if clocks is not None:   # NVML after every round (harness/nvml.py); throttled rounds dropped
+    if clocks is not None:   # NVML after every round (harness/timing/nvml.py); throttled rounds dropped
         timing["clocks"] = clocks
     timing["excess_ms"] = {k: median(s["excess_ms"]) for k, s in samples.items() if s["excess_ms"]}
     timing["busy_ms"] = {k: median(s["busy_ms"]) for k, s in samples.items() if s["busy_ms"]}

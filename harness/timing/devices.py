@@ -137,11 +137,11 @@ class CudaDevice:
         self.nvml, self.nvml_why = nvml.open_device(nvml.torch_bus_id(props))
 
     def clocks(self):
-        """NVML's reading of the GPU now (harness/nvml.py), or None without NVML."""
+        """NVML's reading of the GPU now (harness/timing/nvml.py), or None without NVML."""
         return self.nvml.sample() if self.nvml is not None else None
 
     def driver(self):
-        """The CUDA driver API on torch's context (harness/cuda_driver.py), for the executors' arenas."""
+        """The CUDA driver API on torch's context (harness/executor/cuda_driver.py), for the executors' arenas."""
         if self._driver is None:
             from ..executor.cuda_driver import Driver
             torch.zeros(1, device=self.torch_device).add_(1)   # torch's context exists and is current

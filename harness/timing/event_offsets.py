@@ -1,6 +1,6 @@
 """What the harness's own events add to a CUDA call's time, measured against CUPTI and subtracted.
 
-A timed call runs between a start and an end event on the legacy stream (executor.py, `_timed_gpu`);
+A timed call runs between a start and an end event on the legacy stream (executor/process.py, `_timed_gpu`);
 between the start event and the call's first kernel, and between its last kernel and the end event,
 the GPU spends a few microseconds of its own (the candidate's kernels run on a blocking stream that
 waits for the legacy one). Measured on the H200 against torch.profiler (CUPTI) for the same kernels:

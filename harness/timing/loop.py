@@ -149,7 +149,7 @@ def implementations(ctx):
 
 
 def peer_processes(ctx):
-    """How many processes each peer is timed in at once (harness/peer_lanes.py): the peers' executors
+    """How many processes each peer is timed in at once (harness/executor/lanes.py): the peers' executors
     that started, one where only the first did (or none)."""
     return max(1, len(peer_executors(ctx)))
 
@@ -349,7 +349,7 @@ class Rechecks:
 # A re-checked call is screened against the baseline's output of the same round (same inputs, the
 # baseline trusted) instead of the reference computed again, when it lies within the output's
 # tolerance less SCREEN_FACTOR times the baseline's own error, measured against the reference on the
-# first correctness seed (executor_eval._screen_from_baseline) or, without one, on the first call
+# first correctness seed (correctness_stage._screen_from_baseline) or, without one, on the first call
 # checked in full: then |candidate - reference| <= |candidate - baseline| + |baseline - reference|
 # stays within the tolerance as long as the baseline's error on these inputs stays under
 # SCREEN_FACTOR times its error there. A call outside it is checked against the reference.
@@ -501,7 +501,7 @@ def figures(ctx, entry, samples, rcs, rechecks, scenario, seed_base, batch, figu
     order = list(rechecks.reservoir)
     rechecks.secret.shuffle(order)
     checked, t0, n_screened = [], time.monotonic(), 0
-    screen = getattr(ctx, "screens", {}).get(scenario.id)   # from the correctness seeds (executor_eval.py)
+    screen = getattr(ctx, "screens", {}).get(scenario.id)   # from the correctness seeds (correctness_stage.py)
     for rep, seed, outs, twin in order:
         if len(checked) >= RECHECK_MIN and time.monotonic() - t0 > RECHECK_SECONDS:
             break

@@ -4,7 +4,7 @@ A peer (cuDNN, FlashAttention through PyTorch) is the same code on the same shap
 evaluation on a host: timing it again each time costs an evaluation most of its time (its first
 call on a new shape plans cuDNN's graph: 7.9 of 13.3 s of flash_attn_fwd's quick timing stage on
 the H200), and says nothing new. So the first evaluation on a host measures each scenario's peers
-in the usual rounds and keeps their times here (executor_cuda_timing.FIGURE); later ones take them from here and pair the
+in the usual rounds and keeps their times here (cuda_loop.FIGURE); later ones take them from here and pair the
 candidate's every round with the kept time. The candidate is still timed beside the baseline (and
 the incumbent) in every round: those comparisons stay paired. The entry is written and read only
 by the trusted parent, in the data dir (no sandbox binds it); one that does not parse is measured

@@ -67,7 +67,7 @@ def paired_ratios(samples):
 def done(samples, policy, elapsed):
     """Whether a scenario's rounds may stop. `policy["figure"]` (a stats.Figure, the median when
     absent) is how a time is made of the rounds. `policy["kept"]` (optional) names implementations
-    whose times are kept for later evaluations (the peers' figures, harness/peer_figures.py): each
+    whose times are kept for later evaluations (the peers' figures, harness/timing/peer_figures.py): each
     must also reach the target on its own figure, for up to `policy["kept_seconds"]`. A later
     evaluation pairs every round of its candidate with that one figure, so the figure's own error is
     an offset no later interval shows; a ratio far from 1.0 settles its verdict in 2 x min_reps

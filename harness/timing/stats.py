@@ -79,7 +79,7 @@ def rse_of_trimmed_mean(xs, trim=TIME_TRIM):
     w = [s[g]] * g + mid + [s[n - g - 1]] * g
     mw = sum(w) / n
     var = sum((x - mw) ** 2 for x in w) / (n - 1)
-    tm = sum(mid) / len(mid)     # trimmed_mean(xs, trim), without sorting again (every round, executor_rounds.done)
+    tm = sum(mid) / len(mid)     # trimmed_mean(xs, trim), without sorting again (every round, rounds.done)
     if not tm or tm <= 0:
         return math.inf
     return math.sqrt(var) / ((1 - 2 * g / n) * math.sqrt(n)) / tm
@@ -87,7 +87,7 @@ def rse_of_trimmed_mean(xs, trim=TIME_TRIM):
 
 class Figure(NamedTuple):
     """How a scenario's rounds make one implementation's time: the statistic and its relative
-    standard error (the stopping rules' precision, executor_rounds.done)."""
+    standard error (the stopping rules' precision, rounds.done)."""
     name: str
     of: Callable
     rse: Callable

@@ -357,7 +357,7 @@ def summary(*paths):
 
 def lanes(*paths):
     """Each peer's figure in each of its processes (timing.peer_lanes_ms: the evaluation that measured
-    the peers timed each in several at once, harness/peer_lanes.py): how far a peer's processes read
+    the peers timed each in several at once, harness/executor/lanes.py): how far a peer's processes read
     apart, scenario by scenario (the largest over the smallest lane), over every result given."""
     apart = {}
     for path in paths:

@@ -94,7 +94,7 @@ def build(workdir, task_dir):
     from ..task.model import load_task
     task = load_task(task_dir)
     lib = os.path.join(workdir, "kernel.so")
-    # Built as an evaluation builds the baseline (harness/build.py: its flags, its sandbox).
+    # Built as an evaluation builds the baseline (harness/build/compile.py: its flags, its sandbox).
     b = harness_build(task, task.baseline.read_bytes(), os.path.join(workdir, "cache"), namespace="baseline")
     if not b.ok:
         raise SystemExit(f"layout_probe: the baseline did not build: {b.log[-400:]}")
