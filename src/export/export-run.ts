@@ -55,9 +55,10 @@ export async function buildRunExport(request: ExportRequest): Promise<RunExport>
   const { config, store, runId } = request;
   const run = await store.runs.get(runId);
   // The task first: the full set's size decides whether a result is verified.
-  const task = run ? await findTask(config.core.tasksDir, run.task) : undefined;
-  const chosen = await chooseEvaluation(store, runId, { seq: request.seq, totalScenarios: task ? task.scenarios.length : null });
-  const loaded = task!;
+  const loaded = run ? await findTask(config.core.tasksDir, run.task) : null;
+  const chosen = await chooseEvaluation(store, runId, { seq: request.seq, totalScenarios: loaded ? loaded.scenarios.length : null });
+  // chooseEvaluation refuses a run that is not in the store, so the task was found.
+  if (!loaded) throw new Error(`run ${runId} has no task`);
   const candidate = candidateFilesOf(chosen.evaluation, loaded);
   const baseline = await baselineFilesOf(loaded);
   const pathEnv = config.publish.gitEnv.PATH;

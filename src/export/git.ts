@@ -60,6 +60,23 @@ export function cleanGitMessage(stderr: string, hide: string[], secrets: string[
   return lines.slice(-4).join(' ').slice(0, 600) || 'git gave no reason';
 }
 
+/**
+ * A repository's address fit to show (a terminal, Slack, an error): a URL's password, and a user
+ * that looks like a token, left out. Git takes the address as given; only what is shown changes.
+ */
+export function displayRepo(repo: string): string {
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(repo)) return repo;
+  try {
+    const url = new URL(repo);
+    if (!url.password && url.username.length < 20) return repo;
+    url.password = '';
+    if (url.username.length >= 20) url.username = '';
+    return url.toString();
+  } catch {
+    return repo;
+  }
+}
+
 /** Git with no configuration but the repository's own: for work on KernelSeek's temporary folders. */
 export function isolatedGitEnv(pathEnv: string | undefined, home: string): Record<string, string> {
   return {

@@ -2,7 +2,7 @@ import type { Config } from '../config/index.js';
 import { AppError, UserInputError } from '../core/errors.js';
 import type { Store } from '../db/index.js';
 import { buildRunExport, type RunExport, type RunLinkResolver } from './export-run.js';
-import type { GitRunner } from './git.js';
+import { displayRepo, type GitRunner } from './git.js';
 import { compareUrl, createPullRequest, parseGitHubRemote, type GitHubRepo, type OpenedPullRequest } from './github.js';
 import { checkRelativePath } from './kernel-files.js';
 import { escapeCell, evidenceTitle, renderEvidenceMarkdown } from './markdown.js';
@@ -33,8 +33,9 @@ export interface PullRequestRequest {
 }
 
 export interface PullRequestOutcome {
+  /** The repository, as it may be shown (displayRepo: no password or token). */
   repo: string;
-  /** True when `repo` is a URL a person elsewhere can use (not a path on this host). */
+  /** True when the repository is a URL a person elsewhere can use (not a path on this host). */
   repoIsUrl: boolean;
   github: GitHubRepo | null;
   branch: string;
@@ -137,7 +138,7 @@ export async function openRunPullRequest(request: PullRequestRequest): Promise<P
         : `Chart (speedup per scenario, peers and goal): \`kernelseek export ${run.id} --eval ${evaluation.seq}\` writes it as speedups.png; \`kernelseek pr --evidence-files\` commits it beside the kernel.`;
   const body = renderEvidenceMarkdown(exp.evidence, { preface: [requested, chartLine], maxChars: BODY_MAX_CHARS });
   const outcome: PullRequestOutcome = {
-    repo: target.repo,
+    repo: displayRepo(target.repo),
     repoIsUrl: isUrl(target.repo),
     github,
     branch: pushed.branch,
@@ -153,7 +154,7 @@ export async function openRunPullRequest(request: PullRequestRequest): Promise<P
   };
   if (!github) {
     outcome.notOpened = 'the repository is not on GitHub';
-    outcome.manual = `git request-pull ${pushed.base} ${target.repo} ${pushed.branch}`;
+    outcome.manual = `git request-pull ${pushed.base} ${displayRepo(target.repo)} ${pushed.branch}`;
     return outcome;
   }
   if (!token) {

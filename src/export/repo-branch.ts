@@ -2,7 +2,7 @@ import { lstat, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { UserInputError } from '../core/errors.js';
-import { GitError, runGit, type GitRunner } from './git.js';
+import { displayRepo, GitError, runGit, type GitRunner } from './git.js';
 import { checkRelativePath } from './kernel-files.js';
 
 /**
@@ -59,8 +59,9 @@ async function writeInside(root: string, rel: string, content: string | Buffer):
 export async function pushKernelBranch(request: BranchRequest): Promise<PushedBranch> {
   const git = request.git ?? runGit;
   if (request.repo.startsWith('-') || /\s/.test(request.repo) || request.repo.length === 0) {
-    throw new UserInputError(`--repo ${JSON.stringify(request.repo)} is not a git URL or path (it may not start with - or hold spaces).`, { code: 'bad_repo' });
+    throw new UserInputError(`--repo ${JSON.stringify(displayRepo(request.repo))} is not a git URL or path (it may not start with - or hold spaces).`, { code: 'bad_repo' });
   }
+  const shown = displayRepo(request.repo);
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'kernelseek-pr-'));
   const clone = path.join(tmp, 'repo');
   const env = { ...request.env, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
@@ -76,12 +77,12 @@ export async function pushKernelBranch(request: BranchRequest): Promise<PushedBr
     if (request.base !== null && (request.base.startsWith('-') || (await git({ args: ['check-ref-format', '--branch', request.base], cwd: tmp, env })).exitCode !== 0)) {
       throw new UserInputError(`'${request.base}' is not a valid branch name for --base.`, { code: 'bad_branch' });
     }
-    await run(['clone', '--quiet', '--no-tags', '--single-branch', '--depth', '1', ...(request.base ? ['--branch', request.base] : []), '--', request.repo, clone], `could not clone ${request.repo}${request.base ? ` at ${request.base}` : ''}`, { cwd: tmp, env: request.pushEnv ?? {}, code: 'repo_unreachable' });
+    await run(['clone', '--quiet', '--no-tags', '--single-branch', '--depth', '1', ...(request.base ? ['--branch', request.base] : []), '--', request.repo, clone], `could not clone ${shown}${request.base ? ` at ${request.base}` : ''}`, { cwd: tmp, env: request.pushEnv ?? {}, code: 'repo_unreachable' });
     const base = request.base ?? (await run(['symbolic-ref', '--short', 'HEAD'], 'could not read the default branch')).stdout.trim();
     // Exit 2: no such branch. Checked before any work; the push below never forces, so a race loses nothing either.
-    const existing = await run(['ls-remote', '--exit-code', '--heads', 'origin', `refs/heads/${request.branch}`], `could not list the branches of ${request.repo}`, { ok: [0, 2], env: request.pushEnv ?? {} });
+    const existing = await run(['ls-remote', '--exit-code', '--heads', 'origin', `refs/heads/${request.branch}`], `could not list the branches of ${shown}`, { ok: [0, 2], env: request.pushEnv ?? {} });
     if (existing.exitCode === 0) {
-      throw new UserInputError(`Branch ${request.branch} already exists on ${request.repo}; nothing was pushed. Delete it there, or pass another name with --branch.`, { code: 'branch_exists' });
+      throw new UserInputError(`Branch ${request.branch} already exists on ${shown}; nothing was pushed. Delete it there, or pass another name with --branch.`, { code: 'branch_exists' });
     }
     await run(['switch', '--quiet', '-c', request.branch], `could not create branch ${request.branch}`);
     const probe = {
@@ -93,7 +94,7 @@ export async function pushKernelBranch(request: BranchRequest): Promise<PushedBr
     const identity = (await git({ args: ['config', 'user.email'], cwd: clone, env })).exitCode === 0 ? {} : FALLBACK_IDENTITY;
     await run(['commit', '--quiet', '--no-verify', '--cleanup=verbatim', '-F', '-'], 'could not commit the kernel', { input: request.message, env: identity });
     const commit = (await run(['rev-parse', 'HEAD'], 'could not read the commit')).stdout.trim();
-    await run(['push', '--quiet', '--no-verify', 'origin', `refs/heads/${request.branch}:refs/heads/${request.branch}`], `could not push ${request.branch} to ${request.repo}`, { env: request.pushEnv ?? {}, code: 'push_refused' });
+    await run(['push', '--quiet', '--no-verify', 'origin', `refs/heads/${request.branch}:refs/heads/${request.branch}`], `could not push ${request.branch} to ${shown}`, { env: request.pushEnv ?? {}, code: 'push_refused' });
     return { base, branch: request.branch, commit, paths: files.map((f) => f.path) };
   } finally {
     await rm(tmp, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });

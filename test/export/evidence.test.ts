@@ -19,6 +19,7 @@ import {
   type ChosenEvaluation,
   type Evidence,
 } from '../../src/export/index.js';
+import { displayRepo } from '../../src/export/git.js';
 import { checkRelativePath } from '../../src/export/kernel-files.js';
 import type { EvalResult } from '../../src/harness/result.js';
 import { findTask } from '../../src/harness/tasks.js';
@@ -159,6 +160,12 @@ describe('paths and remotes', () => {
   it('takes only relative paths that stay inside the repository', () => {
     expect(checkRelativePath('kernels/softmax/', 'p')).toBe('kernels/softmax');
     for (const bad of ['', '/abs', '../x', 'a/../../x', 'a/./b', 'a//b', '.git/config', 'x/.Git/hooks', 'a\\b', 'a\u0000b', 'a\nb']) expect(() => checkRelativePath(bad, 'p'), JSON.stringify(bad)).toThrow(/relative path inside the repository/);
+  });
+
+  it('shows a repository without a password or a token in its address', () => {
+    expect(displayRepo('https://x-access-token:ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com/acme/kernels.git')).toBe('https://x-access-token@github.com/acme/kernels.git');
+    expect(displayRepo('https://ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com/acme/kernels.git')).toBe('https://github.com/acme/kernels.git');
+    for (const plain of ['https://github.com/acme/kernels.git', 'ssh://git@github.com/acme/kernels.git', 'git@github.com:acme/kernels.git', '/srv/git/kernels.git']) expect(displayRepo(plain)).toBe(plain);
   });
 
   it('knows a GitHub remote in every spelling, and an Enterprise host from GITHUB_API_URL', () => {
