@@ -1,4 +1,6 @@
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { describeRun } from '../../src/agent/run-view.js';
 import type { RunSummary } from '../../src/agent/index.js';
@@ -25,7 +27,8 @@ import type { EvalResult } from '../../src/harness/result.js';
 import { findTask } from '../../src/harness/tasks.js';
 import { renderRunSummary } from '../../src/slack/views/run-summary.js';
 import { decodePng } from '../digest/png.js';
-import { BASELINE, FAST, loadResult } from './helpers.js';
+import { createTempDir } from '../support/db.js';
+import { BASELINE, FAST, isolatedGit, loadResult } from './helpers.js';
 
 // The pure parts of the way out, on the harness's real results: which result counts, what the
 // chart plots, Markdown that hostile text cannot break, paths and remotes, and the summaries.
@@ -148,6 +151,29 @@ describe('the evidence', () => {
     const md = renderEvidenceMarkdown(e, { maxChars: budget });
     expect(md.length).toBeLessThanOrEqual(budget);
     expect(md).toMatch(/\*\d+ more scenario\(s\) not shown here: the evidence JSON and the commit message hold them all\.\*/);
+  });
+});
+
+describe('a kernel is a set of files', () => {
+  it('the diff adds, changes and removes files, under a folder of the team\'s repository, and git apply makes the baseline the candidate', async () => {
+    const baseline = [{ path: 'attn.cu', content: 'int a;\n' }, { path: 'old.cuh', content: 'int old;\n' }];
+    const candidate = [{ path: 'attn.cu', content: 'int a;\nint b;\n' }, { path: 'inc/tile.cuh', content: 'int tile;\n' }];
+    const diff = await diffKernelFiles(baseline, candidate, { prefix: 'kernels/attn' });
+    expect(diff).toMatchObject({ filesChanged: 3, insertions: 2, deletions: 1 });
+    const tmp = await createTempDir('ks-diff-');
+    try {
+      await mkdir(path.join(tmp.dir, 'kernels/attn'), { recursive: true });
+      for (const f of baseline) await writeFile(path.join(tmp.dir, 'kernels/attn', f.path), f.content);
+      await writeFile(path.join(tmp.dir, 'change.patch'), diff.patch);
+      const applied = await execa('git', ['apply', 'change.patch'], { cwd: tmp.dir, env: isolatedGit(tmp.dir), extendEnv: false, reject: false });
+      expect(applied.exitCode, applied.stderr).toBe(0);
+      expect((await readdir(path.join(tmp.dir, 'kernels/attn'), { recursive: true })).sort()).toEqual(['attn.cu', 'inc', 'inc/tile.cuh']);
+      expect(await readFile(path.join(tmp.dir, 'kernels/attn/inc/tile.cuh'), 'utf8')).toBe('int tile;\n');
+      expect(await readFile(path.join(tmp.dir, 'kernels/attn/attn.cu'), 'utf8')).toBe('int a;\nint b;\n');
+    } finally {
+      await tmp.remove();
+    }
+    await expect(diffKernelFiles(baseline, [{ path: '../escape.cu', content: 'x' }])).rejects.toThrow(/relative path inside the repository/);
   });
 });
 
