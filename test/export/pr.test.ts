@@ -185,11 +185,16 @@ describe('kernelseek pr', () => {
     const ext = await pr([runs.full, '--repo', `ext::${script}`, '--path', 'kernels/softmax.cpp', '--branch', 'kernelseek/attack2']);
     expect(ext.code).toBe(1);
     expect(ext.stderr).toMatch(/could not clone ext::.*transport 'ext' not allowed/);
-    for (const bad of ['../../outside.cpp', '/etc/kernel.cpp', 'kernels/.git/hooks/post-checkout', 'kernels/.GIT/x']) {
-      const r = await pr([runs.full, '--repo', GITHUB_REMOTE, '--path', bad, '--branch', 'kernelseek/attack3']);
-      expect(r.code, bad).toBe(1);
-      expect(r.stderr, bad).toMatch(/--path must be a relative path inside the repository/);
-    }
+    const config = loadConfig(env, { cwd: tmp.dir });
+    const outs = await Promise.all(
+      ['../../outside.cpp', '/etc/kernel.cpp', 'kernels/.git/hooks/post-checkout', 'kernels/.GIT/x'].map((bad) =>
+        openRunPullRequest({ config, store: db.store, runId: runs.full, repo: GITHUB_REMOTE, path: bad, branch: 'kernelseek/attack3', requestedBy: 'x' }).then(
+          () => `${bad}: accepted`,
+          (error: Error) => `${bad}: ${error.message}`,
+        ),
+      ),
+    );
+    for (const out of outs) expect(out).toMatch(/: --path must be a relative path inside the repository/);
     // A repository holding a link out of itself: nothing is written through it.
     const outside = path.join(tmp.dir, 'outside');
     await mkdir(outside);
