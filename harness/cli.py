@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from .errors import HarnessError
-from .peer_lanes import DEFAULT_PROCESSES, MAX_PROCESSES
+from .executor.lanes import DEFAULT_PROCESSES, MAX_PROCESSES
 from .progress import Progress
 
 
@@ -78,8 +78,8 @@ def _dispatch(args):
     if args.command == "eval":
         return _eval(args)
     if args.command == "scenarios":
-        from .scenarios import select_scenarios
-        from .task import load_task
+        from .task.scenarios import select_scenarios
+        from .task.model import load_task
         task = load_task(args.task_dir)
         chosen = select_scenarios(task, args.scenarios)
         if args.json:
@@ -88,7 +88,7 @@ def _dispatch(args):
             print("\n".join(s.id for s in chosen))
         return 0
     if args.command == "check-task":
-        from .task import load_reference, load_task
+        from .task.model import load_reference, load_task
         task = load_task(args.task_dir)
         load_reference(task)
         for w in task.warnings:
@@ -148,14 +148,13 @@ def _eval(args):
 def _early_peers(opts):
     """The evaluation's EarlyPeers, made before this process imports torch, or None when the task does
     not load (evaluate() then says why) or has nothing to start early."""
-    from .executor_pair import EarlyPeers
-    from .options import uses_executor
-    from .task import load_task
+    from .executor.pair import EarlyPeers
+    from .task.model import load_task
     try:
         task = load_task(opts.task_dir)
     except HarnessError:
         return None
     device_kind = opts.device or task.device
-    if not (opts.with_peers and task.peers and uses_executor(device_kind)):
+    if not (opts.with_peers and task.peers):
         return None
     return EarlyPeers(task, device_kind, opts)

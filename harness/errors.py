@@ -1,7 +1,13 @@
-"""Errors that stop the harness itself (as opposed to a candidate's failures, which become results).
+"""Errors that stop the harness itself (as opposed to a candidate's failures, which become results:
+fail() records one in its scenario's entry).
 
 Each says who is at fault, so the CLI can pick an exit code and the message can say what to fix.
 """
+
+
+def fail(entry, status, reason):
+    """A candidate's failure in a scenario's result entry: its status and why, and not correct."""
+    entry["status"], entry["reason"], entry["correct"] = status, reason, False
 
 
 class HarnessError(Exception):

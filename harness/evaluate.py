@@ -1,7 +1,8 @@
 """Evaluate one candidate file against one task: the stages, in order, and the result they build.
 
-checks on the source -> compile (cached) -> checks on the binary -> child process -> for each
-scenario: correctness, then timing -> summary. Each stage that fails sets the status and a message
+checks on the source -> compile (cached) -> checks on the binary -> the executors (executor/pair.py)
+-> correctness on every scenario (correctness_stage.py), then the timing of those that passed
+(timing/loop.py or timing/cuda_loop.py) -> summary. Each stage that fails sets the status and a message
 and stops; everything after that is reported as not run.
 """
 
@@ -11,28 +12,28 @@ import secrets
 import time
 from pathlib import Path
 
-from . import static_checks
-from .build import build, default_cache_dir
-from .devices import make_device
+from . import correctness_stage
+from .build import static_checks
+from .build.compile import build, default_cache_dir
 from .errors import EnvironmentProblem, TaskError, UsageError
-from .options import Options, uses_executor  # noqa: F401  (evaluate(Options(...)) is the API)
-from .oracle import Oracle
-from .peer_figures import PeerFigures
+from .executor import cupti_activity
+from .executor.pair import EarlyPeers, lanes_wanted, peers_ready, start_pair
+from .options import Options  # noqa: F401  (evaluate(Options(...)) is the API)
 from .progress import Progress
 from .result import new_result, scenario_figures, summarise
-from .runner import ChildFailure, ChildProcess
-from . import cupti_activity, event_offsets, executor_cuda_timing, executor_eval, executor_timing, scenario_eval
-from . import executor_pair
-from .executor_pair import start_pair
-from .scenario_eval import derive_seed
-from .scenarios import select_scenarios
-from .task import load_reference, load_task
+from .sandbox.procinfo import ChildFailure
+from .task.model import load_reference, load_task
+from .task.oracle import Oracle
+from .task.scenarios import select_scenarios
+from .timing import cuda_loop, event_offsets, loop
+from .timing.devices import make_device
+from .timing.peer_figures import PeerFigures
 
 MAX_CRASH_RESTARTS = 3
 
 
 class Context:
-    """What the per-scenario code needs: the task, the oracle, the live child and the options."""
+    """What the per-scenario code needs: the task, the oracle, the live executors (`child`) and the options."""
 
     def __init__(self, task, oracle, device_kind, opts, messages):
         self.task, self.oracle, self.device_kind = task, oracle, device_kind
@@ -43,14 +44,12 @@ class Context:
         self.deadline = None
         self.has_baseline = opts.with_baseline
         self.keep_samples = opts.samples   # --samples: every round's figure in timing.samples_ms
-        self.peers_apart = opts.peers_apart  # --peers-apart (executor_cuda_timing.run_timing)
+        self.peers_apart = opts.peers_apart  # --peers-apart (cuda_loop.run_timing)
         self.has_incumbent = False       # set once the incumbent built and passed the checks
-        self.screens = {}                # scenario id -> the re-checks' screen (executor_eval.run_correctness)
+        self.screens = {}                # scenario id -> the re-checks' screen (correctness_stage.run_correctness)
         self.with_peers = opts.with_peers and bool(task.peers)
-        self.uses_executor = uses_executor(device_kind)
-        self.stages = executor_eval if self.uses_executor else scenario_eval
-        self.timing = ((executor_timing if device_kind == "cpu" else executor_cuda_timing) if self.uses_executor
-                       else scenario_eval)
+        self.stages = correctness_stage
+        self.timing = loop if device_kind == "cpu" else cuda_loop
         self.thread_allowance = 1
         self.sandboxed = False
         self.single_threaded = "pthread" in task.denylist
@@ -88,7 +87,7 @@ def evaluate(opts):
         if early is not None:
             early.close()
         # The peers' executor first: its torch import runs while the candidate compiles.
-        early = executor_pair.EarlyPeers(task, device_kind, opts, spawn=uses_executor(device_kind))
+        early = EarlyPeers(task, device_kind, opts)
     workdir = early.workdir
     if early.note:
         result["messages"].append(early.note)
@@ -133,7 +132,7 @@ def _stop(result, status, message):
 
 def _prepare(task, module, device_kind, opts, result, source, workdir, progress, deadline, scenarios, spent,
              early):
-    """Static checks, compile, binary checks, device and child start. None when a stage failed.
+    """Static checks, compile, binary checks, device and executors start. None when a stage failed.
     `early`: the evaluation's EarlyPeers (its workdir, sandbox, peers' executor)."""
     t_build = time.monotonic()
 
@@ -199,25 +198,25 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
     ctx.deadline = deadline
     ctx.libs, ctx.load_bytes, ctx.device = libs, load_bytes, device
     ctx.has_incumbent = "incumbent" in libs
-    if device_kind == "cuda" and ctx.uses_executor:
-        ctx.arena_bytes = executor_cuda_timing.arena_bytes(ctx, scenarios)
+    if device_kind == "cuda":
+        ctx.arena_bytes = cuda_loop.arena_bytes(ctx, scenarios)
         # Before any executor starts: the parent's own calibration of what its events add (CUPTI).
         data_dir = opts.cache_dir or default_cache_dir()
-        ctx.event_offsets, how = event_offsets.offsets(info, executor_cuda_timing.PAD_MS, data_dir)
+        ctx.event_offsets, how = event_offsets.offsets(info, cuda_loop.PAD_MS, data_dir)
         info["event_offset_ms"] = dict(ctx.event_offsets or {}, how=how)
-        # Each executor enables CUPTI's records of its calls from this library (harness/cupti_activity.py).
+        # Each executor enables CUPTI's records of its calls from this library (harness/executor/cupti_activity.py).
         ctx.cupti_path = cupti_activity.find_library() if opts.cupti else None
         ctx.clock = "cupti" if ctx.cupti_path else "events"
-        # The executors add what they said of CUPTI to it as they start (executor_pair._cupti_status).
+        # The executors add what they said of CUPTI to it as they start (pair._cupti_status).
         ctx.timing_clock = info["timing_clock"] = {"cupti": ctx.cupti_path} if ctx.cupti_path else {
             "events": "not asked" if not opts.cupti else "no libcupti found"}
         if ctx.with_peers and task.peers and opts.keep_peers:
             ctx.peer_figures = PeerFigures(data_dir, task, info,
-                                           {"pad_ms": executor_cuda_timing.PEER_PAD_MS, "clock": ctx.clock,
-                                            "figure": executor_cuda_timing.FIGURE.name,
-                                            "front_end_gap_ms": executor_cuda_timing.FRONT_END_GAP_MS,
+                                           {"pad_ms": cuda_loop.PEER_PAD_MS, "clock": ctx.clock,
+                                            "figure": cuda_loop.FIGURE.name,
+                                            "front_end_gap_ms": cuda_loop.FRONT_END_GAP_MS,
                                             "offset_ms": (ctx.event_offsets or {}).get("peers"),
-                                            "processes": executor_pair.lanes_wanted(ctx)})
+                                            "processes": lanes_wanted(ctx)})
             names = [p for p, _ in task.peers]
             kept = {sc.id: ctx.peer_figures.get(sc, names) for sc in scenarios}
             ctx.kept_peers = {k: v for k, v in kept.items() if v is not None}
@@ -298,22 +297,13 @@ def _build_baseline(task, cache_dir):
 
 
 def _start_child(ctx, workdir):
-    if ctx.uses_executor:
-        pair, ctx.init_findings = start_pair(ctx, workdir)
-        if not ctx.confined and "executor: no seccomp filter" not in " ".join(ctx.messages):
-            ctx.messages.append("executor: no seccomp filter (turned off, or this is not x86-64 Linux); the "
-                                "candidate's system calls were not confined")
-        return pair
-    child = ChildProcess(workdir, ctx.opts.call_timeout)
-    try:
-        res, _ = child.request({"cmd": "init", "task_dir": str(ctx.task.dir), "device": ctx.device_kind,
-                                "libraries": ctx.libs},
-                               timeout=ctx.opts.call_timeout + 120)
-    except ChildFailure:
-        child.close()
-        raise
-    ctx.init_findings = res["findings"]
-    return child
+    """The evaluation's executors (executor/pair.py), started; what loading the candidate did is in
+    ctx.init_findings."""
+    pair, ctx.init_findings = start_pair(ctx, workdir)
+    if not ctx.confined and "executor: no seccomp filter" not in " ".join(ctx.messages):
+        ctx.messages.append("executor: no seccomp filter (turned off, or this is not x86-64 Linux); the "
+                            "candidate's system calls were not confined")
+    return pair
 
 
 def _run_scenarios(ctx, scenarios, result, base_seed, t0, workdir, progress):
@@ -382,7 +372,7 @@ class _Pass:
                     _skip_rest(result, todo, "not run: the child process could not be restarted")
                     return False
             if stage == "timing":
-                executor_pair.peers_ready(ctx)   # at once, unless the peers' executor is still starting
+                peers_ready(ctx)   # at once, unless the peers' executor is still starting
             stages = entry.setdefault("stage_seconds", {})   # wall time of each stage that finished
             t_stage = time.monotonic()
             try:
@@ -449,3 +439,8 @@ class _Pass:
 def _skip_rest(result, indices, reason):
     for i in indices:
         result["scenarios"][i].update(status="skipped", correct=False, reason=reason)
+
+
+def derive_seed(base, scenario_id, purpose, index=0):
+    """Per-scenario seeds from the evaluation's base seed: reproducible with --seed, new otherwise."""
+    return random.Random(f"{base}:{scenario_id}:{purpose}:{index}").randrange(1 << 31)

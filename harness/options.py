@@ -1,10 +1,9 @@
 """What an evaluation is asked to do (`evaluate(Options(...))`). Standard library only: the command
 line builds it, and starts the peers' executor from it, before it imports torch."""
 
-import os
 from dataclasses import dataclass
 
-from .peer_lanes import DEFAULT_PROCESSES
+from .executor.lanes import DEFAULT_PROCESSES
 from .progress import Progress
 
 
@@ -27,12 +26,12 @@ class Options:
     progress: Progress = None
     # Tests turn the executor's seccomp filter off to show the checks behind it still catch a class.
     confine: bool = True
-    # The executors run inside bubblewrap (harness/sandbox.py) when it works on this host.
+    # The executors run inside bubblewrap (harness/sandbox/bwrap.py) when it works on this host.
     sandbox: bool = True
     # Tests turn the symbol allowlist off (the denylist stays) to show the run-time defences behind
     # it catch a class by themselves: each layer is tested alone, not only the first that fires.
     allowlist: bool = True
-    # CUDA: keep the peers' figures per GPU and use them in later evaluations (harness/peer_figures.py).
+    # CUDA: keep the peers' figures per GPU and use them in later evaluations (harness/timing/peer_figures.py).
     # Seen on the H200: the second evaluation's peer figures are the first's, flash's quick set took
     # 5.6 s instead of 30.8 s (docs/harness.md, "Speed").
     keep_peers: bool = True
@@ -44,24 +43,18 @@ class Options:
     # every later pair ("Eleventh session"). `--peers-together` turns it off.
     peers_apart: bool = True
     # CUDA: the evaluation that measures the peers times each of them in this many processes at once,
-    # each round the mean of them (harness/peer_lanes.py): cuDNN's share of calls in its slower kernel
+    # each round the mean of them (harness/executor/lanes.py): cuDNN's share of calls in its slower kernel
     # mode is set per process, and one process's figure of it moved by up to 5 % from one evaluation
     # to the next (docs/harness.md, "Twelfth session").
     peer_processes: int = DEFAULT_PROCESSES
     # CUDA: each timed call's figure is the work of its kernels as CUPTI records them in the executor
-    # (their span less the front end's gaps, harness/cupti_activity.py), bounded by the events; False:
+    # (their span less the front end's gaps, harness/executor/cupti_activity.py), bounded by the events; False:
     # the events less their offset only.
     cupti: bool = True
     # Every round's figure of every implementation kept in the result (timing.samples_ms), not only
     # the medians and intervals: what the spread of a scenario's calls is (docs/harness.md, issue 14).
     samples: bool = False
-    # The peers' executor, already starting (executor_pair.EarlyPeers: the command line starts it
+    # The peers' executor, already starting (pair.EarlyPeers: the command line starts it
     # before it imports torch). evaluate() owns it from here and closes what it does not use.
     early: object = None
 
-
-def uses_executor(device_kind):
-    """The candidate runs in an executor (executor.py): the parent owns buffers, clock and verdict.
-    KERNELSEEK_HARNESS_CUDA_CHILD=1 runs a CUDA task through the older in-process child (child.py)
-    instead, for comparison while the CUDA executor is new (docs/harness.md)."""
-    return device_kind == "cpu" or os.environ.get("KERNELSEEK_HARNESS_CUDA_CHILD") != "1"

@@ -5,7 +5,7 @@ import math
 from . import HARNESS_VERSION
 import random
 
-from .stats import geomean, geomean_ci, median, verdict
+from .timing.stats import geomean, geomean_ci, median, verdict
 
 SCHEMA = "kernelseek.eval/1"
 # Most severe first: the first status present among the scenarios (or set by a stage) wins.

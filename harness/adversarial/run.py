@@ -139,9 +139,9 @@ def prebuild(task_dir, entries, cache_dir, jobs=None):
     the source check refuses are not compiled (the evaluation refuses them without a build)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from ..build import build
-    from ..static_checks import check_source
-    from ..task import load_task
+    from ..build.compile import build
+    from ..build.static_checks import check_source
+    from ..task.model import load_task
 
     task = load_task(task_dir)
     sources = [task.baseline.read_bytes()] + [e["path"].read_bytes() for e in entries]

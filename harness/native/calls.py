@@ -1,4 +1,4 @@
-"""The executor's side of batched calls (executor.py): a table of argument lists packed once, and one
+"""The executor's side of batched calls (executor/process.py): a table of argument lists packed once, and one
 native loop over the slots a request names (batch.c). Standard library only: this module lives in the
 candidate's process."""
 

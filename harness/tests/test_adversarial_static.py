@@ -8,9 +8,9 @@ gets one file replaced by another build's before the evaluation."""
 import pytest
 
 from harness.adversarial.run import load_manifest, run_entry
-from harness.build import build
-from harness.compile_cache import CompileCache
-from harness.task import load_task
+from harness.build.compile import build
+from harness.build.cache import CompileCache
+from harness.task.model import load_task
 
 from .conftest import REPO
 

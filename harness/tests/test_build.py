@@ -6,17 +6,17 @@ import textwrap
 
 import pytest
 
-from harness import build as build_mod
-from harness import sandbox
-from harness.build import arch_flags, build
-from harness.compile_cache import CompileCache
-from harness.ptxas import parse_ptxas
-from harness.static_checks import check_object
-from harness.task import load_task
+from harness.build import compile as build_mod
+from harness.sandbox import bwrap
+from harness.build.compile import arch_flags, build
+from harness.build.cache import CompileCache
+from harness.build.ptxas import parse_ptxas
+from harness.build.static_checks import check_object
+from harness.task.model import load_task
 
 from .conftest import CPU_TASK
 
-HAS_SANDBOX, NO_SANDBOX = sandbox.available()
+HAS_SANDBOX, NO_SANDBOX = bwrap.available()
 needs_sandbox = pytest.mark.skipif(not HAS_SANDBOX, reason=f"no usable bubblewrap: {NO_SANDBOX}")
 ENTRY = 'extern "C" int softmax_rows(const float* x, float* y, long long r, long long c) { return 0; }\n'
 
@@ -41,7 +41,7 @@ def task():
 @pytest.fixture
 def no_sandbox(monkeypatch):
     """The fallback when bwrap is unusable: the compiler runs as the harness, the include check remains."""
-    monkeypatch.setattr(sandbox, "available", lambda: (False, "disabled by the test"))
+    monkeypatch.setattr(bwrap, "available", lambda: (False, "disabled by the test"))
 
 
 def _entry(cache_dir, key, ns="candidate"):
@@ -147,7 +147,7 @@ def test_incbin_of_any_spelling_reads_nothing(tmp_path, task, monkeypatch, sandb
     if sandboxed and not HAS_SANDBOX:
         pytest.skip(f"no usable bubblewrap: {NO_SANDBOX}")
     if not sandboxed:
-        monkeypatch.setattr(sandbox, "available", lambda: (False, "disabled by the test"))
+        monkeypatch.setattr(bwrap, "available", lambda: (False, "disabled by the test"))
     secret = _secret(tmp_path)
     src = (f'asm(".section .rodata\\n.globl blob\\nblob: .inc" "bin \\"{secret}\\"\\n.text");\n' + ENTRY).encode()
     b = build(task, src, tmp_path / "cache")
@@ -225,7 +225,7 @@ def test_nvcc_build_reports_registers(tmp_path):
 
 
 def test_filter_log_withholds_diagnostics_about_other_files():
-    from harness.includes import filter_log
+    from harness.build.includes import filter_log
     log = ("$ g++ -c kernel.cpp\n"
            "In file included from kernel.cpp:1:\n"
            "/srv/other/run/kernel.cpp:3:5: error: 'SECRET_LINE' does not name a type\n"

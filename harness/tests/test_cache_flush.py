@@ -5,7 +5,7 @@ flush cost ~0.2 s a round and the cpu task's scenarios ended at their time cap w
 
 import torch
 
-from harness.devices import CpuDevice
+from harness.timing.devices import CpuDevice
 from harness.native import line_flusher
 
 
@@ -38,7 +38,7 @@ def test_an_evaluation_says_which_flush_it_used(tmp_path):
 
 
 def test_a_rounds_spans_are_flushed_in_a_few_runs_covering_every_byte():
-    from harness.devices import _coalesced
+    from harness.timing.devices import _coalesced
     spans = [(12288, 100), (0, 4000), (4096, 4000), (40960, 10), (8192, 4100)]
     assert _coalesced(spans) == [(0, 12388), (40960, 10)]
     covered = lambda runs, a: any(s <= a < s + n for s, n in runs)   # noqa: E731

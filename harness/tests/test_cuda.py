@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.adversarial.run import load_manifest, run_entry
-from harness.build import default_cache_dir
+from harness.build.compile import default_cache_dir
 from harness.schema import validate_result
 
 from .conftest import REPO, cuda_task

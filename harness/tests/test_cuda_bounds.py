@@ -1,11 +1,11 @@
-"""The rule that bounds what a CUDA executor reports by what the parent sees (executor_cuda_timing.
-bounds), on figures of the shape measured on the H200: identical code in both executors differs only
+"""The rule that bounds what a CUDA executor reports by what the parent sees (harness/timing/
+cuda_loop.bounds), on figures of the shape measured on the H200: identical code in both executors differs only
 by noise and passes; work that escapes the events shifts every call and is refused, by the bound it
 shows in. (The measurements themselves need the GPU: scripts/gpu/executor-check.sh.)"""
 
 import random
 
-from harness.executor_cuda_timing import EXCESS_MARGIN_MS, TAIL_MARGIN_MS, bounds
+from harness.timing.cuda_loop import EXCESS_MARGIN_MS, TAIL_MARGIN_MS, bounds
 
 
 def _calls(n, rng, kernel=0.012, tail=0.009, busy=0.17, excess=0.56, shift=None, gap=None):
@@ -85,8 +85,18 @@ def test_a_time_smaller_than_the_wall_clock_allows_is_refused():
     assert EXCESS_MARGIN_MS >= 0.1 and TAIL_MARGIN_MS <= 0.01   # the bounds the H200 figures support
 
 
+def test_the_wall_clock_bound_grows_with_the_kernel():
+    # 0.5 ms more host time a call is within a tenth of a 10 ms kernel, and far past a 12 us one's bound
+    rng = random.Random(6)
+    long = {"candidate": _calls(20, rng, kernel=10.0, shift={"excess_ms": 0.5}),
+            "baseline": _calls(20, rng, kernel=10.0)}
+    assert bounds({}, long, 6) is None
+    short = {"candidate": _calls(20, rng, shift={"excess_ms": 0.5}), "baseline": _calls(20, rng)}
+    assert "longer than their GPU time" in (bounds({}, short, 7) or "")
+
+
 def test_a_round_counts_as_capped_only_well_below_the_clock():
-    from harness.executor_cuda_timing import capped
+    from harness.timing.cuda_loop import capped
 
     class H200:
         max_sm_mhz = 1980
@@ -101,7 +111,7 @@ def test_a_round_counts_as_capped_only_well_below_the_clock():
 
 
 def test_a_figure_claiming_more_excused_gaps_than_the_baseline_gains_one_allowance_at_most():
-    from harness.executor_cuda_timing import EXCUSED_MARGIN_MS, choose_clock
+    from harness.timing.cuda_loop import EXCUSED_MARGIN_MS, choose_clock
 
     class Ctx:
         clock, messages, event_offsets = "cupti", [], {}

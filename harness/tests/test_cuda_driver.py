@@ -1,4 +1,4 @@
-"""The CUDA driver layer the executors use (harness/cuda_driver.py) against the toolkit's own
+"""The CUDA driver layer the executors use (harness/executor/cuda_driver.py) against the toolkit's own
 header and compiler, where they are installed: the structures ctypes passes must have cuda.h's
 layout, and the pad kernel's PTX must be what nvcc makes of pad.cu. (Running them needs a GPU:
 test_cuda.py and scripts/gpu/verify.sh on the GPU host.)"""
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import cuda_driver
+from harness.executor import cuda_driver
 
 NVCC = shutil.which("nvcc")
 

@@ -1,14 +1,14 @@
-"""CUPTI's records of a timed call (harness/cupti_activity.py) and the clock a scenario's figures come
-from (executor_cuda_timing.choose_clock): the span of the call's own work, the harness's pad left out;
+"""CUPTI's records of a timed call (harness/executor/cupti_activity.py) and the clock a scenario's figures come
+from (cuda_loop.choose_clock): the span of the call's own work, the harness's pad left out;
 a scenario whose records are incomplete anywhere is timed by its events, every implementation alike.
 (CUPTI itself needs the GPU: scripts/gpu/timing-check.sh.)"""
 
 import ctypes
 import struct
 
-from harness.cupti_activity import (FRONT_END_GAP_MS, KIND_CONCURRENT_KERNEL, KIND_MEMCPY, KIND_MEMSET, call_layout,
-                                     call_span_ms, read_records, work_of)
-from harness.executor_cuda_timing import choose_clock
+from harness.executor.cupti_activity import (FRONT_END_GAP_MS, KIND_CONCURRENT_KERNEL, KIND_MEMCPY, KIND_MEMSET,
+                                             call_layout, call_span_ms, read_records, work_of)
+from harness.timing.cuda_loop import choose_clock
 
 PAD = 0.1   # ms
 
@@ -131,7 +131,7 @@ def test_the_figure_is_the_work_and_the_gap_bound_sees_what_it_left_out():
 
 
 def test_the_candidate_leaves_out_no_more_of_its_gaps_than_the_baseline_and_one_allowance():
-    from harness.executor_cuda_timing import EXCUSED_MARGIN_MS
+    from harness.timing.cuda_loop import EXCUSED_MARGIN_MS
     ctx = _Ctx()
     # the baseline's calls leave 1 us out; the candidate's replies claim 1, 2.5 and 10 us of gaps
     samples = _samples([0.02, 0.02, 0.02], [0.02, 0.02, 0.02], events=(0.0223,) * 3,
@@ -152,7 +152,7 @@ def test_the_candidate_leaves_out_no_more_of_its_gaps_than_the_baseline_and_one_
 
 
 def test_a_work_figure_a_reply_cannot_back_with_its_span_is_not_read():
-    from harness.executor_cuda_timing import _work_ms
+    from harness.timing.cuda_loop import _work_ms
     assert _work_ms({"span_ms": [0.01], "work_ms": [0.009]}, 0.01) == 0.009
     assert _work_ms({"span_ms": [0.01], "work_ms": [0.011]}, 0.01) is None      # more than its span
     assert _work_ms({"work_ms": [0.009]}, None) is None                         # no span
@@ -180,11 +180,11 @@ def test_spans_a_candidate_sends_when_cupti_was_not_asked_for_are_not_used():
 
 
 def test_the_layout_a_reply_gives_is_read_only_as_times():
-    from harness.executor_cuda_timing import _span_ms
+    from harness.timing.cuda_loop import _span_ms
     assert _span_ms({"lead_ms": [0.0]}, "lead_ms", zero=True) == 0.0
     assert _span_ms({"span_ms": [0.0]}) is None                    # a span of nothing is no span
     for bad in ([True], [-0.001], ["1"], [0.1, 0.2], 0.1, [1e9]):
         assert _span_ms({"idle_ms": bad}, "idle_ms", zero=True) is None
-    from harness.executor_cuda_timing import _medians_read
+    from harness.timing.cuda_loop import _medians_read
     samples = {"candidate": {"lead_ms": [None, 0.001, 0.003]}, "peer:cudnn": {"lead_ms": [None]}}
     assert _medians_read(samples, "lead_ms") == {"candidate": 0.002}     # a call that read no time is left out

@@ -7,8 +7,8 @@ import pytest
 import torch
 from torch.autograd import DeviceType
 
-from harness.scenarios import select_scenarios
-from harness.task import load_reference, load_task
+from harness.task.scenarios import select_scenarios
+from harness.task.model import load_reference, load_task
 from harness.tools import cupti_fidelity as cf
 
 from .conftest import NO_CUDA_REASON, REPO
@@ -155,7 +155,7 @@ def test_the_other_process_writes_the_references_inputs_at_the_offsets_it_is_giv
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason=NO_CUDA_REASON)
 def test_arena_memory_is_one_exported_allocation_reused_and_released():
-    from harness.cuda_driver import Driver
+    from harness.executor.cuda_driver import Driver
     mem = cf.ArenaMemory(Driver(torch.cuda.current_device()), 8 << 20)
     t = mem(3 << 20)
     assert t.numel() == 3 << 20 and t.device.type == "cuda" and mem.offset(t) == 0
@@ -169,7 +169,7 @@ def test_arena_memory_is_one_exported_allocation_reused_and_released():
 @pytest.mark.skipif(not torch.cuda.is_available(), reason=NO_CUDA_REASON)
 def test_the_other_process_writes_inputs_into_the_arena_this_process_reads():
     # as the harness's parent writes each round's inputs into the arena its executors map
-    from harness.cuda_driver import Driver
+    from harness.executor.cuda_driver import Driver
     task, ref, params = _rms_inputs()
     mem = cf.ArenaMemory(Driver(torch.cuda.current_device()), 8 << 20)
     other = cf.OtherProcess(1 << 20, mem, task.dir)

@@ -1,4 +1,4 @@
-"""Estimators of a scenario's figure from its rounds (harness/stats.py), and the comparison of two
+"""Estimators of a scenario's figure from its rounds (harness/timing/stats.py), and the comparison of two
 runs' samples by each (compare_results estimators): what the next GPU run decides between for the
 2-4 us kernels whose medians move in CUPTI's 32 ns steps (docs/harness.md, "Repeatability")."""
 
@@ -8,7 +8,7 @@ import pytest
 import math
 import random
 
-from harness.stats import _beta_cdf, harrell_davis_median, interquartile_mean, median
+from harness.timing.stats import _beta_cdf, harrell_davis_median, interquartile_mean, median
 from harness.tools import compare_results
 
 
@@ -204,7 +204,7 @@ def test_slots_say_whether_a_placement_decides_the_mode_of_the_harness_rounds(tm
 def test_kept_samples_carry_the_slot_of_each_call_where_the_rounds_record_it():
     from types import SimpleNamespace
 
-    from harness.executor_timing import keep_samples
+    from harness.timing.loop import keep_samples
     entry = {"timing": {}}
     samples = {"candidate": {"ms": [0.0021, 0.0022], "slot": [4, 0]}, "peer:cudnn": {"ms": [0.008, 0.008]}}
     keep_samples(SimpleNamespace(keep_samples=True), entry, samples)
@@ -221,7 +221,7 @@ def test_kept_samples_carry_each_calls_idle_time_where_the_rounds_record_it():
     # whose records could not be read has none (None, kept as null)
     from types import SimpleNamespace
 
-    from harness.executor_timing import keep_samples
+    from harness.timing.loop import keep_samples
     entry = {"timing": {}}
     samples = {"peer:cudnn": {"ms": [0.0080, 0.0089, 0.0081], "slot": [1, 2, 3], "idle_ms": [0.0023, 0.0032, None]},
                "candidate": {"ms": [0.0021], "slot": [0], "idle_ms": [0.0]}}

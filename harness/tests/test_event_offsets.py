@@ -1,10 +1,10 @@
-"""The calibration of what the harness's events add to a CUDA call (harness/event_offsets.py): kept
+"""The calibration of what the harness's events add to a CUDA call (harness/timing/event_offsets.py): kept
 per GPU, driver, torch and harness version; a host where it cannot be measured keeps raw figures
 and says why. (The measurement itself needs the GPU: scripts/gpu/timing-check.sh.)"""
 
 import json
 
-from harness import event_offsets
+from harness.timing import event_offsets
 
 
 H200 = {"name": "NVIDIA H200", "driver": "580.159.04"}

@@ -14,11 +14,10 @@ import sys
 import pytest
 import torch
 
-from harness import seccomp
+from harness.sandbox import seccomp
 from harness.adversarial.run import load_manifest, texts
-from harness.correctness import check_output
+from harness.task.tolerance import check_output, poison, unwritten
 from harness.evaluate import Options, evaluate
-from harness.shm import poison, unwritten
 
 from .conftest import CPU_TASK, REPO
 
@@ -41,7 +40,7 @@ PRELUDE = "import ctypes, mmap, os, signal, socket, sys, threading\nsys.path.ins
 
 def run_snippet(code, tmp_path, confine, threads=True):
     (tmp_path / "a").write_text("x")
-    install = f"from harness import seccomp\nseccomp.install(threads={threads})\n" if confine else ""
+    install = f"from harness.sandbox import seccomp\nseccomp.install(threads={threads})\n" if confine else ""
     # os._exit: Python's shutdown resets SIGINT's handler, which the filter forbids; only the
     # attack itself may decide how the process ends.
     src = PRELUDE.format(repo=str(REPO)) + install + code.format(tmp=tmp_path) + "\nos._exit(0)\n"
@@ -166,8 +165,8 @@ def test_arithmetic_on_poison_never_yields_poison():
 
 
 def test_the_executor_runs_inside_bubblewrap_without_the_checkout(candidate, cache_dir):
-    from harness import sandbox
-    ok, why = sandbox.available()
+    from harness.sandbox import bwrap
+    ok, why = bwrap.available()
     if not ok:
         pytest.skip(why)
     # A kernel that looks for the checkout from inside its process: it reports by failing.
@@ -204,7 +203,7 @@ def test_the_subtree_from_children_files_is_the_subtree_a_scan_of_proc_finds():
     # Grandchildren count; a zombie child does not; an orphan re-parented away is in neither.
     import subprocess
     import time
-    from harness.executor_proc import _subtree, _subtree_by_scan
+    from harness.executor.handle import _subtree, _subtree_by_scan
     p = subprocess.Popen(["sh", "-c", "sh -c 'sleep 30' & sleep 30 & (sleep 30 &); true & wait"])
     try:
         # The shell's short-lived children (`true`, the subshell) come and go: compare once settled

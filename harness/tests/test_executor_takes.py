@@ -1,12 +1,12 @@
 """A CUDA executor takes CUPTI's records before a timed call only when something may have run since
-the last call's own take (executor.py, `_timed_gpu`): a take is a forced flush of CUPTI's buffers,
+the last call's own take (executor/process.py, `_timed_gpu`): a take is a forced flush of CUPTI's buffers,
 and between two calls the executor queues no GPU work. The attack it must not open: work left
 before the pad (by anything) is never folded into a call's figure; that call has no span, and the
 scenario is timed by its events (test_cupti_activity.py). Driven here with stand-ins for the
 driver, the pad and CUPTI, whose records are the GPU's timestamps in ns."""
 
-from harness import executor as ex_mod
-from harness.executor import Executor
+from harness.executor import process as ex_mod
+from harness.executor.process import Executor
 
 from .cuda_standins import Cupti, Drv, Pad
 

@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from harness.task import load_reference, load_task
+from harness.task.model import load_reference, load_task
 
 from .conftest import REPO
 

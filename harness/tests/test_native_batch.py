@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from harness import native
-from harness.executor import Executor
+from harness.executor.process import Executor
 
 pytestmark = pytest.mark.skipif(platform.machine() != "x86_64", reason="batch.c is for x86-64 only")
 
@@ -42,7 +42,7 @@ def entry_lib(tmp_path):
 def _executor(lib, batcher):
     ex = Executor(sock=None)
     ex.fn = ctypes.CDLL(lib).entry   # cmd_init's own steps, short of the filter and gc settings
-    from harness.executor import _CTYPES
+    from harness.executor.process import _CTYPES
     from harness.native.calls import native_batch as _native_batch
     ex.fn.restype = ctypes.c_int
     ex.fn.argtypes = [_CTYPES[k] for k in KINDS]
@@ -117,7 +117,7 @@ def test_calls_are_spread_over_copies_of_the_library_and_shifted_stacks(tmp_path
     """Identical code read up to 11 % apart from one process layout to another (docs/harness.md,
     "Layout"): every timed call goes through a copy of the library drawn at random and runs on a
     stack shifted by a random multiple of 16 bytes, so no implementation keeps one layout's luck."""
-    from harness.executor import _load_copies
+    from harness.executor.process import _load_copies
     from harness.native.calls import Table, native_batch
     src, lib = tmp_path / "where.c", tmp_path / "where.so"
     src.write_text(WHERE)

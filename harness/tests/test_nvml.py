@@ -1,4 +1,4 @@
-"""The NVML reader (harness/nvml.py): decoding and summaries on synthetic samples, and the real
+"""The NVML reader (harness/timing/nvml.py): decoding and summaries on synthetic samples, and the real
 ctypes calls against a fake libnvidia-ml built here with gcc (variants by -D: an old driver, a
 device that cannot read power, a failing init, several GPUs). On a GPU host, one real sample."""
 
@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from harness import nvml
+from harness.timing import nvml
 
 FAKE_NVML = r"""
 #include <string.h>

@@ -1,11 +1,11 @@
-"""The peers' figures kept between evaluations (harness/peer_figures.py): per GPU, driver, torch,
+"""The peers' figures kept between evaluations (harness/timing/peer_figures.py): per GPU, driver, torch,
 task and harness version and per scenario; whatever does not match or parse is measured again."""
 
 import json
 
-from harness.peer_figures import PeerFigures
-from harness.scenarios import select_scenarios
-from harness.task import load_task
+from harness.timing.peer_figures import PeerFigures
+from harness.task.scenarios import select_scenarios
+from harness.task.model import load_task
 
 from .conftest import REPO
 
@@ -59,7 +59,7 @@ class _Ctx:
 
 
 def test_a_scenario_keeps_its_peers_only_when_every_one_was_timed_or_is_unsupported(tmp_path):
-    from harness.executor_cuda_timing import _keep_peers
+    from harness.timing.cuda_loop import _keep_peers
     a, b = _scenarios()
     ctx = _Ctx(tmp_path)
     samples = {"candidate": {"ms": [1.0, 1.1]}, "peer:cudnn": {"ms": [0.5, 0.7, 0.6]}, "peer:flash": {"ms": [0.9]}}
@@ -92,7 +92,7 @@ class _Oracle:
 def test_the_pool_of_a_scenario_whose_peers_are_kept_fits_the_arena_sized_for_them():
     # Seen on the H200: with the peers' figures kept, the candidate's pool doubled (two
     # implementations instead of four) and no longer fit the arena sized before the figures were read.
-    from harness.executor_cuda_timing import arena_bytes, scenario_pool, set_bytes
+    from harness.timing.cuda_loop import arena_bytes, scenario_pool, set_bytes
     ctx = type("Ctx", (), {})()
     ctx.task, ctx.oracle, ctx.with_peers, ctx.has_baseline, ctx.has_incumbent = TASK, _Oracle(), True, True, True
     a = _scenarios()[0]
@@ -106,7 +106,7 @@ def test_the_pool_of_a_scenario_whose_peers_are_kept_fits_the_arena_sized_for_th
 
 
 def test_peers_apart_times_the_candidate_again_only_after_a_loop_that_kept_the_peers(tmp_path):
-    from harness.executor_cuda_timing import _apart
+    from harness.timing.cuda_loop import _apart
     a, b = _scenarios()
     ctx = _Ctx(tmp_path)
     ctx.peers_apart = True
@@ -129,7 +129,7 @@ def test_peers_apart_times_the_candidate_again_only_after_a_loop_that_kept_the_p
 
 
 def test_an_evaluation_timed_apart_keeps_the_rounds_its_peers_figures_were_made_of():
-    from harness.executor_cuda_timing import peers_rounds
+    from harness.timing.cuda_loop import peers_rounds
     timing = {"samples_ms": {"candidate": [1.0], "peer:cudnn": [0.5, 0.6]}, "samples_slot": {"peer:cudnn": [3, 4]},
               "samples_span_ms": {"candidate": [1.1]}, "clock": "cupti"}
     assert peers_rounds(timing) == {"samples_ms": {"peer:cudnn": [0.5, 0.6]}, "samples_slot": {"peer:cudnn": [3, 4]}}

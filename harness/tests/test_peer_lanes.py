@@ -1,16 +1,16 @@
-"""A peer timed in several processes at once (harness/peer_lanes.py): each round its lanes' mean, a
+"""A peer timed in several processes at once (harness/executor/lanes.py): each round its lanes' mean, a
 lane that failed takes its peer out, nothing but the timing loop sees a lane, and only a CUDA
 evaluation that measures the peers starts more than one peers' executor."""
 
 import pytest
 
 from harness.cli import _parser as parser
-from harness.executor_pair import lanes_wanted
-from harness.executor_rounds import done
-from harness.executor_timing import _executor, _message, executors, implementations, peer_processes, taken
-from harness.peer_lanes import MAX_PROCESSES, base_of, lane_names, lane_of, merge, merged_ms, peer_of
-from harness.stats import TRIMMED_MEAN
-from harness.task import load_task
+from harness.executor.pair import lanes_wanted
+from harness.timing.rounds import done
+from harness.timing.loop import _executor, _message, executors, implementations, peer_processes, taken
+from harness.executor.lanes import MAX_PROCESSES, base_of, lane_names, lane_of, merge, merged_ms, peer_of
+from harness.timing.stats import TRIMMED_MEAN
+from harness.task.model import load_task
 
 from .conftest import REPO
 

@@ -1,18 +1,18 @@
-"""The timed calls' value re-checks (executor_timing.figures): each is screened against the baseline's
+"""The timed calls' value re-checks (loop.figures): each is screened against the baseline's
 outputs of the same round (same inputs, the baseline trusted) and checked against the reference
 computed again whenever it falls outside the screen's limit. The screen comes from the correctness
-seeds (the baseline's error there, executor_eval.run_correctness) or, without one, from the first
+seeds (the baseline's error there, correctness_stage.run_correctness) or, without one, from the first
 drawn call checked in full. The attack: wrong by a few tolerances on some timed calls only (the first
 drawn one honest, or the first itself), so that only the screen stands between it and a correct
 verdict."""
 
 import torch
 
-from harness.correctness import max_abs_diff
-from harness.executor_timing import Rechecks, SCREEN_FACTOR, figures, screen_limits, screened
-from harness.oracle import Oracle
-from harness.scenarios import select_scenarios
-from harness.task import load_reference, load_task
+from harness.task.tolerance import max_abs_diff
+from harness.timing.loop import Rechecks, SCREEN_FACTOR, figures, screen_limits, screened
+from harness.task.oracle import Oracle
+from harness.task.scenarios import select_scenarios
+from harness.task.model import load_reference, load_task
 
 from .conftest import CPU_TASK
 

@@ -1,4 +1,4 @@
-"""The sandbox (harness/sandbox.py): each test performs the escape a candidate would try and expects it
+"""The sandbox (harness/sandbox/bwrap.py): each test performs the escape a candidate would try and expects it
 to fail inside, with a control showing the same action works outside (so the test can fail)."""
 
 import os
@@ -11,12 +11,12 @@ import uuid
 
 import pytest
 
-from harness import sandbox
-from harness.sandbox import SandboxError, run, wrap
+from harness.sandbox import bwrap
+from harness.sandbox.bwrap import SandboxError, run, wrap
 
 from .conftest import REPO
 
-OK, WHY = sandbox.available()
+OK, WHY = bwrap.available()
 pytestmark = pytest.mark.skipif(not OK, reason=f"no usable bubblewrap here: {WHY}")
 PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 
@@ -36,7 +36,7 @@ def test_a_file_outside_the_binds_cannot_be_read(tmp_path):
     inside = sh(f"cat {secret}")
     assert inside.returncode != 0 and "the reference answer" not in inside.stdout
     # The checkout (harness, tasks' references) and its files are not there either.
-    for path in (REPO / "harness" / "oracle.py", REPO / "kernels" / "cpu_softmax" / "reference.py"):
+    for path in (REPO / "harness" / "task" / "oracle.py", REPO / "kernels" / "cpu_softmax" / "reference.py"):
         assert sh(f"cat {path}").returncode != 0, path
     assert sh(f"ls {REPO}").returncode != 0
 
@@ -66,7 +66,7 @@ def test_the_data_dir_is_hidden_even_inside_a_bound_toolchain_dir(tmp_path, monk
     (tool / "data" / "index.json").write_text("{}")
     (tool / "bin.txt").write_text("tool\n")
     monkeypatch.setenv("KERNELSEEK_DATA_DIR", str(tool / "data"))
-    monkeypatch.setattr(sandbox, "toolchain_dirs", lambda: ["/usr", str(tool)])
+    monkeypatch.setattr(bwrap, "toolchain_dirs", lambda: ["/usr", str(tool)])
     res = sh(f"cat {tool}/bin.txt; ls -A {tool}/data")
     assert res.stdout == "tool\n", res
 
@@ -134,7 +134,7 @@ def test_it_dies_with_its_parent_and_leaves_nothing_behind():
     marker = f"{uuid.uuid4().int % 10**6}.{uuid.uuid4().int % 10**3}"
     parent_code = (
         "import subprocess, sys, time\n"
-        "from harness.sandbox import wrap\n"
+        "from harness.sandbox.bwrap import wrap\n"
         f"p = subprocess.Popen(wrap(['/bin/sh', '-c', 'setsid sleep {marker} & sleep {marker}']))\n"
         "print('started', flush=True)\n"
         "time.sleep(600)\n")
@@ -162,7 +162,7 @@ def test_a_timeout_kills_the_sandbox():
 def test_passed_descriptors_stay_open_inside():
     r, w = os.pipe()
     try:
-        proc = sandbox.popen([PY, "-c", f"import os; os.write({w}, b'through\\n')"], pass_fds=[w])
+        proc = bwrap.popen([PY, "-c", f"import os; os.write({w}, b'through\\n')"], pass_fds=[w])
         proc.wait(timeout=60)
         os.close(w)
         w = None

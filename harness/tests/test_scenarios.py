@@ -3,8 +3,8 @@
 import pytest
 
 from harness.errors import UsageError
-from harness.scenarios import select_scenarios
-from harness.task import load_task
+from harness.task.scenarios import select_scenarios
+from harness.task.model import load_task
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""A CUDA task's timing slots are spread over the room its arenas have left (executor_memory.slot_stride):
+"""A CUDA task's timing slots are spread over the room its arenas have left (memory.slot_stride):
 each slot a round may draw lies on memory of its own, 2 MiB multiples apart, so that one placement's
 cost (a tiny kernel's few lines, their DRAM banks and page walks, with L2 flushed) cannot hold for
 every call of an implementation. Checked here on arenas whose memory is host memory (the layout is
@@ -8,10 +8,10 @@ import random
 
 import torch
 
-from harness.executor_memory import SPREAD_ALIGN, CudaArena, slot_stride
-from harness.executor_slots import make_slots
-from harness.shm import ALIGN
-from harness.task import load_task
+from harness.executor.memory import SPREAD_ALIGN, CudaArena, slot_stride
+from harness.executor.slots import make_slots
+from harness.executor.shm import ALIGN
+from harness.task.model import load_task
 
 from .conftest import CPU_TASK
 
@@ -80,7 +80,7 @@ def test_a_small_scenario_gets_many_placements_each_2_mib_apart():
     # two evaluations of the same code read up to 4 % apart. A scenario of a few KiB now gets as many
     # slots as 2 MiB apiece allows in the budget (256 at most), and the arenas sized for them leave
     # room to keep every slot 2 MiB from the next.
-    from harness import executor_cuda_timing as t
+    from harness.timing import cuda_loop as t
     ctx = type("Ctx", (), {})()
     ctx.task, ctx.with_peers, ctx.has_baseline, ctx.has_incumbent = TASK, False, True, False
     per_set = t.set_bytes(TASK, SHAPES_IN, SHAPES_OUT)

@@ -3,7 +3,7 @@ the peers' executor starting meanwhile (its failure is the task's, never the can
 
 import pytest
 
-from harness import executor_proc
+from harness.executor import handle
 from harness.errors import TaskError
 from harness.evaluate import Options, evaluate
 
@@ -18,9 +18,9 @@ assert "rows == 7" in WRITES_INPUT_ON_7_ROWS
 @pytest.fixture
 def no_executor_left():
     """Every executor this test starts is closed by the end of its evaluation."""
-    before = set(executor_proc._LIVE)
+    before = set(handle._LIVE)
     yield
-    assert not executor_proc._LIVE - before
+    assert not handle._LIVE - before
 
 
 def test_a_candidate_refused_on_its_last_scenario_is_refused_before_anything_is_timed(candidate, cache_dir,
@@ -41,7 +41,7 @@ def test_a_peers_executor_that_does_not_start_is_the_tasks_error(task_copy, cach
     # reference.py loads in the harness (inputs, reference) and fails only in the peers' executor.
     (folder / "reference.py").write_text((folder / "reference.py").read_text() + (
         "\nimport sys\n"
-        "if sys.argv[0].endswith('executor.py'):\n"
+        "if sys.argv[0].endswith('executor/process.py'):\n"
         "    raise RuntimeError('this reference.py cannot run its peers')\n"))
     with pytest.raises(TaskError) as info:
         evaluate(Options(task_dir=str(folder), candidate=str(CPU_TASK / "baseline.cpp"), scenarios="r7-c33",
@@ -53,15 +53,15 @@ def test_a_peers_executor_that_does_not_start_is_the_tasks_error(task_copy, cach
 def test_the_peers_executor_started_by_the_command_line_is_the_one_used(run_cli, monkeypatch, no_executor_left):
     import json
 
-    from harness import executor_pair
+    from harness.executor import pair
     made = []
-    original = executor_pair.spawn_peers
+    original = pair.spawn_peers
 
     def counted(*args, **kwargs):
         made.append(args)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(executor_pair, "spawn_peers", counted)
+    monkeypatch.setattr(pair, "spawn_peers", counted)
     proc = run_cli("eval", "--task-dir", str(CPU_TASK), "--candidate", str(CPU_TASK / "baseline.cpp"),
                    "--json", "-", "--scenarios", "r7-c33")
     result = json.loads(proc.stdout)
@@ -73,8 +73,8 @@ def test_the_peers_executor_started_by_the_command_line_is_the_one_used(run_cli,
 def test_one_burst_of_cpu_after_return_is_confirmed_before_it_rejects(cache_dir, monkeypatch, no_executor_left):
     # The executor's main thread is billed 0.6 ms once, in the first watched call's look after
     # return, as an interrupt on its core would be: an honest kernel is not rejected for it.
-    from harness import executor_eval
-    from harness.executor_proc import ExecutorProcess
+    from harness import correctness_stage
+    from harness.executor.handle import ExecutorProcess
     import time
     from types import SimpleNamespace
     jump = {"armed": True, "ns": 0}
@@ -85,7 +85,7 @@ def test_one_burst_of_cpu_after_return_is_confirmed_before_it_rejects(cache_dir,
         if jump["armed"]:
             jump["armed"], jump["ns"] = False, 600_000
 
-    monkeypatch.setattr(executor_eval, "time", SimpleNamespace(sleep=sleep))
+    monkeypatch.setattr(correctness_stage, "time", SimpleNamespace(sleep=sleep))
     # On the executor's main thread: its process clock and that thread's own account both move.
     real_other = ExecutorProcess.other_threads_cpu_ns
     monkeypatch.setattr(ExecutorProcess, "cpu_ns", lambda self: real_cpu(self) + jump["ns"])
@@ -99,8 +99,8 @@ def test_one_burst_of_cpu_after_return_is_confirmed_before_it_rejects(cache_dir,
 
 def test_the_longest_scenarios_are_timed_first_by_the_tasks_roofline():
     from harness.evaluate import timing_order
-    from harness.scenarios import select_scenarios
-    from harness.task import load_task
+    from harness.task.scenarios import select_scenarios
+    from harness.task.model import load_task
     task = load_task(CPU_TASK.parent / "rmsnorm")
     scenarios = select_scenarios(task, "all")
     order = [scenarios[i].id for i in timing_order(task, scenarios, range(len(scenarios)))]

@@ -6,10 +6,10 @@ import textwrap
 
 import pytest
 
-from harness import denylist as dl
-from harness.elf import ElfError, parse_elf, read_elf
-from harness.static_checks import check_library, check_object, check_source, strip_comments
-from harness.task import load_task
+from harness.build import denylist as dl
+from harness.build.elf import ElfError, parse_elf, read_elf
+from harness.build.static_checks import check_library, check_object, check_source, strip_comments
+from harness.task.model import load_task
 
 from .conftest import CPU_TASK, has_tool
 
@@ -207,7 +207,7 @@ def test_allowlist_passes_what_honest_kernels_use(tmp_path, task):
 
 
 def test_cuda_allowlist_covers_the_runtime_api_without_library_fallbacks():
-    from harness.allowlist import allowed
+    from harness.build.allowlist import allowed
     # What nvcc's generated host code references (CUDA 12 and 13) and what the baselines call.
     for sym in ["__cudaRegisterFatBinary", "__cudaRegisterFatBinaryEnd", "__cudaUnregisterFatBinary",
                 "__cudaRegisterFunction", "__cudaRegisterVar", "__cudaPushCallConfiguration",
@@ -232,7 +232,7 @@ def test_cuda_objects_recorded_from_nvcc_pass_or_fail_as_their_manifest_says():
     import yaml
     from pathlib import Path
 
-    from harness.elf import ElfInfo, Symbol
+    from harness.build.elf import ElfInfo, Symbol
     from .conftest import REPO
     recorded = json.loads((Path(__file__).parent / "nvcc_symbols.json").read_text())["objects"]
     manifest = yaml.safe_load((REPO / "harness/adversarial/cuda/manifest.yaml").read_text())

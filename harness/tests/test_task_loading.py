@@ -3,7 +3,7 @@
 import pytest
 
 from harness.errors import TaskError
-from harness.task import load_reference, load_task
+from harness.task.model import load_reference, load_task
 
 
 def _err(path):
@@ -66,6 +66,12 @@ def test_unknown_fields_warn_with_a_suggestion(task_copy):
     assert any("tolerence: unknown field ignored (did you mean 'tolerance'?)" in w for w in task.warnings)
 
 
+def test_upstream_is_a_known_field(task_copy):
+    """`upstream` (where the kernel lives in the team's repository, docs/export.md) is the TS side's, not a typo."""
+    task = load_task(task_copy(edit=lambda t: t + "upstream: {repo: 'https://github.com/team/kernels.git', path: k.cpp}\n"))
+    assert not [w for w in task.warnings if "upstream" in w]
+
+
 def test_expressions_cannot_call_arbitrary_code(task_copy):
     folder = task_copy(edit=lambda t: t.replace('flops: "5 * rows * cols"', 'flops: "(1).__class__"'))
     assert "metrics.flops" in _err(folder)
@@ -73,7 +79,7 @@ def test_expressions_cannot_call_arbitrary_code(task_copy):
 
 def test_the_shape_is_checked_against_the_shared_schema_file(task_copy):
     """The same JSON Schema file as the TypeScript side (src/harness/task-schema.ts) decides the shape."""
-    from harness.task_schema import SCHEMA_PATH, problems
+    from harness.task.schema import SCHEMA_PATH, problems
     assert SCHEMA_PATH.name == "task.schema.json" and SCHEMA_PATH.parent.name == "schema"
     # float64 is no harness dtype, and a pattern failure is worded by the schema's x-message.
     folder = task_copy(edit=lambda t: t.replace("dtype: float32, role: output", "dtype: float64, role: output"))

@@ -1,16 +1,10 @@
-"""The timing rules that need no device: the noise estimate, paired ratios, the wall-time check."""
+"""The timing rules that need no device: the noise estimate, paired ratios, the stopping rule, the deck.
+
+(The CUDA loop's bounds by the wall clock, the tail and the GPU's busy time: test_cuda_bounds.py.)"""
 
 import math
 
-from harness.scenario_eval import _unseen_work
-from harness.stats import geomean, median, rse_of_median
-
-
-def _samples(ms, wall_gap, n=20, launch=0.010, hidden=0.0):
-    """Padded calls time `ms`; idle-start calls add the launch latency and any work hidden under the pad."""
-    idle = ms + launch + hidden
-    return {"ms": [ms] * n, "wall_ms": [ms + wall_gap] * n, "tail_ms": [0.005] * n,
-            "idle_ms": [idle] * (n // 2), "idle_wall_ms": [idle + wall_gap] * (n // 2)}
+from harness.timing.stats import geomean, median, rse_of_median
 
 
 def test_rse_of_median_ignores_one_outlier():
@@ -26,56 +20,6 @@ def test_geomean_and_median():
     assert median([3, 1, 2]) == 2 and median([1, 2, 3, 4]) == 2.5
 
 
-def test_wall_check_accepts_the_baselines_overhead():
-    entry = {"time_ms": 0.005}
-    _unseen_work(entry, {"candidate": _samples(0.005, 0.020), "baseline": _samples(0.006, 0.021)})
-    assert "status" not in entry and entry["time_ms"] == 0.005 and entry["wall_ms"] == 0.035
-
-
-def test_wall_check_rejects_work_the_events_do_not_see():
-    entry = {"time_ms": 0.005}
-    _unseen_work(entry, {"candidate": _samples(0.005, 0.070), "baseline": _samples(0.050, 0.020)})
-    assert entry["status"] == "rejected" and "work the timer does not see" in entry["reason"]
-    assert entry["time_ms"] is None
-
-
-def test_wall_check_scales_with_the_kernel_time():
-    entry = {"time_ms": 10.0}      # 0.5 ms of extra host overhead on a 10 ms kernel is within 10%
-    _unseen_work(entry, {"candidate": _samples(10.0, 0.52), "baseline": _samples(10.0, 0.02)})
-    assert "status" not in entry
-
-
-def test_wall_check_needs_the_baseline():
-    entry = {"time_ms": 0.005}
-    _unseen_work(entry, {"candidate": _samples(0.005, 0.5)})
-    assert "status" not in entry and entry["wall_check"].startswith("skipped")
-
-
-def test_head_start_check_rejects_work_started_under_the_pad():
-    # 40 us of work done on another stream while the pad kept the timed stream busy: padded calls
-    # look as fast as nothing, idle-start calls show the work.
-    entry = {"time_ms": 0.002}
-    _unseen_work(entry, {"candidate": _samples(0.002, 0.020, hidden=0.040),
-                         "baseline": _samples(0.050, 0.020)})
-    assert entry["status"] == "rejected" and "before the timer started" in entry["reason"]
-    assert entry["time_ms"] is None
-
-
-def test_head_start_check_accepts_launch_latency_like_the_baselines():
-    entry = {"time_ms": 0.020}
-    _unseen_work(entry, {"candidate": _samples(0.020, 0.020, launch=0.018),
-                         "baseline": _samples(0.050, 0.020, launch=0.012)})
-    assert "status" not in entry and entry["idle_ms"] == 0.038
-
-
-def test_wall_check_is_skipped_without_idle_start_calls():
-    entry = {"time_ms": 0.005}
-    samples = _samples(0.005, 0.020)
-    samples["idle_ms"], samples["idle_wall_ms"] = [], []
-    _unseen_work(entry, {"candidate": samples, "baseline": _samples(0.005, 0.020)})
-    assert "status" not in entry and entry["wall_check"].startswith("skipped")
-
-
 def _round_samples(cand, other):
     return {"candidate": {"ms": list(cand)}, "baseline": {"ms": list(other)}}
 
@@ -85,7 +29,7 @@ def _with_peer(cand, peer):
 
 
 def test_rounds_stop_once_a_far_ratio_has_settled_its_verdict():
-    from harness.executor_rounds import done
+    from harness.timing.rounds import done
     policy = {"min_reps": 8, "max_reps": 200, "max_seconds": 10.0, "target_rse": 0.02}
     noisy = [1.0, 1.25, 0.8, 1.2, 0.85, 1.1, 0.9, 1.3, 0.75, 1.15, 0.95, 1.05] * 2   # ~15 % a round
     cand = [1.0] * len(noisy)
@@ -101,8 +45,8 @@ def test_rounds_stop_once_a_far_ratio_has_settled_its_verdict():
 
 
 def test_the_candidates_and_the_baselines_own_times_must_be_known_before_an_early_stop():
-    from harness.executor_rounds import OWN_FACTOR, done
-    from harness.stats import TRIMMED_MEAN, rse_of_median
+    from harness.timing.rounds import OWN_FACTOR, done
+    from harness.timing.stats import TRIMMED_MEAN, rse_of_median
     policy = {"min_reps": 8, "max_reps": 500, "max_seconds": 1.0, "target_rse": 0.005, "own_times": True,
               "figure": TRIMMED_MEAN}
     # Times in CUPTI's 32 ns steps about 3.4 us (r1-c4096): most rounds read the same step for both,
@@ -132,8 +76,8 @@ def test_an_offset_on_a_run_of_equal_steps_does_not_stop_the_rounds_as_far_from_
     # ratio looks 1.029 +- 0 and "far from 1.0" stopped the rounds; the medians' MAD is nothing too,
     # so the own-median rule let it (x baseline [0.930, 0.986] there; 185-215 rounds elsewhere read
     # within 1.5 %). The trimmed mean's error sees the slow quarter: the rounds go on.
-    from harness.executor_rounds import done
-    from harness.stats import MEDIAN, TRIMMED_MEAN
+    from harness.timing.rounds import done
+    from harness.timing.stats import MEDIAN, TRIMMED_MEAN
     policy = {"min_reps": 10, "max_reps": 1000, "max_seconds": 0.8, "target_rse": 0.005, "own_times": True}
     slow = [2.496, 2.560, 2.624, 2.688, 2.752, 2.816, 2.528]
     cand = [2.240] * 21 + slow
@@ -147,8 +91,8 @@ def test_an_offset_on_a_run_of_equal_steps_does_not_stop_the_rounds_as_far_from_
 def test_a_figure_kept_for_later_evaluations_is_measured_to_the_target_on_its_own():
     import random
 
-    from harness.executor_rounds import done
-    from harness.stats import TRIMMED_MEAN, rse_of_median
+    from harness.timing.rounds import done
+    from harness.timing.stats import TRIMMED_MEAN, rse_of_median
     policy = {"min_reps": 8, "max_reps": 500, "max_seconds": 1.0, "target_rse": 0.005, "figure": TRIMMED_MEAN}
     rng = random.Random(1)
     # The peer in two modes 12 % apart, nearly half its calls in the upper one (the cuDNN peer's
@@ -173,7 +117,7 @@ def test_a_figure_kept_for_later_evaluations_is_measured_to_the_target_on_its_ow
 
 def test_a_deck_gives_every_slot_once_a_pass_in_a_new_order_each_pass():
     import random
-    from harness.executor_rounds import Deck
+    from harness.timing.rounds import Deck
     deck = Deck(random.Random(3), 7)
     passes = [[deck.draw() for _ in range(7)] for _ in range(3)]
     assert all(sorted(p) == list(range(7)) for p in passes)
@@ -186,7 +130,7 @@ def test_drawing_slots_from_a_deck_narrows_the_medians_spread():
     # slots come up unevenly, and the median of 190 rounds wanders with the share of slow ones; from
     # a deck (every slot once a pass) only the 66 slots the pass did not reach vary. 300 evaluations.
     import random
-    from harness.executor_rounds import Deck
+    from harness.timing.rounds import Deck
 
     def spread(with_deck):
         rng, meds = random.Random(11), []
@@ -201,7 +145,7 @@ def test_drawing_slots_from_a_deck_narrows_the_medians_spread():
 
 
 def test_a_trimmed_mean_leaves_out_its_ends_and_knows_its_own_error():
-    from harness.stats import rse_of_trimmed_mean, trimmed_mean
+    from harness.timing.stats import rse_of_trimmed_mean, trimmed_mean
     assert trimmed_mean([]) is None and trimmed_mean([2.0]) == 2.0
     xs = [1.0] * 18 + [0.0, 100.0]                 # 20 values: one left out at each end
     assert trimmed_mean(xs) == 1.0
@@ -231,7 +175,7 @@ def test_a_call_in_two_modes_reads_between_them_not_in_either():
     # from process to process (4-18 % in the harness's rounds, about half in cupti_fidelity's, on the
     # same scenario). A median sits in either mode, so a share of 45 % in one process and 55 % in
     # another reads 10 % apart; a mean reads the calls in proportion, 1 % apart.
-    from harness.stats import median, trimmed_mean
+    from harness.timing.stats import median, trimmed_mean
 
     def calls(upper):          # 200 calls, `upper` of them in the upper mode, a 0.1 % ripple
         return [(8.8 if i < upper else 8.0) * (1 + 0.001 * ((i * 7) % 5 - 2)) for i in range(200)]
@@ -249,8 +193,8 @@ def test_a_trimmed_mean_over_placements_repeats_better_than_the_median():
     # evaluations over 2 % apart on some scenario in 44-56 % of trials by the median, 18-21 % by a
     # mean). 300 evaluations of identical code, each with placements of its own, in three clusters.
     import random
-    from harness.executor_rounds import Deck
-    from harness.stats import median, trimmed_mean
+    from harness.timing.rounds import Deck
+    from harness.timing.stats import median, trimmed_mean
     rng = random.Random(13)
 
     def evaluation(fig):

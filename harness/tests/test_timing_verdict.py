@@ -13,10 +13,10 @@ import statistics
 import pytest
 
 from harness.evaluate import Options, evaluate
-from harness.executor_rounds import HARD_CAP_FACTOR
+from harness.timing.rounds import HARD_CAP_FACTOR
 from harness.result import summarise
-from harness.stats import geomean, geomean_ci, median, ratio_ci, verdict
-from harness.task import load_task
+from harness.timing.stats import geomean, geomean_ci, median, ratio_ci, verdict
+from harness.task.model import load_task
 
 from .conftest import CPU_TASK
 
@@ -59,7 +59,7 @@ def test_a_scenarios_interval_covers_its_median_at_least_95_percent_of_the_time(
     # median with probability 1 - 2 P(Binomial(n, 1/2) < k): at least 95 % from 6 rounds on, exactly.
     from math import comb
 
-    from harness.stats import _order_rank
+    from harness.timing.stats import _order_rank
     for n in range(6, 400):
         k = _order_rank(n)
         assert 1 - 2 * sum(comb(n, i) for i in range(k)) / 2 ** n >= 0.95, n
@@ -206,7 +206,7 @@ def test_identical_code_in_three_executors_reads_alike_from_one_evaluation_to_th
     # cannot show: the same baseline, in the candidate's executor, its twin and the incumbent's, read
     # 0.88-1.21x on r256-c1024 over 15 evaluations (sd of the log 0.06) while the rounds of each said
     # +-2 %. Its causes on the development VM: where each implementation's buffers were allocated
-    # (executor_memory.new_sets) and where each process's stack and code lie (native/batch.c). With
+    # (memory.new_sets) and where each process's stack and code lie (native/batch.c). With
     # both defences the sd is about 0.02; without the first 0.06-0.07, without the second 0.04.
     logs = {"baseline": [], "incumbent": []}
     baseline = str(CPU_TASK / "baseline.cpp")
@@ -255,8 +255,8 @@ def test_a_slow_parent_does_not_shrink_the_batch_below_its_floor(cache_dir, monk
     # (identical code read 1.45x in a loaded CI run, when a preempted parent looked slow).
     import time
 
-    from harness import executor_timing
-    real = executor_timing.Timer.fresh_round
+    from harness.timing import loop
+    real = loop.Timer.fresh_round
 
     def slow(self, chosen):
         t0 = time.thread_time()
@@ -264,7 +264,7 @@ def test_a_slow_parent_does_not_shrink_the_batch_below_its_floor(cache_dir, monk
             pass
         return real(self, chosen)
 
-    monkeypatch.setattr(executor_timing.Timer, "fresh_round", slow)
+    monkeypatch.setattr(loop.Timer, "fresh_round", slow)
     result = evaluate(Options(task_dir=str(CPU_TASK), candidate=str(CPU_TASK / "baseline.cpp"), scenarios="r7-c33",
                               cache_dir=cache_dir, with_peers=False))
     sc = result["scenarios"][0]
@@ -279,10 +279,10 @@ def test_the_parent_writes_each_rounds_inputs_on_that_rounds_core(cache_dir, mon
     # (identical code read 1.63x on r4096-c64). So every round's writes happen on the round's core.
     import os
 
-    from harness import executor_rounds, executor_timing
+    from harness.timing import loop, rounds
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip("one core: every round runs on it")
-    seen, real_round, real_fresh = [], executor_rounds.Pinning.round, executor_timing.Timer.fresh_round
+    seen, real_round, real_fresh = [], rounds.Pinning.round, loop.Timer.fresh_round
 
     def pinned(self, rng):
         real_round(self, rng)
@@ -292,8 +292,8 @@ def test_the_parent_writes_each_rounds_inputs_on_that_rounds_core(cache_dir, mon
         seen.append(["fresh", os.sched_getaffinity(0)])
         return real_fresh(self, chosen)
 
-    monkeypatch.setattr(executor_rounds.Pinning, "round", pinned)
-    monkeypatch.setattr(executor_timing.Timer, "fresh_round", fresh)
+    monkeypatch.setattr(rounds.Pinning, "round", pinned)
+    monkeypatch.setattr(loop.Timer, "fresh_round", fresh)
     result = evaluate(Options(task_dir=str(CPU_TASK), candidate=str(CPU_TASK / "baseline.cpp"), scenarios="r4096-c64",
                               cache_dir=cache_dir, with_peers=False))
     assert result["status"] == "ok", result["messages"]

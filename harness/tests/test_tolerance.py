@@ -4,7 +4,7 @@ import math
 
 import torch
 
-from harness.correctness import check_output, max_abs_diff, tolerance
+from harness.task.tolerance import check_output, max_abs_diff, tolerance
 
 
 def test_tolerance_formula():

@@ -86,7 +86,7 @@ def main(argv=None):
         paths = sorted(glob.glob(os.path.join(args.read, "*.json")))
     else:
         import tempfile
-        from ..task import load_task
+        from ..task.model import load_task
         kernel = args.kernel or str(load_task(args.task_dir).baseline)
         out = args.out or tempfile.mkdtemp(prefix="aa-spread-")
         os.makedirs(out, exist_ok=True)

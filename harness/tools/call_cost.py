@@ -6,7 +6,7 @@ taking CUPTI's records less often would save (issue 14: cheaper rounds for the o
 A kept rmsnorm evaluation spends 1.44 ms of host time a timed call for a 2-3 us kernel, and its
 one-block scenarios stop at their time cap with about 190 rounds, where their medians need about
 500 to repeat within 2 % (docs/harness.md, "Fifth session"). This replays the executor's sequence
-(executor.py, `_timed_gpu`) in one process on the driver alone, with the harness's pad as the call
+(executor/process.py, `_timed_gpu`) in one process on the driver alone, with the harness's pad as the call
 (a 2 us kernel on every SM), and times each phase with the host's clock:
 
     sync, take-before, pad launch, start event, call, end event, sync, after event + wait,
@@ -25,10 +25,10 @@ import json
 import sys
 import time
 
-from ..cuda_driver import Driver
-from ..cupti_activity import BUFFER_BYTES, FLUSH_FORCED, Activity, call_layout, find_library
+from ..executor.cuda_driver import Driver
+from ..executor.cupti_activity import BUFFER_BYTES, FLUSH_FORCED, Activity, call_layout, find_library
 
-PAD_MS = 0.1          # the native executors' pad (executor_cuda_timing.PAD_MS)
+PAD_MS = 0.1          # the native executors' pad (cuda_loop.PAD_MS)
 CALL_MS = 0.002       # the stand-in call: the pad's kernel for 2 us
 PHASES = ("sync", "take_before", "pad", "start", "call", "end", "sync2", "after", "elapsed", "take_after", "layout")
 # (name, flags of the take, calls per take, CUPTI's buffers' bytes)

@@ -20,7 +20,7 @@ Used by scripts/gpu/verify.sh; prints plain-text tables.
 import json
 import sys
 
-from ..stats import harrell_davis_median, interquartile_mean, median, percentile, trimmed_mean
+from ..timing.stats import harrell_davis_median, interquartile_mean, median, percentile, trimmed_mean
 
 # ANCHORS.md "Attention forward performance": one H200, torch 2.11, cuDNN 9.19, triton do_bench,
 # batch x seqlen = 32k tokens, hidden 2048. (head dim, causal) -> {seqlen: (cuDNN, flash) TFLOP/s}.
@@ -357,7 +357,7 @@ def summary(*paths):
 
 def lanes(*paths):
     """Each peer's figure in each of its processes (timing.peer_lanes_ms: the evaluation that measured
-    the peers timed each in several at once, harness/peer_lanes.py): how far a peer's processes read
+    the peers timed each in several at once, harness/executor/lanes.py): how far a peer's processes read
     apart, scenario by scenario (the largest over the smallest lane), over every result given."""
     apart = {}
     for path in paths:

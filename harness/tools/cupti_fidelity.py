@@ -14,7 +14,7 @@ between two flushes, less that sleep, is one call. Per call: `kernel_sum_us`, th
 added up, and `span_us`, from the start of the first kernel (or memset, or other copy) to the end of
 the last, and `work_us`, the harness's figure: the span less up to FRONT_END_GAP_MS of each gap between
 records (cupti_activity.call_layout). Each is made into a scenario's time as the harness makes it
-(executor_cuda_timing.FIGURE), and the harness's figures are set against the calls' work, their span and
+(cuda_loop.FIGURE), and the harness's figures are set against the calls' work, their span and
 their kernel sum (`span_median_ms` is the spans' median, for comparison).
 """
 
@@ -33,21 +33,21 @@ from pathlib import Path
 import torch
 
 from ..api import Unsupported
-from ..cupti import device_activity, kind_of, kineto_activity
-from ..cuda_driver import DeviceRange, Driver
-from ..cupti_activity import FRONT_END_GAP_MS, Activity, call_layout, find_library, timestamp_step, work_of
-from ..build import build
-from ..devices import MAX_CLOCK_HZ, MIB
-from ..executor_cuda_timing import FIGURE, set_bytes
-from ..executor_memory import SPREAD_ALIGN
-from ..executor_slots import _specs
-from ..shm import layout
-from ..executor import _CTYPES
-from ..executor_pair import argtypes
+from ..build.compile import build
 from ..errors import EnvironmentProblem, HarnessError, UsageError
-from ..scenarios import select_scenarios
-from ..stats import median
-from ..task import load_reference, load_task
+from ..executor.cuda_driver import DeviceRange, Driver
+from ..executor.cupti_activity import FRONT_END_GAP_MS, Activity, call_layout, find_library, timestamp_step, work_of
+from ..executor.memory import SPREAD_ALIGN
+from ..executor.pair import argtypes
+from ..executor.process import _CTYPES
+from ..executor.shm import layout
+from ..executor.slots import _specs
+from ..task.model import load_reference, load_task
+from ..task.scenarios import select_scenarios
+from ..timing.cuda_loop import FIGURE, set_bytes
+from ..timing.devices import MAX_CLOCK_HZ, MIB
+from ..timing.profiler import device_activity, kind_of, kineto_activity
+from ..timing.stats import median
 
 TOLERANCE = 0.05          # issue 14: every per-scenario time within ±5 % of CUPTI's ...
 MEDIAN_TOLERANCE = 0.01   # ... and the median deviation within ±1 %
@@ -100,7 +100,7 @@ def call_figure(call, i):
 
 def _figures(every):
     """One implementation's calls -> its figures (ms), made as the harness makes a CUDA scenario's
-    time of its rounds (executor_cuda_timing.FIGURE), the span's median beside them, and the calls.
+    time of its rounds (cuda_loop.FIGURE), the span's median beside them, and the calls.
     Calls whose launches outran their pad (`outran`) are left out of the figures (all of them, if
     every call did) and counted."""
     mine = [f for f in every if not f.get("outran")] or every
@@ -267,7 +267,7 @@ def _native(fn, argv):
 
 def harness_slots(task, inputs, shapes, count, device="cuda", alloc=None):
     """(buffer, [{tensor name: tensor}] x count): the scenario's tensors laid out as the harness lays
-    out a CUDA scenario's slots in an executor's arena (executor_slots._specs over shm.layout: every
+    out a CUDA scenario's slots in an executor's arena (slots._specs over shm.layout: every
     tensor page-aligned in the order of the task's arguments, slot after slot), a multiple of 2 MiB
     apart from a 2 MiB boundary, so every slot's tensors sit at the same offsets within their 2 MiB
     pages. `alloc(nbytes)` (a uint8 tensor) gives the buffer: torch's allocator by default, or
@@ -290,12 +290,12 @@ def harness_slots(task, inputs, shapes, count, device="cuda", alloc=None):
 
 def packed_stride(task, shapes_in, shapes):
     """How far apart harness_slots lays consecutive slots: one slot's bytes, in whole 2 MiB pages
-    (packed; the harness spreads its slots wider where the arena has room, executor_memory.slot_stride)."""
+    (packed; the harness spreads its slots wider where the arena has room, memory.slot_stride)."""
     return -(-set_bytes(task, shapes_in, shapes) // SPREAD_ALIGN) * SPREAD_ALIGN
 
 
 class ArenaMemory:
-    """Memory as the harness's arena reaches an executor (executor_memory.CudaArena, executor.cmd_cuda):
+    """Memory as the harness's arena reaches an executor (memory.CudaArena, executor.cmd_cuda):
     one allocation made with cuMemCreate, exported as a file descriptor, imported and mapped again;
     not torch's allocator. Every scenario's slots are laid out in it from its start (the scenarios
     run one after another). The descriptor stays open for the other process (--refill-in other),
@@ -335,7 +335,7 @@ def measure(task, ref, libs, sc, times, calls, seed, pad_cycles, flush, placemen
     profiler `calls` flushed and padded calls of each implementation in turn. With placements > 1
     (CUPTI read in-process only), that many copies of the inputs and outputs lie at different
     addresses and the calls take them in turn, as the harness's rounds draw theirs from slots spread
-    over its arena (executor_memory.slot_stride): what a kernel of a few microseconds costs depends
+    over its arena (memory.slot_stride): what a kernel of a few microseconds costs depends
     on where its few lines lie. `lay` says where: "tool", 2-32 MiB apart wherever torch's allocator
     puts them; "harness", as the harness lays its slots out, one after another a multiple of 2 MiB
     apart from a 2 MiB boundary, each tensor page-aligned at the same offset in every slot
@@ -564,7 +564,7 @@ def _pad_us(pad, impl):
     highest clock, or the harness's pad for a native call or a peer's."""
     if isinstance(pad, int):
         return pad / MAX_CLOCK_HZ * 1e6
-    from ..executor_cuda_timing import PAD_MS, PEER_PAD_MS
+    from ..timing.cuda_loop import PAD_MS, PEER_PAD_MS
     return 1e3 * (PAD_MS if impl in ("candidate", "baseline") else PEER_PAD_MS)
 
 
@@ -592,7 +592,7 @@ def records_us(raw):
 def _own_calls(placed, calls, flush, pad_cycles, interleave=False, seed=0, refill=None, busy=False):
     """{impl: figures and calls} of `calls` flushed and padded calls of every implementation of
     `placed` ({impl: [a function making one call] per placement; call i runs on placement i mod
-    their number}), each read from CUPTI on its own (harness/cupti_activity.py): the records between
+    their number}), each read from CUPTI on its own (harness/executor/cupti_activity.py): the records between
     two takes are the pad and the call. One implementation's calls after another's, or with
     `interleave` one call of each a round, in a random order each round, as the harness's rounds."""
     src, dst, how, act = flush
@@ -681,7 +681,7 @@ def evaluate(args):
     if args.profiler == "cupti":
         path = find_library()
         if path is None:
-            raise EnvironmentProblem("--profiler cupti: no libcupti found (harness/cupti_activity.py)")
+            raise EnvironmentProblem("--profiler cupti: no libcupti found (harness/executor/cupti_activity.py)")
         try:
             activity = Activity(path)
         except (OSError, RuntimeError) as exc:

@@ -19,8 +19,8 @@ import subprocess
 import sys
 import time
 
-from ..cuda_driver import Driver                                           # stdlib only, as is
-from ..cupti_activity import Activity, find_library, timestamp_step        # this: no torch yet
+from ..executor.cuda_driver import Driver                                           # stdlib only, as is
+from ..executor.cupti_activity import Activity, find_library, timestamp_step        # this: no torch yet
 
 ORDERS = ("before-import", "after-import", "after-init", "driver")
 

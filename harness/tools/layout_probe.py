@@ -90,11 +90,11 @@ int main(int argc, char **argv) {
 
 
 def build(workdir, task_dir):
-    from ..build import build as harness_build
-    from ..task import load_task
+    from ..build.compile import build as harness_build
+    from ..task.model import load_task
     task = load_task(task_dir)
     lib = os.path.join(workdir, "kernel.so")
-    # Built as an evaluation builds the baseline (harness/build.py: its flags, its sandbox).
+    # Built as an evaluation builds the baseline (harness/build/compile.py: its flags, its sandbox).
     b = harness_build(task, task.baseline.read_bytes(), os.path.join(workdir, "cache"), namespace="baseline")
     if not b.ok:
         raise SystemExit(f"layout_probe: the baseline did not build: {b.log[-400:]}")

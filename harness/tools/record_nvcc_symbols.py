@@ -11,7 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..elf import read_elf
+from ..build.elf import read_elf
 
 REPO = Path(__file__).resolve().parents[2]
 OUT = REPO / "harness/tests/nvcc_symbols.json"
@@ -37,7 +37,7 @@ def main():
     nvcc = lines[-2].strip() if len(lines) >= 2 else "nvcc"
     gxx = _version(["g++", "--version"])[0]
     data = {"recorded_with": f"{nvcc}; {gxx}",
-            "how": "undefined symbols of kernel.o as harness/build.py compiles each file (nvcc -O3 -std=c++17 "
+            "how": "undefined symbols of kernel.o as harness/build/compile.py compiles each file (nvcc -O3 -std=c++17 "
                    "-gencode=arch=compute_90a,code=sm_90a -c); files that do not compile are left out",
             "objects": objects}
     OUT.write_text(json.dumps(data, indent=1) + "\n")

@@ -20,10 +20,10 @@ import time
 
 import torch
 
-from ..correctness import max_abs_diff
-from ..oracle import Oracle
-from ..scenarios import select_scenarios
-from ..task import load_reference, load_task
+from ..task.model import load_reference, load_task
+from ..task.oracle import Oracle
+from ..task.scenarios import select_scenarios
+from ..task.tolerance import max_abs_diff
 
 
 def _timed(fn, sync):

@@ -111,7 +111,7 @@ profrms)   # where rmsnorm's evaluation with the peers kept spends its time (aft
   "$PY" -c "import pstats; p = pstats.Stats('$OUT/rmsnorm-kept.prof'); p.sort_stats('cumulative').print_stats(60); p.sort_stats('tottime').print_stats(30)" \
     > "$OUT/rmsnorm-kept-prof.txt" 2>&1 ;;
 cupti)
-  step cupti-self 60 "$PY" -m harness.cupti_activity ;;
+  step cupti-self 60 "$PY" -m harness.executor.cupti_activity ;;
 profkept)   # where a full evaluation with the peers' figures kept spends its time (after `full`)
   rms_eval rmsnorm-full-kept
   flash_prof ;;

@@ -1,0 +1,112 @@
+"""One call in an executor as the trusted parent makes and watches it: the scenario's buffer sets in
+that executor, the call's arguments, the inputs and poison written through the parent's own mapping,
+the outputs read from it, and what the parent sees of the executor from outside around a call.
+
+The correctness stage (harness/correctness_stage.py) and the timing loops (harness/timing/) make
+their calls through these.
+"""
+
+from ..build.denylist import ALWAYS, families, match_library
+from ..sandbox.procinfo import ChildFailure
+from ..task.tolerance import poison
+from .memory import close_set, new_set
+
+# CPU the candidate's executor may spend on threads other than its main one, over a whole
+# evaluation, on a single-threaded task (the executor itself starts none).
+OTHER_THREADS_CPU_MS = 0.2
+
+
+class Sets:
+    """The scenario's buffer sets, mapped into one executor (created on first use, closed at the end)."""
+
+    def __init__(self, ex, task, input_shapes, output_shapes):
+        self.ex, self.task, self.sets = ex, task, []
+        self.specs = []
+        for arg in task.args:
+            if arg.kind == "tensor":
+                shape = input_shapes[arg.name] if arg.role == "input" else output_shapes[arg.name]
+                self.specs.append((arg.name, arg.dtype, shape))
+
+    def get(self, k):
+        while len(self.sets) <= k:
+            self.sets.append(new_set(self.ex, self.specs))
+        return self.sets[k]
+
+    def close(self):
+        for bs in self.sets:
+            close_set(self.ex, bs)
+        self.sets = []
+
+
+def call_args(task, bs, scalars):
+    argv = []
+    for arg in task.args:
+        if arg.kind == "tensor":
+            argv.append(bs.ref(arg.name))
+        elif arg.kind == "stream":
+            argv.append(None)
+        else:
+            argv.append(scalars[arg.name])
+    return argv
+
+
+def fill(task, bs, inputs, outputs=True):
+    """The inputs' values into set `bs`, and poison into its outputs (unless `outputs` is False: the
+    caller poisons them itself, many sets at once)."""
+    for arg in task.inputs():
+        bs.tensors[arg.name].copy_(inputs[arg.name])
+    if outputs:
+        for arg in task.outputs():
+            poison(bs.tensors[arg.name])
+
+
+def outputs_of(task, bs):
+    return {a.name: bs.tensors[a.name] for a in task.outputs()}
+
+
+class Watch:
+    """What the parent sees of an executor from outside, before and after a call."""
+
+    def __init__(self, ctx, ex):
+        self.ctx, self.ex = ctx, ex
+        self.libs, self.status = ex.libraries(), ex.status_fields()
+
+    def findings(self, baseline_status):
+        ex, out = self.ex, []
+        threads, allowed = ex.threads(), self.ctx.thread_allowance
+        if len(threads) > allowed:
+            out.append(f"{len(threads) - allowed} thread(s) started by the candidate are still running after it "
+                       f"returned (the executor runs on {allowed})")
+        kids = ex.descendants()
+        if kids:
+            out.append(f"the candidate started {len(kids)} process(es) still running after it returned "
+                       f"(pids {', '.join(map(str, kids))}); candidates may not start processes")
+        fams = families(self.ctx.task.denylist) + ALWAYS
+        for path in sorted(ex.libraries() - self.libs):
+            fam = match_library(path, fams)
+            if fam:
+                out.append(f"the call mapped {path} ({fam.why})")
+        other = ex.other_threads_cpu_ns() / 1e6
+        if self.ctx.single_threaded and other > OTHER_THREADS_CPU_MS:
+            out.append(other_threads_finding(other))
+        st = ex.status_fields()
+        if st["SigCgt"] != baseline_status["SigCgt"]:
+            out.append(f"the candidate installed signal handler(s) (caught-signal mask {st['SigCgt']:#x}, "
+                       f"the executor alone has {baseline_status['SigCgt']:#x}): work deferred to a signal")
+        if st["timers"] > baseline_status["timers"]:
+            out.append(f"the candidate holds {st['timers'] - baseline_status['timers']} POSIX timer(s): work "
+                       f"deferred to a timer")
+        return out
+
+
+def other_threads_finding(ms):
+    return (f"{ms:.2f} ms of the executor's CPU time ran on threads other than its main one (threads that "
+            f"may have exited since): the task is single-threaded")
+
+
+def device_findings(reply):
+    """Device-wide state a CUDA call left set (class 9), as the executor found and reset it."""
+    found = reply.get("device") or []
+    if not isinstance(found, list):
+        raise ChildFailure("forged", f"a reply with a malformed device report ({str(found)[:80]})")
+    return [str(f) for f in found]

@@ -1,0 +1,445 @@
+"""The trusted parent's handle on one executor process: start it, talk to it, watch it, kill it.
+
+Everything the verdict needs about the executor is measured from here, never taken from it: the
+wall clock around each request and its "done", the kernel's account of the executor's CPU time
+(clock_getcpuclockid: every thread, signal handlers included), its threads, its mapped libraries,
+its caught signals and POSIX timers (/proc/<pid>), and the processes it left behind. The executor's
+replies are small JSON frames checked field by field; nothing from it is unpickled.
+"""
+
+import ctypes
+import functools
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ..sandbox import bwrap, procinfo, seccomp
+from ..sandbox.procinfo import ChildFailure, child_setup as _child_setup
+from .protocol import recv_frame, send_frame
+
+REPLY_LIMIT = 64 << 10
+STARTUP_SECONDS = 120
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def cpu_clock(pid):
+    """The clock id of a process's CPU time (all its threads), as clock_gettime_ns accepts."""
+    clk = ctypes.c_int()
+    err = _libc.clock_getcpuclockid(pid, ctypes.byref(clk))
+    if err:
+        raise OSError(err, f"clock_getcpuclockid({pid}) failed")
+    return clk.value
+
+
+def set_subreaper():
+    """Make this process the reaper of orphans below it, so a process a candidate detaches with
+    setsid/double fork is re-parented here, where it can be found and killed."""
+    try:
+        _libc.prctl(36, 1, 0, 0, 0)   # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+# The only harness files an executor needs (copied into the sandbox: the checkout stays outside).
+PACKAGE_FILES = ("__init__.py", "api.py",
+                 "executor/__init__.py", "executor/process.py", "executor/protocol.py", "executor/cuda_driver.py",
+                 "executor/cuda_state.py", "executor/cupti_activity.py",
+                 "sandbox/__init__.py", "sandbox/seccomp.py",
+                 "native/__init__.py", "native/calls.py")
+INSIDE = "/kernelseek"
+
+
+def package_copy(workdir):
+    """A copy of the executor's own files, to bind read-only into the sandbox."""
+    root = Path(workdir) / "executor-package"
+    pkg = root / "harness"
+    if not pkg.is_dir():
+        pkg.mkdir(parents=True)
+        for name in PACKAGE_FILES:
+            (pkg / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(Path(__file__).resolve().parents[1] / name, pkg / name)
+    return root
+
+
+class ExecutorProcess:
+    def __init__(self, workdir, role, call_timeout, confine=True, sandboxed=False, binds=()):
+        """binds: (host path, path inside) pairs the sandbox shows read-only (libraries, a task)."""
+        self.role = role                    # "candidate" or "reference" (baseline and peers)
+        self.call_timeout = call_timeout
+        self.workdir = Path(workdir)
+        self.log_path = self.workdir / f"executor-{role}-{int(time.time() * 1000)}.log"
+        self.log = open(self.log_path, "wb")
+        self.confine = confine and seccomp.supported()
+        self.sandboxed = sandboxed
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        # The same hash seed in every executor: identical code must read the same in the candidate's
+        # executor and its twin, and a random seed per process lays out the interpreter's dicts
+        # differently (issue 14: per-evaluation offsets of a 2 us kernel measured through Python).
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONDONTWRITEBYTECODE": "1",
+               "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
+        if os.environ.get("CUDA_VISIBLE_DEVICES") is not None:    # the GPU the evaluation was given
+            env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
+        argv = [sys.executable, "-m", "harness.executor.process", str(theirs.fileno())]
+        setup = functools.partial(_child_setup, os.getpid())
+        set_subreaper()
+        # Whatever already ran below this process (the caller's watchdog, say: kernelseek starts the
+        # harness beside a `sh`/`cat` that kills its group when the caller dies) is not the candidate's.
+        self.preexisting = set(_children_of(os.getpid()))
+        if sandboxed:
+            env["PYTHONPATH"] = f"{INSIDE}/package"
+            self.proc = bwrap.popen(argv, pass_fds=(theirs.fileno(),), env=env, cwd="/tmp",
+                                      ro_binds=[(package_copy(workdir), f"{INSIDE}/package"), *binds],
+                                      stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
+                                      preexec_fn=setup)
+        else:
+            env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
+                                         cwd=str(self.workdir), env=env, pass_fds=(theirs.fileno(),),
+                                         preexec_fn=setup)
+        theirs.close()
+        self.sock = ours
+        self.pid = self.proc.pid      # the executor's own pid once ready() found it (bwrap's until then)
+        _LIVE.add(self.pid)
+        self.seq = 0
+        self.pending = []            # requests sent by send() whose replies collect() has not read
+        self.running = None          # what the executor is doing now (for a timeout's message)
+        self.deadline = None         # the evaluation's time limit (time.monotonic()), set by the caller
+        self.clock = None
+        self._maps = None     # (the last /proc/PID/maps read, the libraries in it): libraries()
+
+    # -- talking ----------------------------------------------------------------------------------
+    def request(self, msg, fds=None, timeout=None):
+        """Send one command and return its checked reply (after those of earlier send()s)."""
+        if self.pending:
+            self.collect()
+        self.seq += 1
+        msg = dict(msg, seq=self.seq)
+        try:
+            send_frame(self.sock, msg, fds)
+        except OSError:
+            raise self._died() from None
+        return self._reply(timeout or self.call_timeout)
+
+    def send(self, msg, fds=None):
+        """Send one command now and collect its reply later (collect()): the executor works on it
+        while this process does something else. Nothing else may be sent before collect()."""
+        self.seq += 1
+        try:
+            send_frame(self.sock, dict(msg, seq=self.seq), fds)
+        except OSError:
+            raise self._died() from None
+        self.pending.append(self.seq)
+
+    def collect(self, timeout=None):
+        """The replies to the commands send() sent, in order (the first error raises)."""
+        replies, pending, self.pending = [], self.pending, []
+        for seq in pending:
+            replies.append(self._reply(timeout or self.call_timeout, seq))
+        return replies
+
+    def _reply(self, timeout, seq=None):
+        seq = self.seq if seq is None else seq
+        # The evaluation's time limit (`deadline`, a time.monotonic() value the caller sets) holds
+        # inside a call too: a call that hangs with a long call timeout must not outlive it.
+        wait = timeout if self.deadline is None else max(0.0, min(timeout, self.deadline - time.monotonic()))
+        if not select.select([self.sock], [], [], wait)[0]:
+            who = self.running
+            self.kill()
+            if self.deadline is not None and time.monotonic() >= self.deadline:
+                raise ChildFailure("timeout", "the evaluation's time limit was reached during this scenario"
+                                   + (f" (while running {who})" if who else "") + "; the process was killed", who)
+            raise ChildFailure("timeout", f"no progress for {timeout:.0f} s"
+                               + (f" while running {who}" if who else "") + "; the process was killed", who)
+        try:
+            reply = recv_frame(self.sock, None, REPLY_LIMIT)
+        except EOFError:
+            raise self._died() from None
+        except (ValueError, UnicodeDecodeError, OSError) as exc:
+            self.kill()
+            raise ChildFailure("forged", f"a garbled reply from the {self.role}'s executor ({exc}): something "
+                                         f"in that process wrote to the harness's socket", self.running) from None
+        if not isinstance(reply, dict) or reply.get("seq") != seq or reply.get("type") not in ("done", "error"):
+            self.kill()
+            raise ChildFailure("forged", f"a reply from the {self.role}'s executor that is not the answer to "
+                                         f"request {seq} ({str(reply)[:120]}): something in that process "
+                                         f"wrote to the harness's socket", self.running)
+        if reply["type"] == "error":
+            # "load": the library does not load; "call": the call failed on the device (CUDA fault).
+            kind = reply.get("kind") if reply.get("kind") in ("load", "call") else "harness"
+            raise ChildFailure(kind, str(reply.get("message")) + ("" if kind != "harness" else
+                                                                  "\n" + str(reply.get("traceback", ""))),
+                               self.running)
+        return reply
+
+    def ready(self, timeout=STARTUP_SECONDS):
+        """Wait until the executor answers (before any candidate code is loaded) and find its pid as
+        this process sees it: inside bwrap's PID namespace it is a grandchild of bwrap."""
+        self.request({"cmd": "unmap", "id": -1}, timeout=timeout)
+        if self.sandboxed:
+            found = [p for p in _subtree(self.proc.pid) if "harness.executor" in _cmdline(p) and not _is_bwrap(p)]
+            if len(found) != 1:
+                raise ChildFailure("harness", f"cannot find the executor inside its sandbox (found {found})")
+            _LIVE.add(found[0])
+            self.pid = found[0]
+        self.clock = cpu_clock(self.pid)
+
+    def start(self, init, timeout=STARTUP_SECONDS, later=False):
+        """Send init (load the library, install the filter). ready() first. `later`: its reply is
+        collected with the next request's (send())."""
+        msg = dict(init, cmd="init", seccomp=self.confine)
+        if later:
+            return self.send(msg)
+        return self.request(msg, timeout=timeout)
+
+    # -- watching ---------------------------------------------------------------------------------
+    def cpu_ns(self):
+        try:
+            return time.clock_gettime_ns(self.clock)
+        except OSError:
+            raise self._died() from None
+
+    def other_threads_cpu_ns(self):
+        """CPU time of every thread but the main one, the exited ones included: the process's CPU
+        clock counts them all, the main thread's schedstat only itself."""
+        try:
+            main = int(Path(f"/proc/{self.pid}/task/{self.pid}/schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return 0
+        return max(0, self.cpu_ns() - main)
+
+    def threads(self):
+        try:
+            return set(os.listdir(f"/proc/{self.pid}/task"))
+        except OSError:
+            return set()
+
+    def libraries(self):
+        """The shared objects the process maps (/proc/PID/maps), parsed again only when the maps changed
+        (a CUDA executor's run to thousands of lines: 0.8 ms a parse, twice every correctness call)."""
+        try:
+            with open(f"/proc/{self.pid}/maps", "rb") as fh:
+                raw = fh.read()
+        except OSError:
+            return set()
+        if self._maps is not None and self._maps[0] == raw:
+            return set(self._maps[1])
+        libs = set()
+        for line in raw.decode("utf-8", "replace").splitlines():
+            parts = line.split(None, 5)
+            if len(parts) == 6 and ".so" in parts[5].rsplit("/", 1)[-1]:
+                libs.add(parts[5].strip())
+        self._maps = (raw, libs)
+        return set(libs)
+
+    def status_fields(self):
+        """Caught signals (SigCgt, a hex mask) and the number of POSIX timers the process holds."""
+        out = {"SigCgt": None, "timers": 0}
+        try:
+            for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+                if line.startswith("SigCgt:"):
+                    out["SigCgt"] = int(line.split()[1], 16)
+            out["timers"] = Path(f"/proc/{self.pid}/timers").read_text().count("ID:")
+        except (OSError, ValueError):
+            pass
+        return out
+
+    def descendants(self):
+        """Processes the executor started: in a sandbox, everything in it but bwrap and the executor;
+        otherwise its children and the orphans re-parented to this process (setsid, double fork)
+        other than the executors themselves."""
+        if self.sandboxed:
+            return [p for p in _subtree(self.proc.pid) if p != self.pid and not _is_bwrap(p)]
+        me, found = os.getpid(), []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == self.pid:
+                continue
+            fields = _stat_fields(entry)
+            if not fields:
+                continue
+            ppid = int(fields[1])
+            if fields[0] in (b"Z", b"X"):     # a zombie runs nothing; reap it if it is ours
+                if ppid == me:
+                    _reap(int(entry))
+                continue
+            if ppid == self.pid or (ppid == me and int(entry) not in _live_executors()
+                                    and int(entry) not in self.preexisting):
+                found.append(int(entry))
+        return found
+
+    # -- ending -----------------------------------------------------------------------------------
+    def _died(self):
+        who = self.running
+        try:
+            code = self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            code = self.proc.returncode
+        tail = self.log_tail()
+        if self.sandboxed and code is not None and code > 128:
+            code = -(code - 128)    # bwrap passes a signal on as 128 + its number
+        if code == -signal.SIGSYS and self.confine:
+            return ChildFailure("seccomp", f"the {self.role}'s executor was killed by its seccomp filter (SIGSYS)"
+                                           + (f" while running {who}" if who else "") + ": it made a system "
+                                           "call that code under evaluation may not make (creating or changing "
+                                           "files, sockets, new processes, exec, ptrace, executable memory, "
+                                           "signal handlers, timers)", who)
+        what = procinfo.exit_text(code)
+        return ChildFailure("crash", f"the process {what}" + (f" while running {who}" if who else "")
+                            + (f"; its output ends with:\n{tail}" if tail else ""), who)
+
+    def log_tail(self, limit=2000):
+        return procinfo.log_tail(self.log, self.log_path, limit)
+
+    def kill(self):
+        for pid in self.descendants() + ([self.pid] if self.pid != self.proc.pid else []):
+            _kill(pid)
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except OSError:
+                self.proc.kill()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                pass
+
+    def close(self):
+        self.kill()
+        _LIVE.discard(self.pid)
+        _LIVE.discard(self.proc.pid)
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        self.log.close()
+
+
+_LIVE = set()
+
+
+def _stat_fields(pid):
+    """The fields of /proc/<pid>/stat after the command name (state, ppid, ...), or None when gone.
+    Read with os.open/os.read: a scan reads every process's, on every watched call."""
+    try:
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        data = os.read(fd, 4096)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data.rsplit(b")", 1)[-1].split()
+
+
+def _parents():
+    """{pid: ppid} of the live (not zombie) processes."""
+    out = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            fields = _stat_fields(entry)
+            if fields and fields[0] not in (b"Z", b"X"):
+                out[int(entry)] = int(fields[1])
+    return out
+
+
+def _reap(pid):
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def _children(pid):
+    """The live children of `pid` from /proc/<pid>/task/*/children, or None when the kernel has no
+    such file (CONFIG_PROC_CHILDREN); [] when `pid` is gone."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    kids = set()
+    for tid in tasks:
+        try:
+            fd = os.open(f"/proc/{pid}/task/{tid}/children", os.O_RDONLY)
+        except FileNotFoundError:
+            if not os.path.exists(f"/proc/{pid}/task/{tid}"):
+                continue       # the thread exited meanwhile
+            return None
+        except OSError:
+            continue
+        try:
+            kids.update(int(c) for c in os.read(fd, 1 << 16).split())
+        finally:
+            os.close(fd)
+    live = []
+    for c in sorted(kids):
+        fields = _stat_fields(c)
+        if fields and fields[0] not in (b"Z", b"X"):
+            live.append(c)
+    return live
+
+
+def _subtree(root):
+    """Every live descendant of `root`: from each process's children files (a few reads, where a
+    scan of /proc read every process's stat: 3.2 ms a watched call on the GPU host), else the scan."""
+    found, todo = [], [root]
+    while todo:
+        p = todo.pop()
+        kids = _children(p)
+        if kids is None:
+            return _subtree_by_scan(root)
+        found += kids
+        todo += kids
+    return found
+
+
+def _subtree_by_scan(root):
+    parents, found, todo = _parents(), [], [root]
+    while todo:
+        p = todo.pop()
+        kids = [c for c, pp in parents.items() if pp == p]
+        found += kids
+        todo += kids
+    return found
+
+
+def _cmdline(pid):
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _is_bwrap(pid):
+    try:
+        return os.path.basename(os.readlink(f"/proc/{pid}/exe")) == "bwrap"
+    except OSError:
+        return False
+
+
+def _children_of(pid):
+    """The live processes whose parent is `pid`."""
+    return [p for p, pp in _parents().items() if pp == pid]
+
+
+def _live_executors():
+    return _LIVE
+
+
+def _kill(pid):
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        return
+    try:
+        os.waitpid(pid, 0)   # ours once re-parented: reap it
+    except ChildProcessError:
+        pass
