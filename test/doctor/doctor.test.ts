@@ -216,3 +216,18 @@ describe('serve and gpu-worker make the same checks at start', () => {
     expect(named(off.checks, 'sandbox')).toEqual([]);
   });
 });
+
+// On a GPU host (none here: the development machines and CI have no GPU, and this says so as a
+// skipped test): doctor finds the GPUs, the driver's CUDA version, a toolkit it runs and a PyTorch
+// that sees the GPU, and a worker for the GPUs' architecture may start.
+const gpuHost = (await execa('nvidia-smi', ['-L'], { reject: false })).exitCode === 0;
+describe.skipIf(!gpuHost)(`on a GPU host${gpuHost ? '' : ' (skipped: no nvidia-smi on this machine)'}`, () => {
+  it('finds every GPU, the driver, nvcc and a PyTorch that sees the GPU, and fails nothing', async () => {
+    const { code, checks } = await doctor(['--role', 'gpu-worker'], { ...serveEnv(), KERNELSEEK_PYTHON: undefined });
+    expect(checks.filter((c) => c.status === 'fail')).toEqual([]);
+    expect(code).toBe(0);
+    expect(named(checks, 'GPU').every((c) => c.status === 'ok' && /sm_\d+/.test(c.detail))).toBe(true);
+    expect(named(checks, 'driver')[0]!.detail).toMatch(/runs CUDA \d+\.\d+ and older/);
+    expect(named(checks, 'Python')[0]!.detail).toMatch(/CUDA \d+\.\d+, [1-9]\d* GPU\(s\) visible/);
+  }, 120_000);
+});
