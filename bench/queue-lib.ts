@@ -8,6 +8,7 @@ import path from 'node:path';
 import { REPO_ROOT, type Config, type Env } from '../src/config/index.js';
 import { runHarness } from '../src/harness/runner.js';
 import type { createBullmqDispatcher } from '../src/queue/bullmq-dispatcher.js';
+import { queueNameFor } from '../src/queue/catalog.js';
 import type { EvaluationRequest } from '../src/queue/dispatcher.js';
 
 export function percentile(values: number[], p: number): number {
@@ -85,7 +86,8 @@ export async function measureRemote(dispatcher: ReturnType<typeof createBullmqDi
   const t0 = performance.now();
   const outcome = await dispatcher.evaluate(request);
   const totalMs = performance.now() - t0;
-  const job = await dispatcher.client.queue(`eval-${request.arch ?? 'cpu'}`).getJob(outcome.jobId);
+  // The queue of this dispatcher's harness version (src/queue/catalog.ts).
+  const job = await dispatcher.client.queue(queueNameFor('evaluate', request.arch ?? 'cpu', (await dispatcher.harness()).id)).getJob(outcome.jobId);
   const waitMs = job?.processedOn && job.timestamp ? job.processedOn - job.timestamp : Number.NaN;
   const harnessMs = outcome.wallSeconds * 1000;
   return { totalMs, harnessMs, addedMs: totalMs - harnessMs, waitMs, status: outcome.status };

@@ -42,7 +42,7 @@ export function reportError(error: unknown, env: Env, stderr: Writable): number 
   let code = 1;
   if (error instanceof ConfigError) {
     writeLine(stderr, error.message);
-    writeLine(stderr, 'Fix the variables above (see the configuration table in README.md) and try again.');
+    writeLine(stderr, error.fix ?? 'Fix the variables above (see the configuration table in README.md) and try again.');
     code = 78; // EX_CONFIG
   } else if (error instanceof AppError) {
     writeLine(stderr, `error: ${error.userMessage}`);

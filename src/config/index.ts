@@ -1,4 +1,4 @@
-export { loadConfig, readProcessEnv, REPO_ROOT, type Config, type Env } from './load-config.js';
+export { inspectConfig, loadConfig, readProcessEnv, REPO_ROOT, type Config, type ConfigProblem, type Env } from './load-config.js';
 export { parseDuration } from './fields.js';
 export { DEFAULT_MODEL } from './modules/anthropic.js';
 export type { DbConfig } from './modules/db.js';

@@ -105,3 +105,34 @@ export function loadConfig(env: Env, options: { cwd?: string } = {}): Config {
     publish: buildPublishConfig(publish),
   };
 }
+
+/** One problem of a configuration: the variable at fault and the whole line loadConfig words. */
+export interface ConfigProblem {
+  variable: string;
+  message: string;
+}
+
+/**
+ * Every problem of the environment at once, and a configuration to go on checking with: the one
+ * the environment gives with the faulty variables left unset (their defaults), or none when even
+ * that is invalid. For `kernelseek doctor` and the checks `serve` and `gpu-worker` make at start,
+ * which report a bad REDIS_URL and an unreachable database in the same list.
+ */
+export function inspectConfig(env: Env, options: { cwd?: string } = {}): { config: Config | undefined; problems: ConfigProblem[] } {
+  const problemsOf = (error: unknown): ConfigProblem[] => {
+    if (!(error instanceof ConfigError)) throw error;
+    return error.problems.map((message) => ({ variable: message.slice(0, Math.max(0, message.indexOf(':'))) || '(environment)', message }));
+  };
+  try {
+    return { config: loadConfig(env, options), problems: [] };
+  } catch (error) {
+    const problems = problemsOf(error);
+    const cleared: Env = { ...env };
+    for (const p of problems) delete cleared[p.variable];
+    try {
+      return { config: loadConfig(cleared, options), problems };
+    } catch {
+      return { config: undefined, problems };
+    }
+  }
+}

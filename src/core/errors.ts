@@ -17,9 +17,12 @@ export class AppError extends Error {
 /** The deployment's configuration is wrong (environment variables, files on disk). */
 export class ConfigError extends AppError {
   readonly problems: string[];
-  constructor(problems: string[]) {
-    super('config_invalid', `Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  /** What to do, said after the problems; unset: fix the variables (README's table). */
+  readonly fix: string | undefined;
+  constructor(problems: string[], options: { message?: string; fix?: string } = {}) {
+    super('config_invalid', options.message ?? `Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     this.problems = problems;
+    this.fix = options.fix;
   }
 }
 

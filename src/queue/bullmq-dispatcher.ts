@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Job } from 'bullmq';
 import type { RedisOptions } from 'ioredis';
@@ -16,7 +17,10 @@ import { JOB_KINDS, queueNameFor, type PayloadOf } from './catalog.js';
 import { describeIssues, type EvaluatePayload, type GpuBashPayload } from './payloads.js';
 import { toEvaluatePayload, toGpuBashPayload } from './request-payloads.js';
 import { createQueueClient, type QueueClient } from './producer.js';
+import { REPO_ROOT } from '../config/index.js';
+import { computeHarnessVersion, type HarnessVersion } from './harness-version.js';
 import type { ResultKey } from './result-key.js';
+import { packTask } from './task-bundle.js';
 import { openSeal, payloadDigest, type Opened, type SealedKind } from './result-seal.js';
 
 export interface BullmqDispatcherOptions {
@@ -28,6 +32,15 @@ export interface BullmqDispatcherOptions {
   waitTimeoutSeconds?: number;
   /** Refused results are logged here as well as reported to the caller's onProgress. */
   logger?: Logger;
+  /**
+   * The harness version jobs are sent for: they go to that version's queues, which only workers
+   * of the same version listen on. Default: this checkout's (`repoRoot`).
+   */
+  harness?: HarnessVersion;
+  /** The trusted checkout whose harness version is used by default (config.core.repoRoot). */
+  repoRoot?: string;
+  /** Where task folders are packed from into each evaluation (config.core.tasksDir). */
+  tasksDir?: string;
 }
 
 /**
@@ -113,19 +126,45 @@ function withRefusals<T>(kind: SealedKind, value: T, refused: string[]): T {
  * once and returns its result twice. A result whose seal is missing, wrong, or binds other work is
  * refused: the job is removed (once no worker holds it) and the work enqueued again under its id.
  */
-export function createBullmqDispatcher(options: BullmqDispatcherOptions): Dispatcher & { client: QueueClient } {
+export interface BullmqDispatcher extends Dispatcher {
+  client: QueueClient;
+  /** The harness version this dispatcher sends jobs for. */
+  harness(): Promise<HarnessVersion>;
+  /** The payload an evaluation request is sent as (its task packed in): what a worker receives. */
+  payloadFor(request: EvaluationRequest): Promise<EvaluatePayload>;
+}
+
+export function createBullmqDispatcher(options: BullmqDispatcherOptions): BullmqDispatcher {
   const client = createQueueClient({ connection: options.connection, prefix: options.prefix });
   const ttl = options.waitTimeoutSeconds ? options.waitTimeoutSeconds * 1000 : undefined;
   const key = options.resultKey;
+  const repoRoot = options.repoRoot ?? REPO_ROOT;
+  const tasksDir = options.tasksDir ?? path.join(repoRoot, 'kernels');
+  const harness = () => (options.harness ? Promise.resolve(options.harness) : computeHarnessVersion(repoRoot));
 
-  const submit = async <T>(kind: SealedKind, payload: EvaluatePayload | GpuBashPayload, dispatch: DispatchOptions): Promise<T> => {
+  /** The evaluation with its task folder packed in, so a worker without a copy of it evaluates it. */
+  const withTask = async (payload: EvaluatePayload): Promise<EvaluatePayload> => {
+    if (payload.taskBundle || !/^[a-z0-9_]+$/.test(payload.task)) return payload;
+    try {
+      return { ...payload, taskBundle: await packTask(path.join(tasksDir, payload.task), payload.task, key) };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        throw new UserInputError(`Task '${payload.task}' is not in ${tasksDir} (KERNELSEEK_TASKS_DIR): the task travels to the workers from this checkout.`, { code: 'task_unknown' });
+      }
+      throw error;
+    }
+  };
+
+  const submit = async <T>(kind: SealedKind, request: EvaluatePayload | GpuBashPayload, dispatch: DispatchOptions): Promise<T> => {
+    const payload = kind === 'evaluate' ? await withTask(request as EvaluatePayload) : request;
     const parsed = JOB_KINDS[kind].payload.safeParse(payload);
     if (!parsed.success) throw new UserInputError(`Invalid ${kind} job: ${describeIssues(parsed.error)}`, { code: 'job_invalid' });
     const data = parsed.data as PayloadOf<typeof kind>;
     // The digest of what this dispatcher sends: a seal is checked against it, never against the
     // job's data as Redis holds it (whoever planted the job wrote that).
     const digest = payloadDigest(kind, data);
-    const queueName = queueNameFor(kind, data.arch);
+    const { id: harnessId } = await harness();
+    const queueName = queueNameFor(kind, data.arch, harnessId);
     const open = (jobId: string, value: unknown) => openSeal<T>(key, { kind, jobId, payloadDigest: digest }, value);
     // Listen before adding, so that the events of a job that starts at once are not missed.
     await client.events(queueName);
@@ -161,7 +200,7 @@ export function createBullmqDispatcher(options: BullmqDispatcherOptions): Dispat
     };
 
     for (;;) {
-      const { job, created } = await client.enqueue(kind, data);
+      const { job, created } = await client.enqueue(kind, data, { harnessId });
       const jobId = String(job.id);
       announce(dispatch, job, queueName, created);
       const opened: Opened<T> =
@@ -189,6 +228,8 @@ export function createBullmqDispatcher(options: BullmqDispatcherOptions): Dispat
   };
   return {
     client,
+    harness,
+    payloadFor: async (request: EvaluationRequest) => withTask(toEvaluatePayload(request)),
     evaluate: (request: EvaluationRequest, dispatch: DispatchOptions = {}) => submit<EvaluationOutcome>('evaluate', toEvaluatePayload(request), dispatch),
     gpuBash: (request: GpuBashRequest, dispatch: DispatchOptions = {}) => submit<GpuBashResult>('gpu-bash', toGpuBashPayload(request), dispatch),
     close: () => client.close(),

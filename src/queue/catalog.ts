@@ -48,7 +48,7 @@ export const JOB_KINDS = {
     jobId: (p: EvaluatePayload) =>
       p.runId !== undefined && p.seq !== undefined
         ? `eval:${p.runId}:${p.seq}`
-        : `eval:adhoc:${contentHash([p.task, p.fileName, p.source, p.scenarios, p.arch, p.device ?? null, p.options ?? null])}`,
+        : `eval:adhoc:${contentHash([p.task, p.fileName, p.source, p.scenarios, p.arch, p.device ?? null, p.options ?? null, p.taskBundle?.digest ?? null])}`,
     // A second attempt only for failures of the machinery (the worker lost Redis, a disk filled up);
     // a candidate's failure or a harness crash is a result, not an exception.
     attempts: 2,
@@ -104,11 +104,25 @@ export type PayloadOf<K extends JobKind> = z.output<(typeof JOB_KINDS)[K]['paylo
 
 export const JOB_KIND_NAMES = Object.keys(JOB_KINDS) as JobKind[];
 
-/** The queue a job of this kind goes to. Per-arch kinds need the arch (`cpu` or `sm_90`). */
-export function queueNameFor(kind: JobKind, arch?: string): string {
+/**
+ * The queue a job of this kind goes to. Per-arch kinds need the arch (`cpu` or `sm_90`) and go to
+ * a queue per harness version too (`eval-sm_90@3f2a9c01b7de`, the id of src/queue/harness-version.ts):
+ * a worker listens only on its own version's queues, so Redis hands a job only to a worker whose
+ * harness matches the server's (docs/queue.md, "Workers that match their server"). Without the
+ * harness id, the arch's name alone: how heartbeats of older workers and the run's waiting note
+ * name the pool.
+ */
+export function queueNameFor(kind: JobKind, arch?: string, harnessId?: string): string {
   const spec = JOB_KINDS[kind];
   if (spec.perArch && !arch) throw new Error(`${kind} jobs go to a queue per architecture: give the arch (cpu, sm_90, ...)`);
-  return spec.queue(arch ?? '');
+  const base = spec.queue(arch ?? '');
+  return spec.perArch && harnessId ? `${base}@${harnessId}` : base;
+}
+
+/** The pool part of a per-version queue name (`eval-cpu` of `eval-cpu@3f2a9c01b7de`) and its harness id. */
+export function splitQueueName(name: string): { base: string; harnessId: string | null } {
+  const at = name.indexOf('@');
+  return at < 0 ? { base: name, harnessId: null } : { base: name.slice(0, at), harnessId: name.slice(at + 1) };
 }
 
 export function jobIdFor<K extends JobKind>(kind: K, payload: PayloadOf<K>): string {

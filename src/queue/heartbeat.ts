@@ -23,7 +23,15 @@ export const WorkerHeartbeatSchema = z.object({
   queues: z.array(z.string()),
   slots: z.array(WorkerSlotSchema),
   driver: z.string().nullable(),
+  /** `0.1.0+3f2a9c01b7de` (src/queue/harness-version.ts); an older worker's own wording, or null. */
   harnessVersion: z.string().nullable(),
+  /** The id its queues carry (`eval-sm_90@<id>`); absent from workers older than per-version queues. */
+  harnessId: z.string().nullable().optional(),
+  /**
+   * The tasks of the worker's own checkout, name → the first 16 hex digits of their digest. Shown,
+   * not needed: a job carries its task (src/queue/task-bundle.ts).
+   */
+  tasks: z.record(z.string(), z.string()).optional(),
   startedAt: z.string(),
   lastBeat: z.string(),
 });

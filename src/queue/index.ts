@@ -3,12 +3,12 @@
  * `--remote`, in-process for `run` and `eval`), the GPU worker and queue statistics.
  */
 export type * from './dispatcher.js';
-export { JOB_KINDS, JOB_KIND_NAMES, jobIdFor, jobOptionsFor, kindOptionsFor, queueNameFor, type JobKind, type PayloadOf } from './catalog.js';
+export { JOB_KINDS, JOB_KIND_NAMES, jobIdFor, jobOptionsFor, kindOptionsFor, queueNameFor, splitQueueName, type JobKind, type PayloadOf } from './catalog.js';
 export * from './payloads.js';
 export { checkRedis, redisOptionsFromUrl } from './connection.js';
 export { createQueueClient, type QueueClient, type EnqueuedJob } from './producer.js';
 export { createKindWorker, type KindProcessor, type KindWorkerOptions, type ProcessorContext } from './kind-worker.js';
-export { createBullmqDispatcher, MAX_KEY_MISMATCHES, MAX_REFUSED_RESULTS, type BullmqDispatcherOptions } from './bullmq-dispatcher.js';
+export { createBullmqDispatcher, MAX_KEY_MISMATCHES, MAX_REFUSED_RESULTS, type BullmqDispatcher, type BullmqDispatcherOptions } from './bullmq-dispatcher.js';
 export { loadResultKey, resultKeyFile, resultKeyFromSecret, type ResultKey } from './result-key.js';
 export { sealResult, openSeal, payloadDigest, canonicalJson, type ResultSeal } from './result-seal.js';
 export { createInProcessDispatcher } from './in-process-dispatcher.js';
@@ -19,3 +19,6 @@ export { listWorkers, type WorkerHeartbeat } from './heartbeat.js';
 export { collectQueuesReport, type QueuesReport } from './stats.js';
 export { trimOutcome, MAX_RESULT_BYTES } from './trim.js';
 export { detectGpus, parseNvidiaSmi, type GpuInfo } from './gpus.js';
+export { computeHarnessVersion, type HarnessVersion } from './harness-version.js';
+export { packTask, unpackTask, readTaskFolder, digestTaskFiles, type TaskBundle } from './task-bundle.js';
+export { matchWorkers, describeOtherHarness, type WorkerMatch } from './worker-match.js';

@@ -24,6 +24,8 @@ export interface KindWorkerOptions {
   prefix: string;
   /** For per-architecture kinds: which queue (`cpu`, `sm_90`). */
   arch?: string;
+  /** For per-architecture kinds: the harness version's queue (src/queue/harness-version.ts). */
+  harnessId?: string;
   concurrency?: number;
   /** Lock lifetime; renewed every half of it while the job runs. */
   lockSeconds: number;
@@ -45,7 +47,7 @@ export interface KindWorkerOptions {
  */
 export function createKindWorker<K extends JobKind>(kind: K, processor: KindProcessor<K>, options: KindWorkerOptions): Worker {
   const spec = JOB_KINDS[kind];
-  const queue = queueNameFor(kind, options.arch);
+  const queue = queueNameFor(kind, options.arch, options.harnessId);
   return new Worker(
     queue,
     async (job: Job, token?: string, workerSignal?: AbortSignal) => {

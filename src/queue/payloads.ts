@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TaskBundleSchema } from './task-bundle.js';
 
 /**
  * Job payloads, validated by the producer before enqueueing and again by the worker (a job may come
@@ -43,6 +44,12 @@ export const EvaluatePayloadSchema = z.strictObject({
     .min(1, { message: 'incumbent is empty' })
     .refine((s) => Buffer.byteLength(s) <= MAX_SOURCE_BYTES, { message: `incumbent is larger than ${MAX_SOURCE_BYTES >> 10} KiB` })
     .optional(),
+  /**
+   * The task folder, packed and sealed by the server (src/queue/task-bundle.ts): the worker
+   * evaluates against it, not against a copy of its own. Absent from older producers: then the
+   * worker's own checkout has to have the task.
+   */
+  taskBundle: TaskBundleSchema.optional(),
 });
 export type EvaluatePayload = z.infer<typeof EvaluatePayloadSchema>;
 

@@ -22,7 +22,8 @@ export interface EnqueuedJob {
  * on first use and closed together.
  */
 export interface QueueClient {
-  enqueue<K extends JobKind>(kind: K, payload: PayloadOf<K>, options?: { arch?: string }): Promise<EnqueuedJob>;
+  /** `harnessId`: per-arch kinds go to the queue of that harness version (src/queue/catalog.ts). */
+  enqueue<K extends JobKind>(kind: K, payload: PayloadOf<K>, options?: { arch?: string; harnessId?: string }): Promise<EnqueuedJob>;
   queue(name: string): Queue;
   events(name: string): Promise<QueueEvents>;
   close(): Promise<void>;
@@ -56,7 +57,7 @@ export function createQueueClient(options: QueueClientOptions): QueueClient {
       if (!parsed.success) throw new UserInputError(`Invalid ${kind} job: ${describeIssues(parsed.error)}`, { code: 'job_invalid' });
       const data = parsed.data as PayloadOf<typeof kind>;
       const arch = opts.arch ?? ('arch' in data ? (data as { arch: string }).arch : undefined);
-      const queueName = queueNameFor(kind, arch);
+      const queueName = queueNameFor(kind, arch, opts.harnessId);
       const q = queue(queueName);
       const jobOpts = jobOptionsFor(kind, data);
       const existing = await q.getJob(jobOpts.jobId);

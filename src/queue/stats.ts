@@ -13,6 +13,8 @@ export interface QueueStats {
 
 export interface QueuesReport {
   prefix: string;
+  /** The harness version of the checkout that made the report: the queues its jobs go to carry its id. */
+  harness?: string;
   queues: QueueStats[];
   workers: WorkerHeartbeat[];
 }
@@ -36,11 +38,11 @@ export async function discoverQueueNames(redis: Redis, prefix: string): Promise<
  * Counts per queue (the catalog's fixed queues, every per-arch queue in use and every queue a
  * worker listens on) and the workers whose heartbeat is current.
  */
-export async function collectQueuesReport(client: QueueClient, redis: Redis, prefix: string): Promise<QueuesReport> {
+export async function collectQueuesReport(client: QueueClient, redis: Redis, prefix: string, harness?: { id: string; version: string }): Promise<QueuesReport> {
   const workers = await listWorkers(redis, prefix);
   const names = new Set(await discoverQueueNames(redis, prefix));
   for (const kind of JOB_KIND_NAMES) if (!JOB_KINDS[kind].perArch) names.add(queueNameFor(kind));
-  names.add(queueNameFor('evaluate', 'cpu'));
+  names.add(queueNameFor('evaluate', 'cpu', harness?.id));
   for (const w of workers) for (const q of w.queues) names.add(q);
   const queues = await Promise.all(
     [...names].sort().map(async (name) => {
@@ -58,5 +60,5 @@ export async function collectQueuesReport(client: QueueClient, redis: Redis, pre
       };
     }),
   );
-  return { prefix, queues, workers };
+  return { prefix, ...(harness ? { harness: harness.version } : {}), queues, workers };
 }

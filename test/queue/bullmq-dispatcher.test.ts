@@ -2,7 +2,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { UserInputError } from '../../src/core/errors.js';
 import { createBullmqDispatcher } from '../../src/queue/bullmq-dispatcher.js';
 import { redisOptionsFromUrl } from '../../src/queue/connection.js';
-import { newPrefix, REDIS_URL, removePrefix, TEST_RESULT_KEY } from './support.js';
+import { queueNameFor } from '../../src/queue/catalog.js';
+import { HARNESS, newPrefix, REDIS_URL, removePrefix, TEST_RESULT_KEY } from './support.js';
+
+const EVAL_SM90 = queueNameFor('evaluate', 'sm_90', HARNESS.id);
 
 /** The producer side alone: no worker listens on these queues. */
 describe('createBullmqDispatcher without a worker', () => {
@@ -23,12 +26,12 @@ describe('createBullmqDispatcher without a worker', () => {
       },
     });
     await expect(pending).rejects.toThrow('the person pressed Ctrl-C');
-    expect(await dispatcher.client.queue('eval-sm_90').getJob('eval:ks-abort:1')).toBeUndefined();
+    expect(await dispatcher.client.queue(EVAL_SM90).getJob('eval:ks-abort:1')).toBeUndefined();
   });
 
   it('gives up after the wait timeout, leaving the job queued for when a worker comes', async () => {
-    await expect(dispatcher.evaluate({ ...request, runId: 'ks-wait', seq: 1 })).rejects.toThrow(/Job eval:ks-wait:1 on eval-sm_90 failed: .*timed out before finishing/);
-    expect(await (await dispatcher.client.queue('eval-sm_90').getJob('eval:ks-wait:1'))?.getState()).toBe('waiting');
+    await expect(dispatcher.evaluate({ ...request, runId: 'ks-wait', seq: 1 })).rejects.toThrow(new RegExp(`Job eval:ks-wait:1 on ${EVAL_SM90} failed: .*timed out before finishing`));
+    expect(await (await dispatcher.client.queue(EVAL_SM90).getJob('eval:ks-wait:1'))?.getState()).toBe('waiting');
   });
 
   it('refuses an invalid request before it reaches Redis', async () => {

@@ -19,6 +19,10 @@ describe('queue catalog', () => {
   it('names a queue per architecture for evaluations and gpu_bash, one queue for the others', () => {
     expect(queueNameFor('evaluate', 'sm_90')).toBe('eval-sm_90');
     expect(queueNameFor('evaluate', 'cpu')).toBe('eval-cpu');
+    // Per-arch kinds go to a queue per harness version; the others have one queue whatever it is.
+    expect(queueNameFor('evaluate', 'sm_90', '3f2a9c01b7de')).toBe('eval-sm_90@3f2a9c01b7de');
+    expect(queueNameFor('gpu-bash', 'cpu', '3f2a9c01b7de')).toBe('gpu-bash-cpu@3f2a9c01b7de');
+    expect(queueNameFor('agent-turn', undefined, '3f2a9c01b7de')).toBe('agent-turn');
     expect(queueNameFor('gpu-bash', 'sm_90')).toBe('gpu-bash-sm_90');
     expect(queueNameFor('agent-turn')).toBe('agent-turn');
     expect(queueNameFor('digest')).toBe('digest');

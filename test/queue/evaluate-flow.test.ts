@@ -7,7 +7,7 @@ import { redisOptionsFromUrl } from '../../src/queue/connection.js';
 import type { EvaluationProgress, EvaluationRequest } from '../../src/queue/dispatcher.js';
 import { runKernelseek } from '../support/cli.js';
 import { createTempDir } from '../support/db.js';
-import { BASELINE, countLogLines, FIXTURES, newPrefix, REDIS_URL, removePrefix, startWorker, TEST_RESULT_KEY, TEST_RESULT_SECRET, workerEnv, type WorkerProcess } from './support.js';
+import { BASELINE, countLogLines, FIXTURES, newPrefix, REDIS_URL, removePrefix, startWorker, TEST_RESULT_KEY, TEST_RESULT_SECRET, workerEnv, type WorkerProcess, EVAL_CPU, BASH_CPU, HARNESS } from './support.js';
 
 const SMALL = { peers: false, baseline: false } as const;
 
@@ -53,7 +53,7 @@ describe('evaluations through Redis and a gpu-worker process (cpu host)', () => 
     expect(outcome.worker).toMatch(/\/cpu$/);
     expect(outcome.executor).toMatchObject({ gpuIndex: null, gpuName: null, harnessVersion: expect.stringMatching(/^\d+\.\d+/) });
     expect((outcome.result as Record<string, unknown>).executor).toEqual(outcome.executor);
-    expect(progress[0]).toMatchObject({ phase: 'queued', message: 'queued as eval:ks-flow:1 on eval-cpu' });
+    expect(progress[0]).toMatchObject({ phase: 'queued', message: `queued as eval:ks-flow:1 on ${EVAL_CPU}` });
     expect(progress.map((p) => p.phase)).toEqual(expect.arrayContaining(['compile', 'scenario', 'done']));
   });
 
@@ -71,8 +71,8 @@ describe('evaluations through Redis and a gpu-worker process (cpu host)', () => 
   });
 
   it('fails a malformed payload at once, without retries, with the reason', async () => {
-    const queue = dispatcher.client.queue('eval-cpu');
-    const events = await dispatcher.client.events('eval-cpu');
+    const queue = dispatcher.client.queue(EVAL_CPU);
+    const events = await dispatcher.client.events(EVAL_CPU);
     const job = await queue.add('evaluate', { task: 'cpu_softmax', source: '', fileName: 'kernel.exe', scenarios: 'all', arch: 'cpu' }, { jobId: 'eval:bad:1', attempts: 5 });
     const started = Date.now();
     await expect(job.waitUntilFinished(events, 30_000)).rejects.toThrow(
@@ -118,13 +118,13 @@ describe('evaluations through Redis and a gpu-worker process (cpu host)', () => 
     const json = await runKernelseek(['queues', '--json'], cliEnv);
     expect(json.code).toBe(0);
     const report = JSON.parse(json.stdout) as { queues: { name: string; counts: Record<string, number> }[]; workers: { arch: string; queues: string[]; harnessVersion: string }[] };
-    const evalCpu = report.queues.find((q) => q.name === 'eval-cpu');
+    const evalCpu = report.queues.find((q) => q.name === EVAL_CPU);
     expect(evalCpu?.counts).toMatchObject({ waiting: 0, active: 0, failed: 2, completed: 5 });
-    expect(report.queues.map((q) => q.name)).toEqual(expect.arrayContaining(['agent-turn', 'digest', 'eval-cpu', 'gpu-bash-cpu']));
+    expect(report.queues.map((q) => q.name)).toEqual(expect.arrayContaining(['agent-turn', 'digest', EVAL_CPU, BASH_CPU]));
     expect(report.workers).toHaveLength(1);
-    expect(report.workers[0]).toMatchObject({ arch: 'cpu', queues: ['eval-cpu', 'gpu-bash-cpu'] });
+    expect(report.workers[0]).toMatchObject({ arch: 'cpu', queues: [EVAL_CPU, BASH_CPU], harnessVersion: HARNESS.version });
     const text = await runKernelseek(['queues'], cliEnv);
-    expect(text.stdout).toMatch(/eval-cpu\s+0\s+0\s+0\s+2\s+5/);
+    expect(text.stdout).toMatch(new RegExp(`${EVAL_CPU}\\s+0\\s+0\\s+0\\s+2\\s+5`));
     expect(text.stdout).toMatch(/-\d+\s+cpu\s+cpu\s+-/);
   });
 
@@ -135,7 +135,7 @@ describe('evaluations through Redis and a gpu-worker process (cpu host)', () => 
     expect(table.stdout).toMatch(/^scenario\s+status/);
     expect(table.stdout).toMatch(/r7-c33\s+ok/);
     expect(table.stdout).toMatch(/ran on: .*\/cpu \(cpu, harness \d/);
-    expect(table.stderr).toMatch(/queued as eval:adhoc:[0-9a-f]{32} on eval-cpu/);
+    expect(table.stderr).toMatch(new RegExp(`queued as eval:adhoc:[0-9a-f]{32} on ${EVAL_CPU}`));
     const json = await runKernelseek(['eval', 'cpu_softmax', BASELINE, '--remote', '--scenarios', 'r7-c33', '--no-peers', '--json'], cliEnv);
     expect(json.code).toBe(0);
     expect(EvalResultSchema.safeParse(JSON.parse(json.stdout)).success).toBe(true);

@@ -12,7 +12,7 @@ import { runGpuBash } from '../../src/queue/gpu-bash.js';
 import { loadResultKey } from '../../src/queue/result-key.js';
 import { startGpuWorker, type GpuWorkerHandle } from '../../src/queue/worker/gpu-worker.js';
 import { createTempDir } from '../support/db.js';
-import { newPrefix, REDIS_URL, removePrefix } from './support.js';
+import { newPrefix, REDIS_URL, removePrefix, BASH_CPU } from './support.js';
 
 const ENV = { PATH: process.env.PATH, HOME: process.env.HOME, LANG: 'C.UTF-8', ANTHROPIC_API_KEY: 'sk-ant-do-not-leak', REDIS_URL };
 // The sandbox is on (the default): every command here runs in bubblewrap.
@@ -110,7 +110,7 @@ describe('gpu_bash', () => {
       await expect(dispatcher.gpuBash({ runId: 'ks-bashtest', seq: 2, command: 'ls', archive: Buffer.from('not a tarball'), timeoutSeconds: 30 })).rejects.toThrow(
         /not a gzipped tar archive/,
       );
-      const job = await dispatcher.client.queue('gpu-bash-cpu').getJob('bash:ks-bashtest:2');
+      const job = await dispatcher.client.queue(BASH_CPU).getJob('bash:ks-bashtest:2');
       expect(job?.attemptsMade).toBe(1);
     });
   });

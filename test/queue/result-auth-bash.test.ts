@@ -15,7 +15,7 @@ import type { EvaluationProgress } from '../../src/harness/evaluation.js';
 import { resultKeyFromSecret } from '../../src/queue/result-key.js';
 import { startGpuWorker, type GpuWorkerHandle } from '../../src/queue/worker/gpu-worker.js';
 import { createTempDir } from '../support/db.js';
-import { newPrefix, REDIS_URL, removePrefix, TEST_RESULT_KEY, TEST_RESULT_SECRET } from './support.js';
+import { newPrefix, REDIS_URL, removePrefix, TEST_RESULT_KEY, TEST_RESULT_SECRET, BASH_CPU } from './support.js';
 
 /** gpu_bash results travel the same path as evaluations and are sealed the same way. */
 
@@ -63,14 +63,14 @@ describe('gpu_bash results through Redis are sealed', () => {
     const jobId = 'bash:ks-authbash:1';
     const forged = { exitCode: 0, output: 'all tests passed, 9.9x faster\n', truncated: false, timedOut: false, durationMs: 3, worker: 'gpu-host-1/0', gpu: 'NVIDIA H200' };
     const now = Date.now();
-    await redis.hset(`${prefix}:gpu-bash-cpu:${jobId}`, { name: 'gpu-bash', data: JSON.stringify(toGpuBashPayload(req)), opts: '{}', timestamp: now, finishedOn: now, atm: 1, returnvalue: JSON.stringify(forged) });
-    await redis.zadd(`${prefix}:gpu-bash-cpu:completed`, now, jobId);
-    expect((await dispatcher.client.queue('gpu-bash-cpu').getJob(jobId))?.returnvalue).toEqual(forged);
+    await redis.hset(`${prefix}:${BASH_CPU}:${jobId}`, { name: 'gpu-bash', data: JSON.stringify(toGpuBashPayload(req)), opts: '{}', timestamp: now, finishedOn: now, atm: 1, returnvalue: JSON.stringify(forged) });
+    await redis.zadd(`${prefix}:${BASH_CPU}:completed`, now, jobId);
+    expect((await dispatcher.client.queue(BASH_CPU).getJob(jobId))?.returnvalue).toEqual(forged);
 
     const progress: EvaluationProgress[] = [];
     const r = await dispatcher.gpuBash(req, { onProgress: (p) => progress.push(p) });
     expect(progress.filter((p) => p.phase === 'refused').map((p) => p.message)).toEqual([
-      `The result of job ${jobId} on gpu-bash-cpu was refused: it carries no seal: no KernelSeek worker produced it. The work is queued again, to be done for real.`,
+      `The result of job ${jobId} on ${BASH_CPU} was refused: it carries no seal: no KernelSeek worker produced it. The work is queued again, to be done for real.`,
     ]);
     expect(r.output).toContain('real-42');
     expect(r.output).toContain('kernel.cu');
@@ -91,14 +91,14 @@ describe('gpu_bash results through Redis are sealed', () => {
     const prefix = newPrefix('rogue');
     const connection = redisOptionsFromUrl(REDIS_URL);
     let answered = 0;
-    const rogue = new Worker('gpu-bash-cpu', async () => (answered++, { exitCode: 0, output: 'forged\n', truncated: false, timedOut: false, durationMs: 1, worker: 'x/0', gpu: null }), { connection, prefix });
+    const rogue = new Worker(BASH_CPU, async () => (answered++, { exitCode: 0, output: 'forged\n', truncated: false, timedOut: false, durationMs: 1, worker: 'x/0', gpu: null }), { connection, prefix });
     const dispatcher = createBullmqDispatcher({ connection, prefix, resultKey: TEST_RESULT_KEY });
     try {
       await rogue.waitUntilReady();
       const error = await dispatcher.gpuBash(request('ks-rogue', 1, 'echo hello')).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(HarnessError);
       expect((error as HarnessError).message).toBe(
-        'No result taken for job bash:ks-rogue:1 on gpu-bash-cpu: 3 results were refused, the last because it carries no seal: no KernelSeek worker produced it. Something that can write to this Redis answers jobs without the result key (a rogue worker, or tampered job records): check who holds the Redis password.',
+        `No result taken for job bash:ks-rogue:1 on ${BASH_CPU}: 3 results were refused, the last because it carries no seal: no KernelSeek worker produced it. Something that can write to this Redis answers jobs without the result key (a rogue worker, or tampered job records): check who holds the Redis password.`,
       );
       expect(answered).toBe(3);
     } finally {
@@ -117,11 +117,11 @@ describe('gpu_bash results through Redis are sealed', () => {
     const reason = `it is sealed with result key ${other.id}, and this dispatcher holds key ${TEST_RESULT_KEY.id} (the test key): a worker with another KERNELSEEK_RESULT_KEY, or a forgery`;
     expect((error as HarnessError).code).toBe('result_refused');
     expect((error as HarnessError).message).toBe(
-      `No result taken for job bash:ks-wrongkey:1 on gpu-bash-cpu: 2 results were refused, the last because ${reason}. Give serve, kernelseek eval --remote and every gpu-worker the same KERNELSEEK_RESULT_KEY (this dispatcher's key is ${TEST_RESULT_KEY.id}, from the test key).`,
+      `No result taken for job bash:ks-wrongkey:1 on ${BASH_CPU}: 2 results were refused, the last because ${reason}. Give serve, kernelseek eval --remote and every gpu-worker the same KERNELSEEK_RESULT_KEY (this dispatcher's key is ${TEST_RESULT_KEY.id}, from the test key).`,
     );
     expect(progress.filter((p) => p.phase === 'refused').map((p) => p.message)).toEqual([
-      `The result of job bash:ks-wrongkey:1 on gpu-bash-cpu was refused: ${reason}. The work is queued again, to be done for real.`,
-      `The result of job bash:ks-wrongkey:1 on gpu-bash-cpu was refused: ${reason}.`,
+      `The result of job bash:ks-wrongkey:1 on ${BASH_CPU} was refused: ${reason}. The work is queued again, to be done for real.`,
+      `The result of job bash:ks-wrongkey:1 on ${BASH_CPU} was refused: ${reason}.`,
     ]);
   });
 });

@@ -7,14 +7,14 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvaluationOutcome, EvaluationProgress } from '../../src/harness/evaluation.js';
 import { jobIdFor } from '../../src/queue/catalog.js';
-import { createBullmqDispatcher, toEvaluatePayload } from '../../src/queue/bullmq-dispatcher.js';
+import { createBullmqDispatcher } from '../../src/queue/bullmq-dispatcher.js';
 import { redisOptionsFromUrl } from '../../src/queue/connection.js';
 import type { EvaluationRequest } from '../../src/queue/dispatcher.js';
 import { storedOutcome } from '../../src/agent/tools/evaluate-tool.js';
 import { BACKENDS, createTempDir, createTestDatabase, type TestDatabase } from '../support/db.js';
 import { runKernelseek } from '../support/cli.js';
 import { newRunInput } from '../support/factories.js';
-import { BASELINE, countLogLines, FIXTURES, newPrefix, REDIS_URL, removePrefix, slowBaseline, startWorker, TEST_RESULT_KEY, TEST_RESULT_SECRET, workerEnv, type WorkerProcess } from './support.js';
+import { BASELINE, countLogLines, FIXTURES, newPrefix, REDIS_URL, removePrefix, slowBaseline, startWorker, TEST_RESULT_KEY, TEST_RESULT_SECRET, workerEnv, type WorkerProcess, EVAL_CPU } from './support.js';
 
 /**
  * The attack of issue 12, performed: whoever can write to Redis (gpu_bash on a worker host read
@@ -113,7 +113,7 @@ describe('results through Redis are sealed: a forged one is refused and the cand
     let forgedServed = 0;
     // Anyone with REDIS_URL can run a BullMQ worker on the queue: it answers the first job and leaves.
     const rogue: Worker = new Worker(
-      'eval-cpu',
+      EVAL_CPU,
       async (job) => {
         forgedServed++;
         void rogue.close();
@@ -128,7 +128,7 @@ describe('results through Redis are sealed: a forged one is refused and the cand
     });
     await rogue.close();
     expect(forgedServed).toBe(1);
-    expect(refusals).toEqual([`The result of job ${jobId} on eval-cpu was refused: it carries no seal: no KernelSeek worker produced it. The work is queued again, to be done for real.`]);
+    expect(refusals).toEqual([`The result of job ${jobId} on ${EVAL_CPU} was refused: it carries no seal: no KernelSeek worker produced it. The work is queued again, to be done for real.`]);
     expect(logLines.some((l) => l.includes('"msg":"result refused"') && l.includes(jobId))).toBe(true);
     // The harness's verdict on a kernel that writes zeros, not the forgery's.
     expect(outcome.status).toBe('incorrect');
@@ -144,11 +144,11 @@ describe('results through Redis are sealed: a forged one is refused and the cand
     const req = request({ runId: 'ks-auth', seq: 2 });
     const jobId = 'eval:ks-auth:2';
     // The attacker knows the candidate and the next number: the planted job carries this very payload.
-    await plantCompleted('eval-cpu', jobId, 'evaluate', toEvaluatePayload(req), forgedOutcome(jobId));
-    expect(await unsealedView('eval-cpu', jobId)).toMatchObject({ status: 'ok', result: { summary: { speedup_vs_baseline_geomean: 7.5 } } });
+    await plantCompleted(EVAL_CPU, jobId, 'evaluate', await dispatcher.payloadFor(req), forgedOutcome(jobId));
+    expect(await unsealedView(EVAL_CPU, jobId)).toMatchObject({ status: 'ok', result: { summary: { speedup_vs_baseline_geomean: 7.5 } } });
 
     const { outcome, refusals } = await evaluate(req);
-    expect(refusals).toEqual([`The result of job ${jobId} on eval-cpu was refused: it carries no seal: no KernelSeek worker produced it. The work is queued again, to be done for real.`]);
+    expect(refusals).toEqual([`The result of job ${jobId} on ${EVAL_CPU} was refused: it carries no seal: no KernelSeek worker produced it. The work is queued again, to be done for real.`]);
     expect(outcome.status).toBe('incorrect');
     expect(speedup(outcome)).not.toBe(7.5);
     expect(countLogLines(worker!.output(), 'evaluation started', jobId)).toBe(1);
@@ -164,7 +164,7 @@ describe('results through Redis are sealed: a forged one is refused and the cand
       // As the evaluate tool does: the pending row first, then the dispatcher, then the row completed.
       const pending = await store.evaluations.createPending({ runId: run.id, seq: 1, task: 'cpu_softmax', jobId, candidateHash: 'zeros', source: zeros, scenarios: 'r7-c33' });
       const req = request({ runId: run.id, seq: 1 });
-      await plantCompleted('eval-cpu', jobId, 'evaluate', toEvaluatePayload(req), forgedOutcome(jobId));
+      await plantCompleted(EVAL_CPU, jobId, 'evaluate', await dispatcher.payloadFor(req), forgedOutcome(jobId));
       const { outcome } = await evaluate(req);
       await store.evaluations.complete(pending.id, storedOutcome(outcome));
       const row = (await store.evaluations.get(pending.id))!;
@@ -182,33 +182,33 @@ describe('results through Redis are sealed: a forged one is refused and the cand
     const first = await evaluate(request({ source: baseline, runId: 'ks-auth', seq: 3 }));
     expect(first).toMatchObject({ outcome: { status: 'ok' }, refusals: [] });
     expect(first.outcome.refused).toBeUndefined();
-    const genuine = JSON.parse((await redis.hget(`${prefix}:eval-cpu:eval:ks-auth:3`, 'returnvalue'))!) as EvaluationOutcome & { seal: unknown };
+    const genuine = JSON.parse((await redis.hget(`${prefix}:${EVAL_CPU}:eval:ks-auth:3`, 'returnvalue'))!) as EvaluationOutcome & { seal: unknown };
     expect(genuine.seal).toMatchObject({ jobId: 'eval:ks-auth:3', kind: 'evaluate' });
 
     // Rewritten in place, seal kept: a re-executed tool call (same run and number) finds it.
     const rewritten = structuredClone(genuine) as typeof genuine & { result: { summary: { speedup_vs_baseline_geomean: number } } };
     rewritten.result.summary.speedup_vs_baseline_geomean = 7.5;
-    await redis.hset(`${prefix}:eval-cpu:eval:ks-auth:3`, 'returnvalue', JSON.stringify(rewritten));
-    expect(await unsealedView('eval-cpu', 'eval:ks-auth:3')).toMatchObject({ result: { summary: { speedup_vs_baseline_geomean: 7.5 } } });
+    await redis.hset(`${prefix}:${EVAL_CPU}:eval:ks-auth:3`, 'returnvalue', JSON.stringify(rewritten));
+    expect(await unsealedView(EVAL_CPU, 'eval:ks-auth:3')).toMatchObject({ result: { summary: { speedup_vs_baseline_geomean: 7.5 } } });
     const again = await evaluate(request({ source: baseline, runId: 'ks-auth', seq: 3 }));
-    expect(again.refusals).toEqual(['The result of job eval:ks-auth:3 on eval-cpu was refused: its seal does not match its content: it was changed after a worker sealed it, or forged. The work is queued again, to be done for real.']);
+    expect(again.refusals).toEqual([`The result of job eval:ks-auth:3 on ${EVAL_CPU} was refused: its seal does not match its content: it was changed after a worker sealed it, or forged. The work is queued again, to be done for real.`]);
     expect(again.outcome.status).toBe('ok');
     expect(speedup(again.outcome)).not.toBe(7.5);
     expect(countLogLines(worker!.output(), 'evaluation started', 'eval:ks-auth:3')).toBe(2);
 
     // The baseline's genuine sealed result, planted as the zero kernel's next job.
-    await plantCompleted('eval-cpu', 'eval:ks-auth:4', 'evaluate', toEvaluatePayload(request({ runId: 'ks-auth', seq: 4 })), genuine);
+    await plantCompleted(EVAL_CPU, 'eval:ks-auth:4', 'evaluate', await dispatcher.payloadFor(request({ runId: 'ks-auth', seq: 4 })), genuine);
     const replayed = await evaluate(request({ runId: 'ks-auth', seq: 4 }));
-    expect(replayed.refusals).toEqual(['The result of job eval:ks-auth:4 on eval-cpu was refused: it is the sealed result of job eval:ks-auth:3, not of eval:ks-auth:4. The work is queued again, to be done for real.']);
+    expect(replayed.refusals).toEqual([`The result of job eval:ks-auth:4 on ${EVAL_CPU} was refused: it is the sealed result of job eval:ks-auth:3, not of eval:ks-auth:4. The work is queued again, to be done for real.`]);
     expect(replayed.outcome.status).toBe('incorrect');
 
     // Same job id, other candidate: the worker genuinely evaluated the baseline under eval:ks-auth:5,
     // then the job's data was rewritten to the zero kernel's payload.
     expect((await evaluate(request({ source: baseline, runId: 'ks-auth', seq: 5 }))).outcome.status).toBe('ok');
-    await redis.hset(`${prefix}:eval-cpu:eval:ks-auth:5`, 'data', JSON.stringify(toEvaluatePayload(request({ runId: 'ks-auth', seq: 5 }))));
+    await redis.hset(`${prefix}:${EVAL_CPU}:eval:ks-auth:5`, 'data', JSON.stringify(await dispatcher.payloadFor(request({ runId: 'ks-auth', seq: 5 }))));
     const swapped = await evaluate(request({ runId: 'ks-auth', seq: 5 }));
     expect(swapped.refusals).toEqual([
-      'The result of job eval:ks-auth:5 on eval-cpu was refused: it is the sealed result of other work under this job id (another candidate source, task, scenarios, options, run or evaluation number). The work is queued again, to be done for real.',
+      `The result of job eval:ks-auth:5 on ${EVAL_CPU} was refused: it is the sealed result of other work under this job id (another candidate source, task, scenarios, options, run or evaluation number). The work is queued again, to be done for real.`,
     ]);
     expect(swapped.outcome.status).toBe('incorrect');
   }, 240_000);
@@ -216,12 +216,12 @@ describe('results through Redis are sealed: a forged one is refused and the cand
   it('kernelseek eval --remote: a job planted under the ad-hoc id (a hash the attacker can compute) is refused, said on stderr', async () => {
     await startRealWorker();
     const file = path.join(FIXTURES, 'zeros.cpp');
-    const payload = toEvaluatePayload({ task: 'cpu_softmax', source: zeros, fileName: 'kernel.cpp', scenarios: 'r7-c33', arch: 'cpu', device: 'cpu', options: SMALL });
+    const payload = await dispatcher.payloadFor({ task: 'cpu_softmax', source: zeros, fileName: 'kernel.cpp', scenarios: 'r7-c33', arch: 'cpu', device: 'cpu', options: SMALL });
     const jobId = jobIdFor('evaluate', payload);
-    await plantCompleted('eval-cpu', jobId, 'evaluate', payload, forgedOutcome(jobId));
+    await plantCompleted(EVAL_CPU, jobId, 'evaluate', payload, forgedOutcome(jobId));
     const cliEnv = { REDIS_URL, KERNELSEEK_QUEUE_PREFIX: prefix, KERNELSEEK_DATA_DIR: tmp.dir, KERNELSEEK_RESULT_KEY: TEST_RESULT_SECRET };
     const r = await runKernelseek(['eval', 'cpu_softmax', file, '--remote', '--scenarios', 'r7-c33', '--no-peers', '--no-baseline'], cliEnv);
-    expect(r.stderr).toContain(`The result of job ${jobId} on eval-cpu was refused: it carries no seal: no KernelSeek worker produced it. The work is queued again, to be done for real.`);
+    expect(r.stderr).toContain(`The result of job ${jobId} on ${EVAL_CPU} was refused: it carries no seal: no KernelSeek worker produced it. The work is queued again, to be done for real.`);
     expect(r.stdout).toMatch(/r7-c33\s+incorrect/);
     expect(r.code).toBe(1);
   }, 120_000);
@@ -229,10 +229,10 @@ describe('results through Redis are sealed: a forged one is refused and the cand
   it('a job planted under the next id with other work in it is refused before anyone waits on it', async () => {
     await startRealWorker();
     const jobId = 'eval:ks-auth:6';
-    await plantCompleted('eval-cpu', jobId, 'evaluate', toEvaluatePayload(request({ source: baseline, runId: 'ks-auth', seq: 6 })), forgedOutcome(jobId));
+    await plantCompleted(EVAL_CPU, jobId, 'evaluate', await dispatcher.payloadFor(request({ source: baseline, runId: 'ks-auth', seq: 6 })), forgedOutcome(jobId));
     const { outcome, refusals } = await evaluate(request({ runId: 'ks-auth', seq: 6 }));
     expect(refusals).toEqual([
-      `The result of job ${jobId} on eval-cpu was refused: the job already under this id carries other work (another candidate source, task, scenarios, options or run), so this dispatcher did not enqueue it. The work is queued again, to be done for real.`,
+      `The result of job ${jobId} on ${EVAL_CPU} was refused: the job already under this id carries other work (another candidate source, task, scenarios, options or run), so this dispatcher did not enqueue it. The work is queued again, to be done for real.`,
     ]);
     expect(outcome.status).toBe('incorrect');
   }, 120_000);
@@ -245,11 +245,11 @@ describe('results through Redis are sealed: a forged one is refused and the cand
     const { outcome, refusals } = await evaluate(request({ source: slow, runId: 'ks-auth', seq: 7, options: { ...SMALL, seeds: 4 } }), (p) => {
       if (p.phase === 'compile' && !forged) {
         forged = true;
-        void redis.xadd(`${prefix}:eval-cpu:events`, '*', 'event', 'completed', 'jobId', jobId, 'returnvalue', JSON.stringify(forgedOutcome(jobId)), 'prev', 'active');
+        void redis.xadd(`${prefix}:${EVAL_CPU}:events`, '*', 'event', 'completed', 'jobId', jobId, 'returnvalue', JSON.stringify(forgedOutcome(jobId)), 'prev', 'active');
       }
     });
     expect(forged).toBe(true);
-    expect(refusals).toEqual([`The result of job ${jobId} on eval-cpu was refused: it carries no seal: no KernelSeek worker produced it. A worker is running this job: its own result is awaited.`]);
+    expect(refusals).toEqual([`The result of job ${jobId} on ${EVAL_CPU} was refused: it carries no seal: no KernelSeek worker produced it. A worker is running this job: its own result is awaited.`]);
     expect(outcome.status).toBe('ok');
     expect(speedup(outcome)).not.toBe(7.5);
     expect(countLogLines(worker!.output(), 'evaluation started', jobId)).toBe(1);

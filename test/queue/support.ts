@@ -5,6 +5,8 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { REPO_ROOT } from '../../src/config/index.js';
 import { resultKeyFromSecret } from '../../src/queue/result-key.js';
+import { queueNameFor } from '../../src/queue/catalog.js';
+import { computeHarnessVersion } from '../../src/queue/harness-version.js';
 import { spawnNode, type Spawned } from '../support/processes.js';
 
 /** Shared by the queue tests: real Redis, a key prefix per test file, real worker processes. */
@@ -16,6 +18,11 @@ export const BASELINE = path.join(REPO_ROOT, 'kernels', 'cpu_softmax', 'baseline
 /** The result key of this test file's workers and dispatchers (KERNELSEEK_RESULT_KEY). */
 export const TEST_RESULT_SECRET = randomBytes(32).toString('hex');
 export const TEST_RESULT_KEY = resultKeyFromSecret(TEST_RESULT_SECRET, 'the test key');
+
+/** This checkout's harness version, and the cpu queues its jobs go to (src/queue/catalog.ts). */
+export const HARNESS = await computeHarnessVersion(REPO_ROOT);
+export const EVAL_CPU = queueNameFor('evaluate', 'cpu', HARNESS.id);
+export const BASH_CPU = queueNameFor('gpu-bash', 'cpu', HARNESS.id);
 
 export function newPrefix(label: string): string {
   return `kstest-${label}-${randomBytes(4).toString('hex')}`;

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBullmqDispatcher } from '../../src/queue/bullmq-dispatcher.js';
 import { redisOptionsFromUrl } from '../../src/queue/connection.js';
 import { createTempDir } from '../support/db.js';
-import { alive, countLogLines, newPrefix, slowBaseline, waitForLogLine, REDIS_URL, removePrefix, startWorker, TEST_RESULT_KEY, workerEnv, type WorkerProcess } from './support.js';
+import { alive, countLogLines, newPrefix, slowBaseline, waitForLogLine, REDIS_URL, removePrefix, startWorker, TEST_RESULT_KEY, workerEnv, type WorkerProcess, EVAL_CPU } from './support.js';
 
 // Two scenarios of a deliberately slow (but correct) kernel: long enough to be interrupted.
 const SLOW_SCENARIOS = 'r64-c128,r7-c33';
@@ -31,7 +31,7 @@ describe('workers that die or stop in the middle of an evaluation', () => {
     env = workerEnv(prefix, tmp.dir);
     slow = await slowBaseline();
     dispatcher = createBullmqDispatcher({ connection: redisOptionsFromUrl(REDIS_URL), prefix, resultKey: TEST_RESULT_KEY });
-    events = new QueueEvents('eval-cpu', { connection: redisOptionsFromUrl(REDIS_URL), prefix });
+    events = new QueueEvents(EVAL_CPU, { connection: redisOptionsFromUrl(REDIS_URL), prefix });
     events.on('completed', ({ jobId }) => completed.push(jobId));
     await events.waitUntilReady();
   });
@@ -75,7 +75,7 @@ describe('workers that die or stop in the middle of an evaluation', () => {
     expect(logTime(out, 'evaluation started', jobId) - crashedAt).toBeLessThan(15_000);
     await delay(500);
     expect(completed.filter((id) => id === jobId)).toHaveLength(1);
-    const job = await dispatcher.client.queue('eval-cpu').getJob(jobId);
+    const job = await dispatcher.client.queue(EVAL_CPU).getJob(jobId);
     expect(job?.stalledCounter).toBe(1);
     expect(await job?.getState()).toBe('completed');
   }, 180_000);
@@ -97,7 +97,7 @@ describe('workers that die or stop in the middle of an evaluation', () => {
     stopping.child.kill('SIGTERM');
     expect(await stopping.exited).toEqual({ code: 0, signal: null });
     expect(stopping.output()).toContain('handed back to the queue');
-    const job = await dispatcher.client.queue('eval-cpu').getJob(jobId);
+    const job = await dispatcher.client.queue(EVAL_CPU).getJob(jobId);
     expect(await job?.getState()).toBe('waiting');
     expect(job?.failedReason).toBeFalsy();
 

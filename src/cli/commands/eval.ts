@@ -121,17 +121,29 @@ function progressPrinter(ctx: CliContext, json: boolean): { show(p: EvaluationPr
 async function createRemoteDispatcher(ctx: CliContext, config: Config, arch: string | undefined): Promise<Dispatcher> {
   const [{ Redis }, queue] = await Promise.all([import('ioredis'), import('../../queue/index.js')]);
   await queue.checkRedis(config.redis.url);
-  const name = queue.queueNameFor('evaluate', arch);
+  const harness = await queue.computeHarnessVersion(config.core.repoRoot);
+  const base = queue.queueNameFor('evaluate', arch);
   const redis = new Redis({ ...queue.redisOptionsFromUrl(config.redis.url), lazyConnect: true });
   try {
-    const workers = (await queue.listWorkers(redis, config.queue.prefix)).filter((w) => w.queues.includes(name));
-    if (workers.length === 0) {
-      writeLine(ctx.stderr, `No worker is attached to ${name} right now: the job waits in the queue until one starts (Ctrl-C cancels it).`);
+    const match = queue.matchWorkers(await queue.listWorkers(redis, config.queue.prefix), base, harness.id);
+    if (match.matching.length === 0) {
+      const other = queue.describeOtherHarness(match, harness.version, "this checkout's");
+      writeLine(
+        ctx.stderr,
+        `No worker with this checkout's harness (${harness.version}) is attached to ${base} right now${other ? `; ${other}` : ''}: the job waits in ${match.queue} until one starts (Ctrl-C cancels it).`,
+      );
     }
   } finally {
     redis.disconnect();
   }
-  return queue.createBullmqDispatcher({ connection: queue.redisOptionsFromUrl(config.redis.url), prefix: config.queue.prefix, resultKey: await queue.loadResultKey(config) });
+  return queue.createBullmqDispatcher({
+    connection: queue.redisOptionsFromUrl(config.redis.url),
+    prefix: config.queue.prefix,
+    resultKey: await queue.loadResultKey(config),
+    harness,
+    repoRoot: config.core.repoRoot,
+    tasksDir: config.core.tasksDir,
+  });
 }
 
 export function registerEval(program: Command, ctx: CliContext): void {

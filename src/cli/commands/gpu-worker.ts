@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
 import { parseDuration } from '../../config/index.js';
 import { UserInputError } from '../../core/errors.js';
-import { checkRedis, startGpuWorker } from '../../queue/index.js';
-import { configOf, loggerOf, writeLine, type CliContext } from '../context.js';
+import { checkBeforeStart, type CheckLine } from '../../doctor/index.js';
+import { ARCH_RE, splitQueueName, startGpuWorker } from '../../queue/index.js';
+import { loggerOf, writeLine, type CliContext } from '../context.js';
 
 interface GpuWorkerOpts {
   gpus?: string;
@@ -34,25 +35,33 @@ export function registerGpuWorker(program: Command, ctx: CliContext): void {
       '\nA crashed worker\'s job is picked up by another within about KERNELSEEK_WORKER_LOCK +\nKERNELSEEK_WORKER_STALLED_CHECK (10 s + 5 s by default); see docs/queue.md.',
     )
     .action(async (opts: GpuWorkerOpts) => {
-      const config = configOf(ctx);
+      if (opts.arch !== undefined && !ARCH_RE.test(opts.arch)) throw new UserInputError(`--arch ${opts.arch} is not an architecture: use sm_90 (Hopper), sm_100, ... or cpu.`);
+      const gpus = parseGpus(opts.gpus);
       const concurrency = opts.concurrency === undefined ? undefined : Number(opts.concurrency);
       if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64)) {
         throw new UserInputError(`--concurrency ${opts.concurrency}: give a whole number from 1 to 64.`);
       }
-      const grace = opts.grace === undefined ? config.queue.graceSeconds : parseDuration(opts.grace);
-      if (grace === undefined) throw new UserInputError(`--grace ${opts.grace}: give a duration such as 60s or 5m.`);
+      const grace = opts.grace === undefined ? undefined : parseDuration(opts.grace);
+      if (opts.grace !== undefined && grace === undefined) throw new UserInputError(`--grace ${opts.grace}: give a duration such as 60s or 5m.`);
+      // The same checks as `kernelseek doctor --role gpu-worker`, all at once: a worker that could
+      // not evaluate anything refuses to start, with every reason.
+      const warnings: CheckLine[] = [];
+      const config = await checkBeforeStart('kernelseek gpu-worker', 'gpu-worker', { env: ctx.env, cwd: ctx.cwd, parts: ['worker'], ...(opts.arch !== undefined ? { arch: opts.arch } : {}), ...(gpus ? { gpus } : {}) }, (l) => warnings.push(l));
       const logger = loggerOf(config, 'gpu-worker');
-      await checkRedis(config.redis.url);
-      const worker = await startGpuWorker({ config, env: ctx.env, logger, gpus: parseGpus(opts.gpus), arch: opts.arch, concurrency });
+      for (const w of warnings) logger.warn({ check: w.name, fix: w.fix }, w.detail);
+      const worker = await startGpuWorker({ config, env: ctx.env, logger, gpus, arch: opts.arch, concurrency });
       const where = worker.slots.map((s) => (s.gpuIndex === null ? 'cpu' : `GPU ${s.gpuIndex} (${s.gpuName})`)).join(', ');
       if (worker.cpuReason) writeLine(ctx.stdout, `no GPU in use (${worker.cpuReason}): serving the cpu queues`);
-      writeLine(ctx.stdout, `gpu-worker ${worker.id} ready: ${worker.queues.join(', ')} on ${where}; harness ${worker.slots[0]?.executor.harnessVersion ?? 'unknown'}`);
+      // The pools first (what a person asks for), then the queues of this harness version they are.
+      const pools = worker.queues.map((q) => splitQueueName(q).base);
+      writeLine(ctx.stdout, `gpu-worker ${worker.id} ready: ${pools.join(', ')} on ${where}; harness ${worker.harness.version} (queues ${worker.queues.join(', ')})`);
       await new Promise<void>((resolve) => {
         if (ctx.signal.aborted) resolve();
         else ctx.signal.addEventListener('abort', () => resolve(), { once: true });
       });
-      writeLine(ctx.stdout, `shutting down: active jobs may finish for up to ${grace} s, then they go back to the queue`);
-      await worker.close(grace);
+      const graceSeconds = grace ?? config.queue.graceSeconds;
+      writeLine(ctx.stdout, `shutting down: active jobs may finish for up to ${graceSeconds} s, then they go back to the queue`);
+      await worker.close(graceSeconds);
       writeLine(ctx.stdout, 'gpu-worker stopped');
     });
 }

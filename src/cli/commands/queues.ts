@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { Redis } from 'ioredis';
-import { checkRedis, collectQueuesReport, createQueueClient, redisOptionsFromUrl } from '../../queue/index.js';
+import { checkRedis, collectQueuesReport, computeHarnessVersion, createQueueClient, redisOptionsFromUrl } from '../../queue/index.js';
 import { configOf, writeLine, type CliContext } from '../context.js';
 import { renderTable, terminalWidth } from '../table.js';
 
@@ -21,7 +21,8 @@ export function registerQueues(program: Command, ctx: CliContext): void {
       const client = createQueueClient({ connection, prefix: config.queue.prefix });
       const redis = new Redis(connection);
       try {
-        const report = await collectQueuesReport(client, redis, config.queue.prefix);
+        const harness = await computeHarnessVersion(config.core.repoRoot);
+        const report = await collectQueuesReport(client, redis, config.queue.prefix, harness);
         if (opts.json) {
           writeLine(ctx.stdout, JSON.stringify(report, null, 2));
           return;
@@ -35,6 +36,7 @@ export function registerQueues(program: Command, ctx: CliContext): void {
           ),
         );
         writeLine(ctx.stdout);
+        writeLine(ctx.stdout, `this checkout's harness: ${harness.version} (its jobs go to the queues ending @${harness.id}; a worker takes jobs only from its own version's queues)`);
         if (report.workers.length === 0) {
           writeLine(ctx.stdout, `no workers attached (prefix ${report.prefix}); start one with \`kernelseek gpu-worker\` on a GPU host`);
           return;
@@ -50,7 +52,7 @@ export function registerQueues(program: Command, ctx: CliContext): void {
               w.slots.map((s) => (s.gpuIndex === null ? 'cpu' : `${s.gpuIndex}:${s.gpuName ?? '?'}`)).join(' '),
               w.slots.filter((s) => s.jobId).map((s) => s.jobId).join(' ') || '-',
               w.driver ?? '-',
-              w.harnessVersion ?? '-',
+              w.harnessVersion === harness.version ? `${w.harnessVersion} (same)` : `${w.harnessVersion ?? 'unknown'} (other)`,
               age(w.lastBeat, now),
             ]),
             { width: terminalWidth(ctx.stdout) },

@@ -7,7 +7,8 @@ import { UserInputError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { createStore, openDatabase, type Store } from '../../db/index.js';
 import { loadTaskCatalog } from '../../harness/tasks.js';
-import { checkRedis, createBullmqDispatcher, createQueueClient, loadResultKey, redisOptionsFromUrl } from '../../queue/index.js';
+import { checkBeforeStart, type CheckLine, type Part } from '../../doctor/index.js';
+import { checkRedis, computeHarnessVersion, createBullmqDispatcher, createQueueClient, loadResultKey, redisOptionsFromUrl } from '../../queue/index.js';
 import {
   checkHealth,
   createBankPort,
@@ -24,7 +25,7 @@ import {
   startSlackApp,
   type SlackPoster,
 } from '../../slack/index.js';
-import { configOf, loggerOf, writeLine, type CliContext } from '../context.js';
+import { loggerOf, writeLine, type CliContext } from '../context.js';
 
 const ROLES = ['all', 'slack', 'agent', 'scheduler'] as const;
 type Role = (typeof ROLES)[number];
@@ -55,16 +56,21 @@ export function registerServe(program: Command, ctx: CliContext): void {
     .option('--agent-concurrency <n>', 'agent turns run at once by this process (agent role)', '4')
     .action(async (opts: ServeOptions) => {
       const role = parseRole(opts.role);
-      const config = configOf(ctx);
-      const port = opts.port !== undefined ? parsePositive(opts.port, '--port') : config.slack.port;
+      const portOption = opts.port !== undefined ? parsePositive(opts.port, '--port') : undefined;
       const concurrency = Math.max(1, parsePositive(opts.agentConcurrency, '--agent-concurrency'));
-      await serve(ctx, config, { role, port, concurrency });
+      // The same checks as `kernelseek doctor`, all at once: a missing token, an unreachable store
+      // and a broken sandbox are reported together, not one per restart.
+      const warnings: CheckLine[] = [];
+      const parts: Part[] = role === 'all' ? ['slack', 'agent', 'scheduler'] : [role];
+      const config = await checkBeforeStart(`kernelseek serve (role ${role})`, role === 'agent' ? 'agent' : 'serve', { env: ctx.env, cwd: ctx.cwd, parts }, (l) => warnings.push(l));
+      const logger = loggerOf(config, 'serve');
+      for (const w of warnings) logger.warn({ check: w.name, fix: w.fix }, w.detail);
+      await serve(ctx, config, { role, port: portOption ?? config.slack.port, concurrency });
     });
 }
 
 async function serve(ctx: CliContext, config: Config, options: { role: Role; port: number; concurrency: number }): Promise<void> {
   const logger = loggerOf(config, 'serve');
-  await checkRedis(config.redis.url);
   const handle = await openDatabase(config.db);
   const stops: { name: string; stop: () => Promise<unknown> }[] = [{ name: 'database', stop: () => handle.close() }];
   const shutdown = async () => {
@@ -105,11 +111,14 @@ async function startRoles(
   const prefix = config.queue.prefix;
   const queues = createQueueClient({ connection, prefix });
   stops.push({ name: 'queues', stop: () => queues.close() });
-  const workers = createRedisWorkerAvailability(connection, prefix);
+  // Jobs go to the workers of this checkout's harness version; a run says when only others are attached.
+  const harness = await computeHarnessVersion(config.core.repoRoot);
+  logger.info({ harness: harness.version }, 'evaluations go to the gpu-workers of this harness version');
+  const workers = createRedisWorkerAvailability(connection, prefix, harness);
   stops.push({ name: 'worker availability', stop: () => workers.close() });
   const resultKey = await loadResultKey(config);
   logger.info({ resultKey: resultKey.id, from: resultKey.source }, 'results are accepted only when sealed with this result key');
-  const dispatcher = createBullmqDispatcher({ connection, prefix, resultKey, logger: logger.child({ component: 'dispatcher' }) });
+  const dispatcher = createBullmqDispatcher({ connection, prefix, resultKey, harness, repoRoot: config.core.repoRoot, tasksDir: config.core.tasksDir, logger: logger.child({ component: 'dispatcher' }) });
   stops.push({ name: 'dispatcher', stop: () => dispatcher.close() });
   const engine = createAgentEngine({
     config,

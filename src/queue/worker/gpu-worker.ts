@@ -1,21 +1,25 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import os from 'node:os';
+import path from 'node:path';
 import type { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Config, Env } from '../../config/index.js';
 import { UserInputError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { harnessEnvironment } from '../../harness/runner.js';
-import { readHarnessVersion, resolvePython } from '../../harness/runner-python.js';
+import { resolvePython } from '../../harness/runner-python.js';
+import { loadTaskCatalog } from '../../harness/tasks.js';
 import { JOB_KINDS, queueNameFor } from '../catalog.js';
 import { redisOptionsFromUrl } from '../connection.js';
 import type { ExecutorInfo } from '../../harness/evaluation.js';
 import { detectGpus, type GpuInfo } from '../gpus.js';
+import { computeHarnessVersion, type HarnessVersion } from '../harness-version.js';
 import { startHeartbeat, type Heartbeat } from '../heartbeat.js';
 import { createKindWorker, type KindProcessor } from '../kind-worker.js';
 import { ARCH_RE } from '../payloads.js';
 import { loadResultKey, type ResultKey } from '../result-key.js';
 import { sealResult, type SealedKind } from '../result-seal.js';
+import { readTaskFolder } from '../task-bundle.js';
 import { createEvaluateProcessor, createGpuBashProcessor, type Slot } from './processors.js';
 import { createSlotLock } from './slot-lock.js';
 import { sweepStaleJobDirs } from './sweep.js';
@@ -61,11 +65,24 @@ export interface GpuWorkerHandle {
   cpuReason: string | null;
   /** The fingerprint of the key results are sealed with (never the key). */
   resultKeyId: string;
+  /** The harness version it evaluates with: it takes jobs only from that version's queues. */
+  harness: HarnessVersion;
   /**
    * Graceful stop: take no new jobs, let the active ones finish for up to `graceSeconds`, then kill
    * them and hand them back to the queue; resolves when everything is closed.
    */
   close(graceSeconds?: number): Promise<void>;
+}
+
+/** The tasks of this host's own checkout and their digests, for the heartbeat (jobs bring their own). */
+async function localTaskDigests(tasksDir: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  const catalog = await loadTaskCatalog(tasksDir).catch(() => ({ tasks: [] }));
+  for (const t of catalog.tasks) {
+    const folder = await readTaskFolder(t.dir).catch(() => undefined);
+    if (folder) out[t.task.name] = folder.digest.slice(0, 16);
+  }
+  return out;
 }
 
 async function pickSlots(options: GpuWorkerOptions): Promise<{ gpus: GpuInfo[]; arch: string; cpuReason: string | null }> {
@@ -115,7 +132,9 @@ export async function startGpuWorker(options: GpuWorkerOptions): Promise<GpuWork
   const resultKey = await loadResultKey(config);
   logger.info({ resultKey: resultKey.id, from: resultKey.source }, 'results are sealed with this result key');
   const python = await resolvePython(config.harness.python, env);
-  const harnessVersion = await readHarnessVersion(python.path, config.core.repoRoot, env);
+  const harness = await computeHarnessVersion(config.core.repoRoot);
+  const harnessVersion = harness.version;
+  const tasks = await localTaskDigests(config.core.tasksDir);
   const host = os.hostname();
   const id = `${host}-${process.pid}`;
   const base: Omit<ExecutorInfo, 'gpuIndex' | 'gpuName'> = {
@@ -131,8 +150,9 @@ export async function startGpuWorker(options: GpuWorkerOptions): Promise<GpuWork
       : Array.from({ length: concurrency }, () => ({ gpuIndex: null, gpuName: null, lock: createSlotLock(), activeJob: null, executor: { ...base, gpuIndex: null, gpuName: null } }));
 
   const connection = redisOptionsFromUrl(config.redis.url);
-  const common = { connection, prefix: config.queue.prefix, arch, lockSeconds: config.queue.lockSeconds, stalledCheckSeconds: config.queue.stalledCheckSeconds };
-  const deps = { config, env: options.env, logger };
+  const common = { connection, prefix: config.queue.prefix, arch, harnessId: harness.id, lockSeconds: config.queue.lockSeconds, stalledCheckSeconds: config.queue.stalledCheckSeconds };
+  // Tasks that come with jobs are written out here, one folder per digest (src/queue/task-bundle.ts).
+  const deps = { config, env: options.env, logger, resultKey, taskRoot: path.join(config.core.dataDir, 'job-tasks') };
   const workers: Worker[] = [];
   for (const slot of slots) {
     const name = `${id}/${slot.gpuIndex ?? 'cpu'}`;
@@ -144,7 +164,7 @@ export async function startGpuWorker(options: GpuWorkerOptions): Promise<GpuWork
     w.on('failed', (job, err) => logger.warn({ jobId: job?.id, err: err.message }, 'job failed'));
   }
   await Promise.all(workers.map((w) => w.waitUntilReady()));
-  const queues = [queueNameFor('evaluate', arch), queueNameFor('gpu-bash', arch)];
+  const queues = [queueNameFor('evaluate', arch, harness.id), queueNameFor('gpu-bash', arch, harness.id)];
 
   const redis = new Redis(connection);
   // Connection trouble shows in the heartbeat's own warnings (and the workers' error events).
@@ -162,6 +182,8 @@ export async function startGpuWorker(options: GpuWorkerOptions): Promise<GpuWork
       slots: slots.map((s) => ({ gpuIndex: s.gpuIndex, gpuName: s.gpuName, jobId: s.activeJob })),
       driver: base.driver,
       harnessVersion,
+      harnessId: harness.id,
+      tasks,
       startedAt,
     }),
     (err) => logger.warn({ err }, 'heartbeat not written'),
@@ -176,6 +198,7 @@ export async function startGpuWorker(options: GpuWorkerOptions): Promise<GpuWork
     slots,
     cpuReason,
     resultKeyId: resultKey.id,
+    harness,
     close(graceSeconds = config.queue.graceSeconds) {
       const closeTimeoutMs = (options.closeTimeoutSeconds ?? 10) * 1000;
       closing ??= (async () => {

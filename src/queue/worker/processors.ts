@@ -9,6 +9,8 @@ import type { EvaluationOutcome, ExecutorInfo } from '../../harness/evaluation.j
 import type { GpuBashResult } from '../dispatcher.js';
 import { runGpuBash } from '../gpu-bash.js';
 import type { KindProcessor, ProcessorContext } from '../kind-worker.js';
+import type { ResultKey } from '../result-key.js';
+import { unpackTask } from '../task-bundle.js';
 import { trimOutcome } from '../trim.js';
 import type { SlotLock } from './slot-lock.js';
 
@@ -28,6 +30,10 @@ export interface ProcessorDeps {
   config: Config;
   env: Env;
   logger: Logger;
+  /** Checks the seal of the tasks that come with jobs (the same key results are sealed with). */
+  resultKey: ResultKey;
+  /** Where tasks that come with jobs are written out. */
+  taskRoot: string;
 }
 
 function slotLabel(slot: Slot): string {
@@ -58,8 +64,12 @@ async function onSlot<T>(slot: Slot, jobId: string | undefined, fn: () => Promis
 
 export function createEvaluateProcessor(deps: ProcessorDeps, slot: Slot): KindProcessor<'evaluate', EvaluationOutcome> {
   return async (payload, ctx) => {
-    // The task comes from this host's trusted checkout; an unknown one can never succeed here.
-    const { task } = await findTask(deps.config.core.tasksDir, payload.task);
+    // The task comes with the job, sealed by the server and checked here; a job from an older
+    // producer names it, and this host's own checkout must have it. An unknown one can never
+    // succeed here.
+    const tasksDir = payload.taskBundle ? await unpackTask(payload.taskBundle, payload.task, deps.resultKey, deps.taskRoot) : deps.config.core.tasksDir;
+    const config = tasksDir === deps.config.core.tasksDir ? deps.config : { ...deps.config, core: { ...deps.config.core, tasksDir } };
+    const { task } = await findTask(tasksDir, payload.task);
     if (task.device === 'cuda' && slot.gpuIndex === null) {
       throw new NonRetryableError('wrong_pool', `Task ${task.name} needs a CUDA GPU, but job ${ctx.job.id} reached a CPU worker (queue ${ctx.job.queueName}).`);
     }
@@ -69,11 +79,11 @@ export function createEvaluateProcessor(deps: ProcessorDeps, slot: Slot): KindPr
     const limit = JOB_KINDS.evaluate.timeoutSeconds;
     const timeoutSeconds = Math.min(payload.options?.timeoutSeconds ?? limit, limit);
     const outcome = await onSlot(slot, ctx.job.id, () => {
-      deps.logger.info({ jobId: ctx.job.id, task: payload.task, scenarios: payload.scenarios, gpu: slot.gpuIndex }, 'evaluation started');
+      deps.logger.info({ jobId: ctx.job.id, task: payload.task, taskDigest: payload.taskBundle?.digest.slice(0, 16) ?? 'local', scenarios: payload.scenarios, gpu: slot.gpuIndex }, 'evaluation started');
       return runHarness(
         { task: payload.task, source: payload.source, fileName: payload.fileName, scenarios: payload.scenarios, device: payload.device, options: { ...payload.options, timeoutSeconds }, incumbent: payload.incumbent },
         {
-          config: deps.config,
+          config,
           env: deps.env,
           gpuIndex: slot.gpuIndex,
           signal: ctx.signal,

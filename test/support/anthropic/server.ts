@@ -64,6 +64,12 @@ export interface FakeAnthropicOptions {
   minCacheableTokens?: number;
   /** Artificial latency per reply, in ms. */
   latencyMs?: number;
+  /**
+   * The Models API (GET /v1/models/{id}): these ids exist (default: every id); with `apiKeys`, only
+   * those keys are accepted there (401 otherwise), as the real API refuses an unknown key.
+   */
+  models?: string[];
+  apiKeys?: string[];
 }
 
 const isError = (r: Reply): r is ErrorReply => 'error' in r;
@@ -171,6 +177,15 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
 
   const server: Server = createServer((req, res) => {
     void (async () => {
+      const modelRoute = req.method === 'GET' ? /^\/v1\/models\/([^/?]+)/.exec(req.url ?? '') : null;
+      if (modelRoute) {
+        // The SDK sends the key as x-api-key or as a bearer token, depending on its version.
+        const key = String(req.headers['x-api-key'] ?? String(req.headers.authorization ?? '').replace(/^Bearer /, ''));
+        if (options.apiKeys && !options.apiKeys.includes(key)) return sendJson(res, 401, errorBody({ status: 401, type: 'authentication_error', message: 'invalid x-api-key' }));
+        const id = decodeURIComponent(modelRoute[1]!);
+        if (options.models && !options.models.includes(id)) return sendJson(res, 404, errorBody({ status: 404, type: 'not_found_error', message: `model: ${id}` }));
+        return sendJson(res, 200, { type: 'model', id, display_name: `Fake ${id}`, created_at: '2026-01-01T00:00:00Z' });
+      }
       if (req.method !== 'POST' || !req.url?.startsWith('/v1/messages')) {
         sendJson(res, 404, errorBody({ status: 404, type: 'not_found_error', message: `fake server: no route ${req.method} ${req.url}` }));
         return;

@@ -70,6 +70,11 @@ export interface FakeSlackOptions {
   botUserId?: string;
   /** Artificial latency per call, in ms. */
   latencyMs?: number;
+  /**
+   * The bot token's scopes, sent as Slack sends them in the `x-oauth-scopes` header of every Web
+   * API answer (the client reads them into response_metadata.scopes). Unset: no header.
+   */
+  scopes?: string[];
 }
 
 export interface FakeSlack {
@@ -304,7 +309,7 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
       }
       const result = handler(args);
       record(result.ok ? 'ok' : String(result.error));
-      return send(res, 200, result);
+      return send(res, 200, result, options.scopes ? { 'x-oauth-scopes': options.scopes.join(',') } : {});
     } catch (error) {
       send(res, 500, { ok: false, error: 'fake_slack_crashed', detail: (error as Error).message });
     }
