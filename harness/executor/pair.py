@@ -52,7 +52,9 @@ def _gpu_setup(ctx, ex, size, with_torch=False, later=False):
     from .memory import CudaArena
     ex.arena = CudaArena(ctx.device.driver(), size, ctx.device.torch_device)
     msg = {"cmd": "cuda", "size": ex.arena.size, "pad_ptx": PAD_PTX.read_text(), "torch": with_torch,
-           "cupti": getattr(ctx, "cupti_path", None)}
+           "cupti": getattr(ctx, "cupti_path", None),
+           # the native loop of bound requests (harness/timing/bound.py): the candidate's executor and its twins
+           "bound": None if with_torch else getattr(ctx, "bound_path", None)}
     if later:
         ex.send(msg, fds=[ex.arena.fd])
     else:
@@ -101,8 +103,15 @@ def start_pair(ctx, workdir):
         libs["batcher"], why = native.batcher(workdir, ctx.opts.cache_dir or default_cache_dir())
         if why:
             ctx.messages.append(f"timing: {why}: calls made one by one from Python")
+    if ctx.device_kind == "cuda" and "bound" not in libs:
+        libs["bound"], why = native.bound_server(workdir, ctx.opts.cache_dir or default_cache_dir())
+        if why:
+            ctx.messages.append(f"timing: {why}: bound requests served in Python (harness/timing/bound.py)")
     bpaths, ctx.batcher_binds = _paths(sandboxed, {"batcher": libs.get("batcher")})
     ctx.batcher = bpaths["batcher"]
+    bound_paths, bound_binds = _paths(sandboxed, {"bound": libs.get("bound")})
+    ctx.bound_path = bound_paths["bound"]
+    ctx.batcher_binds = ctx.batcher_binds + bound_binds
     cpaths, cbinds = _paths(sandboxed, {"candidate": libs["candidate"]})
     ipaths, ibinds = _paths(sandboxed, {"incumbent": libs.get("incumbent")})
     rpaths, rbinds = _paths(sandboxed, {"baseline": libs.get("baseline"), "task": task.dir})

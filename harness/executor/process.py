@@ -24,6 +24,7 @@ import sys
 import time
 import traceback
 
+from ..native import bound as bound_wire
 from ..native.calls import Table, native_batch
 from .cupti_activity import Activity, call_layout, call_span_ms, timestamp_step
 from .protocol import recv_frame, send_frame
@@ -151,6 +152,9 @@ class Executor:
                     "state": DeviceState(), "base": base, "size": size}
         pad.launch(0.001)
         drv.synchronize()
+        # Bound requests (cmd_bound): their native loop, loaded now (the filter forbids mapping code later).
+        if msg.get("bound"):
+            self.gpu["bound"] = bound_wire.load_server(msg["bound"])
         if self.torch is not None:
             self.gpu["u8"] = self.torch.as_tensor(cuda_driver.DeviceRange(base, size), device="cuda")
         return {"pad": {"grid": pad.grid, "threads": pad.threads}, "cupti": self._cupti(msg.get("cupti"))}
@@ -240,6 +244,21 @@ class Executor:
             return {"rc": [0] * len(argvs)}
         fn = self.fn
         return {"rc": [int(fn(*argv)) for argv in argvs]}
+
+    def cmd_bound(self, msg, _fds):
+        """A session of bound requests (harness/timing/bound.py) on the slots of table `table`: each one
+        call and a synchronised device, nothing else, read and answered on this socket in binary
+        frames (native/bound.py) until the parent ends the session; then this reply."""
+        g = self.gpu
+        if g is None or self.fn is None:
+            raise ValueError("bound requests need a CUDA executor with a library loaded")
+        table = self.tables[int(msg["table"])]
+        fd, drv = self.sock.fileno(), g["drv"]
+        if g.get("bound") is not None:
+            sync = ctypes.cast(drv.cu.cuCtxSynchronize, ctypes.c_void_p).value
+            return {"served": bound_wire.serve_native(g["bound"], fd, self.fn, table, sync), "path": "native"}
+        return {"served": bound_wire.serve_python(fd, self.fn, table.argvs, drv.cu.cuCtxSynchronize),
+                "path": "python"}
 
     def _timed_gpu(self, calls, pad_ms):
         """Each call between two events on the legacy stream, which waits for every blocking stream's
@@ -363,7 +382,7 @@ def main(argv):
     sock = socket.socket(fileno=int(argv[1]))
     ex = Executor(sock)
     handlers = {"preload": ex.cmd_preload, "init": ex.cmd_init, "cuda": ex.cmd_cuda, "map": ex.cmd_map,
-                "unmap": ex.cmd_unmap, "call": ex.cmd_call, "table": ex.cmd_table}
+                "unmap": ex.cmd_unmap, "call": ex.cmd_call, "table": ex.cmd_table, "bound": ex.cmd_bound}
     while True:
         fds = []
         try:

@@ -31,7 +31,7 @@ time is the candidate's process speaking, so it only counts within what the pare
 import random
 import time
 
-from . import nvml
+from . import bound, nvml
 
 from ..errors import fail
 from ..executor.calls import device_findings
@@ -162,6 +162,8 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
         sets.update(make_slots({name: _executor(ctx, name) for name in impls}, task, shapes_in, shapes_out, pool,
                                timer.rng))
         drop_unsupported_peers(ctx, timer, impls, sets, unsupported)
+        # The slots' argument lists for the bound requests (harness/timing/bound.py), once.
+        bound.send_tables(ctx, task, sets, [n for n in impls if not n.startswith("peer:")], timer.scalars)
         # Lazy loading, clocks, caches: not counted, and so one request of warmup_reps calls an
         # implementation, with no flush or pad between them.
         pin.round(timer.rng)
@@ -353,8 +355,9 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
     pin.restore()     # the figures and re-checks are the parent's own work: every core again
     # Each peer's round is the mean of its calls in every peers' executor (harness/executor/lanes.py).
     samples, by_lane = merge(samples, lanes)
+    job = bound.Job(ctx, timer, sets, decks, pin, scenario, seed_base)
     out = _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, time.monotonic() - t_start,
-                 scenario, seed_base, confirming, summary, kept)
+                 scenario, seed_base, confirming, summary, kept, job)
     if isinstance(entry.get("timing"), dict):
         entry["timing"]["loop_ms"] = costs.report(rounds=rounds)
         if by_lane:   # each process's own figure of each peer: how far apart its processes read
@@ -445,7 +448,7 @@ def _hold_excuse(samples):
 
 
 def _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, seconds, scenario, seed_base, confirming, clocks,
-           kept):
+           kept, job=None):
     clock = choose_clock(ctx, samples)
     cand = timing_entry(entry, samples, unsupported, seconds, pool, 1, FIGURE)
     keep_samples(ctx, entry, samples)
@@ -484,7 +487,14 @@ def _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, seconds, scena
             return RECHECK
         if found:
             return fail(entry, "rejected", "during timing: " + found)
+        # The parent's own clock around lean calls beside the baseline's: every untrusted figure raised
+        # to the floor it gives (harness/timing/bound.py).
+        if job is not None:
+            found = bound.judge(ctx, timing, samples, FIGURE, job)
+            if found:
+                return fail(entry, *found)
     elif cand:
+        timing["bound"] = {"skipped": "no baseline to pair the candidate's calls with"}
         ctx.messages.append(f"{scenario.id}: timed without a baseline: the candidate's event times were not checked "
                             f"against the wall clock")
     if kept and clock != getattr(ctx, "clock", clock):
