@@ -303,6 +303,11 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
             if not taken(reply, name, 1, impls, samples, unsupported, rcs):
                 continue
             found = device_findings(reply)
+            if name == "candidate":
+                # The parent's own reading of the device's persisting-L2 set-aside (l2_guard.py): the
+                # executor's report above is the candidate's process speaking.
+                changed = getattr(ctx.device, "persisting_changed", lambda: None)()
+                found += [changed] if changed else []
             if found and name == "candidate":
                 return fail(entry, "rejected", "during timing: " + "; ".join(found))
             ms = _event_ms(reply, name)
@@ -355,7 +360,7 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
     pin.restore()     # the figures and re-checks are the parent's own work: every core again
     # Each peer's round is the mean of its calls in every peers' executor (harness/executor/lanes.py).
     samples, by_lane = merge(samples, lanes)
-    job = bound.Job(ctx, timer, sets, decks, pin, scenario, seed_base)
+    job = bound.Job(ctx, timer, sets, decks, pin, scenario, seed_base) if getattr(ctx.opts, "bound", True) else None
     out = _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, time.monotonic() - t_start,
                  scenario, seed_base, confirming, summary, kept, job)
     if isinstance(entry.get("timing"), dict):
@@ -493,6 +498,8 @@ def _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, seconds, scena
             found = bound.judge(ctx, timing, samples, FIGURE, job)
             if found:
                 return fail(entry, *found)
+        else:
+            timing["bound"] = {"skipped": "turned off (Options.bound)"}
     elif cand:
         timing["bound"] = {"skipped": "no baseline to pair the candidate's calls with"}
         ctx.messages.append(f"{scenario.id}: timed without a baseline: the candidate's event times were not checked "

@@ -35,7 +35,7 @@ CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06
 CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW = 1
 CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE = 108
 CU_ACCESS_PROPERTY_STREAMING, CU_ACCESS_PROPERTY_PERSISTING = 1, 2
-ACTIONS = ("none", "flush", "reset+flush", "limit0+flush", "pflush+reset+flush")
+ACTIONS = ("none", "flush", "reset+flush", "limit0+flush", "pflush+reset+flush", "guard", "guard-noevict")
 
 
 class _L2:
@@ -165,8 +165,24 @@ def main(argv=None):
         flush_buf.zero_()
         torch.cuda.synchronize()
 
+    from ..timing.l2_guard import PersistingGuard
+
+    def make_buffer(nbytes, stream):
+        buf = torch.empty(max(1, nbytes // 4), dtype=torch.float32, device=dev)
+        ext = torch.cuda.ExternalStream(stream, device=dev)
+
+        def write():
+            with torch.cuda.stream(ext):
+                buf.zero_()
+            ext.synchronize()
+        return buf.data_ptr(), buf.numel() * 4, write
+    guards = {"guard": PersistingGuard(drv, make_buffer, True), "guard-noevict": PersistingGuard(drv, make_buffer, False)}
+
     def act(name):
-        if name == "flush":
+        if name in guards:       # harness/timing/l2_guard.py as the parent runs it, then the flush
+            guards[name].before_flush()
+            flush()
+        elif name == "flush":
             flush()
         elif name == "reset+flush":
             l2.reset()
@@ -200,11 +216,15 @@ def main(argv=None):
     report["pin"] = ask("pin")
     report["parent_limit_after_pin"] = l2.limit()
     reads = {a: [] for a in ACTIONS}
+    costs = {a: [] for a in ACTIONS}
     parent_reads, limits = [], {}
+    import time
     for _ in range(args.reps):
         for a in ACTIONS:
             ask("touch")
+            t0 = time.perf_counter()
             act(a)
+            costs[a].append((time.perf_counter() - t0) * 1e3)
             got = ask("read")
             reads[a].append(got["ms"])
             limits[a] = got["limit"]
@@ -217,6 +237,8 @@ def main(argv=None):
     report["cold_ms"] = _median(cold)
     report["read_ms"] = {a: _median(v) for a, v in reads.items()}
     report["candidate_limit_after"] = limits
+    report["action_cost_ms"] = {a: _median(v) for a, v in costs.items()}
+    report["guard_check_after_pin"] = guards["guard-noevict"].check()
     report["parent_read_after_flush_ms"] = {"unpinned": _median(parent_cold), "pinned": _median(parent_reads)}
     warm = report["read_ms"]["none"]
     # An action reaches the other context's lines when its read is as slow as the cold read.
