@@ -215,6 +215,8 @@ def main(argv=None):
         cold.append(ask("read")["ms"])
     report["pin"] = ask("pin")
     report["parent_limit_after_pin"] = l2.limit()
+    report["guard_check_after_pin"] = guards["guard-noevict"].check()
+    report["parent_limit_after_check"] = l2.limit()
     reads = {a: [] for a in ACTIONS}
     costs = {a: [] for a in ACTIONS}
     parent_reads, limits = [], {}
@@ -238,7 +240,6 @@ def main(argv=None):
     report["read_ms"] = {a: _median(v) for a, v in reads.items()}
     report["candidate_limit_after"] = limits
     report["action_cost_ms"] = {a: _median(v) for a, v in costs.items()}
-    report["guard_check_after_pin"] = guards["guard-noevict"].check()
     report["parent_read_after_flush_ms"] = {"unpinned": _median(parent_cold), "pinned": _median(parent_reads)}
     warm = report["read_ms"]["none"]
     # An action reaches the other context's lines when its read is as slow as the cold read.
