@@ -197,6 +197,7 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
     # Set before any executor starts: they take it at start and hold it inside every call.
     ctx.deadline = deadline
     ctx.libs, ctx.load_bytes, ctx.device = libs, load_bytes, device
+    ctx.device_info = info
     ctx.has_incumbent = "incumbent" in libs
     if device_kind == "cuda":
         ctx.arena_bytes = cuda_loop.arena_bytes(ctx, scenarios)

@@ -54,11 +54,19 @@ def _gpu_setup(ctx, ex, size, with_torch=False, later=False):
     msg = {"cmd": "cuda", "size": ex.arena.size, "pad_ptx": PAD_PTX.read_text(), "torch": with_torch,
            "cupti": getattr(ctx, "cupti_path", None),
            # the native loop of bound requests (harness/timing/bound.py): the candidate's executor and its twins
-           "bound": None if with_torch else getattr(ctx, "bound_path", None)}
+           "bound": None if with_torch else getattr(ctx, "bound_path", None),
+           # the stream-ordered allocator, set up before the filter (cuda_driver.Driver.prewarm_pool)
+           "pool_bytes": None if with_torch else POOL_BYTES}
     if later:
         ex.send(msg, fds=[ex.arena.fd])
     else:
         _cupti_status(ctx, ex, ex.request(msg, fds=[ex.arena.fd], timeout=ctx.opts.call_timeout + 120))
+
+
+# What the stream-ordered allocator's pool holds in each native executor from the start: a candidate's
+# cudaMallocAsync workspaces up to this much at once come from it without a system call the filter
+# refuses (harness/tools/alloc_syscalls.py measured which); the baseline's executor holds the same.
+POOL_BYTES = 512 << 20
 
 
 def _cupti_status(ctx, ex, reply):
@@ -66,6 +74,10 @@ def _cupti_status(ctx, ex, reply):
     clock = getattr(ctx, "timing_clock", None)
     if clock is not None and isinstance(reply, dict) and "cupti" in reply:
         clock.setdefault("executors", {})[ex.role] = str(reply["cupti"])[:300]
+    info = getattr(ctx, "device_info", None)
+    if info is not None and isinstance(reply, dict) and reply.get("pool") is not None:
+        # the stream-ordered allocator's pool, set up before the filter (POOL_BYTES), per executor
+        info.setdefault("stream_pool", {"bytes": POOL_BYTES})[ex.role] = str(reply["pool"])[:300]
 
 
 def argtypes(task):

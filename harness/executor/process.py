@@ -152,12 +152,21 @@ class Executor:
                     "state": DeviceState(), "base": base, "size": size}
         pad.launch(0.001)
         drv.synchronize()
+        # The stream-ordered allocator set up now (cuda_driver.Driver.prewarm_pool): an honest kernel's
+        # cudaMallocAsync on its stream then needs no system call the filter refuses (up to pool_bytes).
+        pool = None
+        if msg.get("pool_bytes"):
+            try:
+                pool = drv.prewarm_pool(self.gpu["stream"], int(msg["pool_bytes"])) or "on"
+            except RuntimeError as exc:
+                pool = f"not set up: {exc}"
         # Bound requests (cmd_bound): their native loop, loaded now (the filter forbids mapping code later).
         if msg.get("bound"):
             self.gpu["bound"] = bound_wire.load_server(msg["bound"])
         if self.torch is not None:
             self.gpu["u8"] = self.torch.as_tensor(cuda_driver.DeviceRange(base, size), device="cuda")
-        return {"pad": {"grid": pad.grid, "threads": pad.threads}, "cupti": self._cupti(msg.get("cupti"))}
+        return {"pad": {"grid": pad.grid, "threads": pad.threads}, "cupti": self._cupti(msg.get("cupti")),
+                "pool": pool}
 
     def _cupti(self, path):
         """CUPTI's activity records for the timed calls (harness/executor/cupti_activity.py), enabled here,
