@@ -25,7 +25,12 @@ time is the candidate's process speaking, so it only counts within what the pare
 - outputs are read by the parent from its own mapping: poison left in any call is a failure, and a
   reservoir of calls drawn from a secret seed is value-checked after the loop.
 - device-wide state a call leaves (persisting L2, class 9) is checked and reset after every call by
-  the executor and reported; anything found rejects the candidate.
+  the executor and reported; anything found rejects the candidate. The executor's check is the
+  candidate's process speaking too: the parent resets persisting lines and reads the set-aside from
+  its own context before every flush (l2_guard.py, through devices.CudaDevice).
+- all of the above are bounds on what the executor says around its own figures; since issue 39 the
+  figures themselves are bounded from below by the parent's clock around lean calls beside the
+  baseline's (bound.py): a figure under that floor is raised to it, far under it rejected.
 """
 
 import random
