@@ -384,3 +384,8 @@ def test_what_a_multi_kernel_candidate_pays_on_a_few_microseconds():
     # host work of 40 us inside every call of a 10 us kernel is past both tests: refused, and told why
     found, rec, _, _ = _judged(0.01, 0.01, _walls(0.05, 64, 1), _walls(0.01, 64, 2))
     assert found[0] == "rejected" and "host work inside the call" in found[1]
+
+
+def test_a_figure_of_nothing_is_refused_not_divided_by():
+    found, rec, _, _ = _judged(0.0, 0.05, _walls(0.05, 16, 1), _walls(0.05, 16, 2))
+    assert found[0] == "rejected" and rec["factor"]["candidate"] is None

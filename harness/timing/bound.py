@@ -129,17 +129,18 @@ def judge(ctx, timing, samples, figure, job):
         floor = None if ci is None else figs["baseline"] + ci[0] - record["margin_ms"]
         factor = 1.0
         if floor is not None and floor > figs[name]:
-            factor = floor / figs[name] if figs[name] > 0 else float("inf")
-            if factor != float("inf"):
+            # a figure of 0 (or less) cannot be scaled to anything: no factor, and refused below
+            factor = floor / figs[name] if figs[name] > 0 else None
+            if factor is not None:
                 samples[name]["ms"] = [x * factor for x in samples[name]["ms"]]
         record.setdefault("d_ms", {})[name] = median(diffs)
         record.setdefault("ci_ms", {})[name] = ci
         record.setdefault("floor_ms", {})[name] = floor
         record.setdefault("figure_ms", {})[name] = figs[name]
         record.setdefault("factor", {})[name] = factor
-        forged = factor > REJECT_FACTOR and floor - figs[name] > REJECT_EXCESS_MS
+        forged = factor is None or (factor > REJECT_FACTOR and floor - figs[name] > REJECT_EXCESS_MS)
         if name == "candidate" and forged:
-            under = 100.0 * (1.0 - figs[name] / floor)
+            under = 100.0 * (1.0 - max(0.0, figs[name]) / floor)
             found = ("rejected", f"during timing: the candidate's figures read {under:.0f} % under the parent's "
                                  f"clock: its executor reported {figs[name] * 1e3:.2f} us a call, and its calls took "
                                  f"at least {floor * 1e3:.2f} us by the parent's wall clock around lean calls beside "
@@ -150,7 +151,7 @@ def judge(ctx, timing, samples, figure, job):
                                  f"inside the call: do it once, outside the call, or not at all)")
         elif name == "incumbent" and forged:
             ctx.messages.append(f"{job.scenario.id}: the incumbent's figures read under the parent's clock "
-                                f"(raised x{factor:.2f} to its floor)")
+                                f"(raised to its floor, {floor * 1e3:.2f} us a call, from {figs[name] * 1e3:.2f} us)")
     return found
 
 
