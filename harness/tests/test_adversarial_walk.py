@@ -2,7 +2,7 @@
 as written, on the CPU: their hand-written walk (ld.so below __tls_get_addr, its _r_debug, the link
 map, each object's .dynsym) finds the Python C API in a Python process, and the Python each runs
 through it does what its header says to a stand-in executor. The GPU runs of the same files
-(scripts/gpu/trust-check.sh) then show the defences, not a broken attack: an attack that does not
+(scripts/gpu/trust-cuda-check.sh) then show the defences, not a broken attack: an attack that does not
 work would be "caught" for nothing. Built with nvcc with KS_WALK_TEST (two test-only exports);
 skipped without nvcc. Each check runs in a fresh interpreter: the cheats patch the process they
 run in."""

@@ -5,7 +5,7 @@ Without a GPU: the wire is driven end to end between a parent handle and an exec
 over a socketpair (native loop and Python loop, an entry point and a "synchronisation" built here
 with cc); the session's decisions are driven with stand-ins for the executors, the device and the
 clock (the parent's clock advanced by what each stand-in call costs), on figures of the shape the
-H200 and H100 gave. The measurements themselves need the GPU (scripts/gpu/trust-check.sh)."""
+H200 and H100 gave. The measurements themselves need the GPU (scripts/gpu/trust-cuda-check.sh)."""
 
 import ctypes
 import platform

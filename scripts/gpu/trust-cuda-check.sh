@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 39 on one H100 or H200 (device tool, `nvidia-h100-x1` or `nvidia-h200`), from the repository
 # root, with .carry/host/debs (bubblewrap's .deb: `apt-get download bubblewrap` there) carried:
-#   KS_COMMIT=<this tree's commit> OUT=/tmp/out bash scripts/gpu/trust-check.sh     (about 450 s)
+#   KS_COMMIT=<this tree's commit> OUT=/tmp/out bash scripts/gpu/trust-cuda-check.sh     (about 450 s)
 # STEPS picks parts, in order (default: all of them, in this order):
 #   syscalls   which system calls cudaMallocAsync/cudaFreeAsync make under the executor's filter, each
 #              refusal trapped and named (harness/tools/alloc_syscalls.py), for each way of setting the
