@@ -163,8 +163,13 @@ class CudaDevice:
                     buf.zero_()
                 ext.synchronize()
             return buf.data_ptr(), buf.numel() * 4, write
-        self.guard = l2_guard.PersistingGuard(self.driver(), make_buffer,
-                                              l2_guard.EVICT if evict is None else evict)
+        try:
+            self.guard = l2_guard.PersistingGuard(self.driver(), make_buffer,
+                                                  l2_guard.EVICT if evict is None else evict)
+            self.guard.before_flush()
+        except RuntimeError as exc:     # no persisting-L2 control on this driver: said, not fatal
+            self.guard = None
+            return f"not guarded: {exc}"
         return self.guard.describe()
 
     def persisting_changed(self):

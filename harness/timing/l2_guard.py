@@ -23,6 +23,7 @@ Which of these reaches another process's lines was measured on the GPU (docs/har
 """
 
 import ctypes
+import time
 
 CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06
 CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE = 108
@@ -33,6 +34,10 @@ _VALUE_BYTES = 64          # sizeof(CUlaunchAttributeValue)
 # Fill the set-aside with the parent's own persisting lines before resetting: an eviction that does
 # not depend on the reset reaching another context's lines.
 EVICT = True
+# ... unless one round of it costs the parent more than this (measured when the guard starts): it runs
+# before every flush, tens of thousands of times an evaluation (rmsnorm's full set: ~30,000 flushes,
+# so 0.1 ms is 3 s against a 15 s budget); the reset alone then, and device_info says why.
+EVICT_BUDGET_MS = 0.1
 
 
 def window_value(base, nbytes, hit_ratio=1.0):
@@ -49,9 +54,10 @@ def window_value(base, nbytes, hit_ratio=1.0):
 
 class PersistingGuard:
     """The parent's persisting-L2 defence on its own context (`drv`: executor/cuda_driver.Driver on
-    torch's context). `fill(ptr, nbytes, stream)` writes a buffer of the parent's on a raw stream."""
+    torch's context). `make_buffer(nbytes, stream)` -> (address, bytes, write()): a buffer of the
+    parent's and a function that writes it on that raw stream and waits."""
 
-    def __init__(self, drv, make_buffer, evict=EVICT):
+    def __init__(self, drv, make_buffer, evict=EVICT, clock=time.perf_counter):
         self.drv, self.cu = drv, drv.cu
         for name in ("cuCtxGetLimit", "cuCtxSetLimit", "cuCtxResetPersistingL2Cache", "cuStreamSetAttribute"):
             getattr(self.cu, name).restype = ctypes.c_int
@@ -59,12 +65,24 @@ class PersistingGuard:
         self.default = self.limit()
         self.max_bytes = drv.attribute(CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE)
         self.evict = bool(evict and self.max_bytes > 0)
+        self.why = None if self.evict else ("not asked" if not evict else "no persisting L2 on this GPU")
         self.stream = self.fill = None
-        if self.evict:
-            self.stream = drv.stream()
-            window = drv.attribute(CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE) or 2 * self.max_bytes
-            self.fill = make_buffer(min(2 * self.max_bytes, window), self.stream)     # (ptr, nbytes, write())
         self.resets = 0
+        if self.evict:
+            try:
+                self.stream = drv.stream()
+                window = drv.attribute(CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE) or 2 * self.max_bytes
+                self.fill = make_buffer(min(2 * self.max_bytes, window), self.stream)
+                self.before_flush()     # once for nothing: lazy set-up out of the measured round
+                t0 = clock()
+                self.before_flush()
+                cost_ms = (clock() - t0) * 1e3
+            except RuntimeError as exc:       # a driver that refuses a step: the reset alone
+                self.evict, self.why = False, f"refused: {exc}"
+            else:
+                self.cost_ms = cost_ms
+                if cost_ms > EVICT_BUDGET_MS:
+                    self.evict, self.why = False, f"one round took {cost_ms:.3f} ms (budget {EVICT_BUDGET_MS} ms)"
 
     def limit(self):
         v = ctypes.c_size_t()
@@ -103,5 +121,10 @@ class PersistingGuard:
         self.resets += 1
 
     def describe(self):
-        return {"set_aside_at_start": self.default, "set_aside_max": self.max_bytes,
-                "evict": self.evict, "reset": "cuCtxResetPersistingL2Cache before every flush"}
+        out = {"set_aside_at_start": self.default, "set_aside_max": self.max_bytes, "evict": self.evict,
+               "reset": "cuCtxResetPersistingL2Cache before every flush"}
+        if self.why:
+            out["evict_off"] = self.why
+        if getattr(self, "cost_ms", None) is not None:
+            out["evict_cost_ms"] = round(self.cost_ms, 4)
+        return out
