@@ -100,8 +100,10 @@ def send_tables(ctx, task, sets, names, scalars):
     """Each executor of `names` gets its slots' argument lists once, for its bound requests."""
     from ..executor.calls import call_args
     for name in names:
-        _executor(ctx, name).request({"cmd": "table", "id": TABLE,
-                                      "batch": [call_args(task, s, scalars) for s in sets[name].slots]})
+        ex = _executor(ctx, name)
+        ex.running = name      # a failure here is that implementation's (an incumbent's is left out, not blamed)
+        ex.request({"cmd": "table", "id": TABLE, "batch": [call_args(task, s, scalars) for s in sets[name].slots]})
+        ex.running = None
 
 
 def judge(ctx, timing, samples, figure, job):
@@ -168,7 +170,7 @@ def measure(job, figs):
     clean = False
     try:
         for n in names:
-            exs[n].running = f"{n} (bound requests)"
+            exs[n].running = n      # ChildFailure.who: whose failure it is (the incumbent's is not the candidate's)
             exs[n].bound_open(TABLE)
             opened.append(n)
         for k in range(PAIRS_MAX):
@@ -216,7 +218,6 @@ def measure(job, figs):
     finally:
         out["seconds"] = time.monotonic() - t_start
         for n in opened:
-            exs[n].running = f"{n} (ending its bound requests)"
             if clean or out["failure"] is not None:
                 paths[n] = exs[n].bound_close().get("path")
             exs[n].running = None
