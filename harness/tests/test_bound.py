@@ -389,3 +389,11 @@ def test_what_a_multi_kernel_candidate_pays_on_a_few_microseconds():
 def test_a_figure_of_nothing_is_refused_not_divided_by():
     found, rec, _, _ = _judged(0.0, 0.05, _walls(0.05, 16, 1), _walls(0.05, 16, 2))
     assert found[0] == "rejected" and rec["factor"]["candidate"] is None
+
+
+def test_an_incumbent_that_fails_its_bound_requests_is_left_out_never_blamed_on_the_candidate(clock):
+    job, _ = _session({"candidate": _noisy(0.01, 1), "baseline": _noisy(0.01, 2), "incumbent": lambda c: 0.002},
+                      behave={"incumbent": lambda call, slot: None})
+    with pytest.raises(ChildFailure) as err:
+        bound.measure(job, {"candidate": 0.01, "baseline": 0.01, "incumbent": 0.002})
+    assert err.value.who == "incumbent" and "poison" in str(err.value)

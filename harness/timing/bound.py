@@ -193,10 +193,12 @@ def measure(job, figs):
                 if sync_rc:
                     raise ChildFailure("call", f"the call failed on the GPU during a bound request (CUDA driver "
                                                f"error {sync_rc})", n)
-                if rc and n in UNTRUSTED:
+                if rc and n == "candidate":
                     out["failure"] = ("runtime_error", f"during timing: {ctx.task.entry} returned {rc} in a bound "
                                                        f"request")
                     return out
+                if rc and n == "incumbent":
+                    _incumbent_failed(f"it returned {rc} in a bound request")
             out["pairs"] = k + 1
             failure = _written(ctx, scenario, k, values)
             if failure is None:
@@ -272,11 +274,20 @@ def _read(task, slot, positions):
     return got
 
 
+def _incumbent_failed(why):
+    """The incumbent (the run's best so far, never trusted) failed a bound request: it is left out from
+    here on and the scenario timed again without it (evaluate._Pass), the candidate never blamed."""
+    raise ChildFailure("forged", f"the incumbent failed its bound requests: {why}", "incumbent")
+
+
 def _written(ctx, scenario, k, values):
-    """(status, reason) when an untrusted implementation's outputs held poison where they were read."""
+    """(status, reason) when the candidate's outputs held poison where they were read (the incumbent's:
+    left out)."""
     for name in UNTRUSTED:
         for out, vals in values.get(name, {}).items():
             left = int(unwritten(vals).sum())
+            if left and name == "incumbent":
+                _incumbent_failed(f"{out} still held poison at {left} positions read after it answered")
             if left:
                 return ("rejected", f"during timing: bound request #{k + 1} of {scenario.id}: {out} still held the "
                                     f"harness's poison at {left} of {vals.numel()} positions the parent read right "
@@ -321,6 +332,8 @@ def _against_reference(ctx, scenario, unchecked, secret):
         for out, got in vals.items():
             want = ref[out].reshape(-1)[torch.tensor(positions[out], dtype=torch.long, device=ref[out].device)]
             ok, _, reason = check_output(out, got, want.cpu(), tols[out][0])
+            if not ok and name == "incumbent":
+                _incumbent_failed(f"bound request #{k + 1}: {reason}")
             if not ok:
                 return ("incorrect", f"during timing: bound request #{k + 1} of {scenario.id} ({name}): {reason} at "
                                      f"positions the parent drew after the call: a call that computes less, or "
