@@ -100,9 +100,9 @@ class PersistingGuard:
         if now == self.default:
             return None
         self._set_limit(self.default)
-        return (f"the device's persisting-L2 set-aside read {now} bytes from the parent's own context after the "
-                f"call (it started at {self.default}; put back): device-wide state that changes later calls, "
-                f"set by the candidate whatever its process reported (issue 13, class 9)")
+        return (f"the device's persisting L2 set-aside (cudaLimitPersistingL2CacheSize) read {now} bytes from the "
+                f"parent's own context after the call (it started at {self.default}; put back): device-wide state "
+                f"that changes later calls, set by the candidate whatever its process reported (issue 13, class 9)")
 
     def before_flush(self):
         """Every persisting line reset to normal, the set-aside's lines evicted first (EVICT)."""
