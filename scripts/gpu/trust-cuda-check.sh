@@ -12,8 +12,9 @@
 #   rms        rmsnorm's full evaluation of its baseline twice: the peers measured (kept), then with
 #              the peers kept (the budget: 15 s; the A/A: `same`);
 #   flash      flash_attn_fwd's likewise (the budget: 45 s with the peers kept);
-#   l2-gain    forge3 (the executor's persisting-L2 check forged) with the parent's guard off and on,
-#              and the baseline with it off: what the cheat gains, what the guard costs honest code;
+#   l2-gain    forge3 (the executor's persisting-L2 check forged) with the parent's guard off and on (the
+#              bound requests off in both), and the baseline with it off: what the cheat gains, what the
+#              guard costs honest code;
 #   pytest     the CUDA tests (test_cuda.py but its run-time adversarial cases, run above;
 #              test_cuda_driver.py, test_nvml.py) and the bound's and the cheats' own tests;
 #   noise      twin executors' lean requests on the parent's clock (harness/tools/bound_noise.py).
@@ -74,8 +75,9 @@ task_dir, entries = load_manifest("harness/adversarial/cuda/manifest.yaml")
 forge = next(e for e in entries if e["file"] == "forge3_l2_check.cu")
 base = dict(forge, file="baseline.cu", path=task_dir / "baseline.cu")
 with tempfile.TemporaryDirectory() as tmp:
-    for label, entry, without in (("forge3, guard off", forge, ["allowlist", "parent_l2"]),
-                                  ("forge3, guard on", forge, ["allowlist"]),
+    # the bound off in both: what the L2 cheat gains, apart from what its per-call host work costs it
+    for label, entry, without in (("forge3, guard off", forge, ["allowlist", "parent_l2", "bound"]),
+                                  ("forge3, guard on", forge, ["allowlist", "bound"]),
                                   ("baseline, guard off", base, ["parent_l2"])):
         got = run_entry(task_dir, dict(entry, without=without), Path(tmp), None)
         r = got["result"] or {}
