@@ -54,12 +54,13 @@ from .stats import median, median_ci, ratio_ci
 # The executors' table of a scenario's slots for bound requests (cmd_table); no set has this id.
 TABLE = 0x7FFF0000
 # Pairs per scenario: at least PAIRS_MIN (an interval needs 3), at most PAIRS_MAX, looked at after
-# each count in CHECKS, and no more once SHARE of the task's max_seconds went on them. On the H100,
-# twin executors' lean requests differ by a few microseconds a pair (the host's wake-ups; GPU
-# host only: harness/tools/bound_noise.py), which 64-256 pairs bring to an interval of about a
-# microsecond on the few-microsecond kernels; a long kernel's calls differ by well under the margin
-# from the first pairs, so they stop at PAIRS_MIN (flash's 200 scenarios: about 0.4 s of kernels a
-# pair of calls).
+# each count in CHECKS, and no more once SHARE of the task's max_seconds went on them. Twin
+# executors' lean requests are expected to differ by a few microseconds a pair (the host's wake-ups;
+# harness/tools/bound_noise.py measures it on a GPU host), which 64-256 pairs bring to an interval of
+# about a microsecond on the few-microsecond kernels; a long kernel's calls differ by well under the
+# margin from the first pairs and stop at PAIRS_MIN: flash's 200 scenarios hold about 0.4 s of the
+# baseline's kernels a pair of calls (their flops at its ~220 TFLOP/s), 2.4 s at 3 pairs, against the
+# 4 s its budget leaves.
 PAIRS_MIN, PAIRS_MAX = 3, 256
 CHECKS = (3, 6, 12, 24, 48, 96, 160, 256)
 SHARE = 0.25
@@ -67,8 +68,9 @@ SHARE = 0.25
 # the interval. 1 us: one kernel's launch and its end seen by the synchronising host differ by a
 # fraction of a microsecond with the grid's shape, so two different single-kernel launches may
 # shift the walls' difference against the figures' by that much. 3 %: the bound pairs run after the
-# rounds, at the GPU's clock and temperature then (the rounds' figures drift by up to 1-2 % over a
-# scenario on the H200's largest flash shapes), and on warmer or colder L2 for the parent's reads.
+# rounds, at the GPU's clock then (under power capping the H200 held 1950-1965 of its 1980 MHz on the
+# largest flash shapes, cuda_loop.capped: about 1 %), and the walls' difference scales with it, so
+# three times that.
 ABS_MARGIN_MS = 0.001
 REL_MARGIN = 0.03
 # A figure raised by more than REJECT_FACTOR, and by more than REJECT_EXCESS_MS a call, is not noise:

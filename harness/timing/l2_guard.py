@@ -9,17 +9,18 @@ nothing (harness/adversarial/cuda/forge3_l2_check.cu). So the parent acts itself
 from its own context:
 
 - it reads the persisting set-aside its context sees; where that differs from what it saw at start
-  (the limit is the device's, not the context's, on the GPUs measured: harness/tools/l2_persist.py),
-  it puts it back and says so (`check`: a finding that rejects the candidate when it appears after
-  the candidate's call);
+  (which it does only if the limit is the device's rather than each context's: harness/tools/
+  l2_persist.py reads it from both sides), it puts it back and says so (`check`: a finding that
+  rejects the candidate when it appears after the candidate's call);
 - it resets every persisting line to normal (cuCtxResetPersistingL2Cache) and, where EVICT is on,
   first fills the set-aside with persisting lines of its own (its own window over a buffer of twice
   the set-aside, written), which evicts whatever another context left there whether or not the
   reset reaches it, then resets its own;
 - then the flush writes over L2 as before.
 
-Which of these reaches another process's lines was measured on the GPU (docs/harness.md,
-"Persisting L2 from outside"); both are kept, so the defence holds either way.
+Which of these reaches another process's lines is measured on the GPU (harness/tools/l2_persist.py,
+docs/harness.md "Persisting L2 from outside"); both are kept, so the defence does not depend on the
+reset alone reaching them.
 """
 
 import ctypes
