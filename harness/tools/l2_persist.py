@@ -240,6 +240,7 @@ def main(argv=None):
     report["read_ms"] = {a: _median(v) for a, v in reads.items()}
     report["candidate_limit_after"] = limits
     report["action_cost_ms"] = {a: _median(v) for a, v in costs.items()}
+    report["guards"] = {k: g.describe() for k, g in guards.items()}     # whether "guard" kept its eviction
     report["parent_read_after_flush_ms"] = {"unpinned": _median(parent_cold), "pinned": _median(parent_reads)}
     warm = report["read_ms"]["none"]
     # An action reaches the other context's lines when its read is as slow as the cold read.

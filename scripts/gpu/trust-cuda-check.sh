@@ -127,7 +127,7 @@ if l2:
           f"{l2['pin'].get('limit')} (guard: {l2.get('guard_check_after_pin') or 'no finding'})")
     for a, ms in l2["read_ms"].items():
         print(f"   {a:22} read {ms * 1e3:7.1f} us  reaches {l2['reaches'][a]!s:5}  parent's cost {l2['action_cost_ms'][a]:.3f} ms")
-    print(f"   parent's own read after its flush: {l2['parent_read_after_flush_ms']}")
+    print(f"   parent's own read after its flush: {l2['parent_read_after_flush_ms']}; guards: {l2.get('guards')}")
 adv = load("adversarial.json")
 if adv:
     ok = sum(1 for o in adv if o["ok"])
