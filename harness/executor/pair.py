@@ -64,8 +64,9 @@ def _gpu_setup(ctx, ex, size, with_torch=False, later=False):
 
 
 # What the stream-ordered allocator's pool holds in each native executor from the start: a candidate's
-# cudaMallocAsync workspaces up to this much at once come from it without a system call the filter
-# refuses (harness/tools/alloc_syscalls.py measured which); the baseline's executor holds the same.
+# cudaMallocAsync workspaces up to this much at once come from memory the pool already holds, made
+# before the filter (an honest one was killed by it; harness/tools/alloc_syscalls.py names the calls
+# the allocator makes under it); the baseline's executor holds the same.
 POOL_BYTES = 512 << 20
 
 
