@@ -197,9 +197,12 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
     # Set before any executor starts: they take it at start and hold it inside every call.
     ctx.deadline = deadline
     ctx.libs, ctx.load_bytes, ctx.device = libs, load_bytes, device
+    ctx.device_info = info
     ctx.has_incumbent = "incumbent" in libs
     if device_kind == "cuda":
         ctx.arena_bytes = cuda_loop.arena_bytes(ctx, scenarios)
+        # Persisting L2 reset from the parent's own context before every flush (timing/l2_guard.py).
+        info["persisting_l2"] = device.use_l2_guard() if opts.parent_l2 else "not guarded (turned off)"
         # Before any executor starts: the parent's own calibration of what its events add (CUPTI).
         data_dir = opts.cache_dir or default_cache_dir()
         ctx.event_offsets, how = event_offsets.offsets(info, cuda_loop.PAD_MS, data_dir)

@@ -31,6 +31,13 @@ class Options:
     # Tests turn the symbol allowlist off (the denylist stays) to show the run-time defences behind
     # it catch a class by themselves: each layer is tested alone, not only the first that fires.
     allowlist: bool = True
+    # CUDA: bound requests (harness/timing/bound.py): the candidate's figures bounded from below by the
+    # parent's own clock around lean calls beside the baseline's. Tests turn them off to show the cheat
+    # they defend against paying off without them.
+    bound: bool = True
+    # CUDA: before every flush the parent resets persisting L2 lines and the device's set-aside from its
+    # own context (harness/timing/devices.py). Tests turn it off to measure what a forged check gains.
+    parent_l2: bool = True
     # CUDA: keep the peers' figures per GPU and use them in later evaluations (harness/timing/peer_figures.py).
     # Seen on the H200: the second evaluation's peer figures are the first's, flash's quick set took
     # 5.6 s instead of 30.8 s (docs/harness.md, "Speed").

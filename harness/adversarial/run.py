@@ -94,6 +94,14 @@ def check(result, expect, stage=None):
         got = result["summary"].get("speedup_vs_baseline_geomean")
         if got is None or got > cap:
             problems.append(f"speedup over the baseline {got}, expected at most {cap} (the cheat paid off)")
+    # A control (the defence behind it turned off, `without:`) must show the cheat paying off: else the
+    # entries that expect it caught prove nothing (an attack that does not work is "caught" for free).
+    floor = expect.get("min_speedup_vs_baseline")
+    if floor is not None:
+        got = result["summary"].get("speedup_vs_baseline_geomean")
+        if got is None or got < floor:
+            problems.append(f"speedup over the baseline {got}, expected at least {floor} (the cheat did not work "
+                            f"with the defence off)")
     if "implausible" in expect.get("flags", []) and result["summary"]["goal"]["met"]:
         problems.append("an implausible result counted as meeting the goal")
     prefix = STAGE_PREFIX.get(stage)
@@ -104,7 +112,8 @@ def check(result, expect, stage=None):
 
 # Defences an entry may name under `without:` so that the one behind them is tested alone (the
 # allowlist refuses most native tricks before they run; the run-time checks must still hold).
-LAYERS = {"allowlist": "allowlist", "seccomp": "confine", "sandbox": "sandbox"}
+LAYERS = {"allowlist": "allowlist", "seccomp": "confine", "sandbox": "sandbox", "bound": "bound",
+          "parent_l2": "parent_l2"}
 
 
 def layers_off(entry):

@@ -9,6 +9,7 @@ replies are small JSON frames checked field by field; nothing from it is unpickl
 
 import ctypes
 import functools
+import json
 import os
 import select
 import shutil
@@ -22,6 +23,9 @@ from pathlib import Path
 from ..sandbox import bwrap, procinfo, seccomp
 from ..sandbox.procinfo import ChildFailure, child_setup as _child_setup
 from .protocol import recv_frame, send_frame
+
+# bound requests (issue 39), kept apart from the imports above, which the filter's side of issue 39 edits
+from ..native import bound as bound_wire
 
 REPLY_LIMIT = 64 << 10
 STARTUP_SECONDS = 120
@@ -52,7 +56,7 @@ PACKAGE_FILES = ("__init__.py", "api.py",
                  "executor/__init__.py", "executor/process.py", "executor/protocol.py", "executor/cuda_driver.py",
                  "executor/cuda_state.py", "executor/cupti_activity.py",
                  "sandbox/__init__.py", "sandbox/seccomp.py",
-                 "native/__init__.py", "native/calls.py")
+                 "native/__init__.py", "native/calls.py", "native/bound.py")
 INSIDE = "/kernelseek"
 
 
@@ -177,6 +181,93 @@ class ExecutorProcess:
                                                                   "\n" + str(reply.get("traceback", ""))),
                                self.running)
         return reply
+
+    # -- bound requests (harness/timing/bound.py; frames in harness/native/bound.py) ---------------
+    def bound_open(self, table):
+        """Start a session of bound requests on the slots of the executor's table `table`; raises
+        ChildFailure when the executor answers the request instead (an error) or not at all."""
+        self.send({"cmd": "bound", "table": table})
+        head = self._raw(4)
+        if int.from_bytes(head, "little") != bound_wire.MAGIC:
+            self._frame_instead(head)
+        self._bound_reply(head + self._raw(bound_wire.REPLY.size - 4), 0)
+
+    def bound_call(self, slot, tag):
+        """One bound request: (the entry point's return code, the synchronisation's result)."""
+        try:
+            self.sock.sendall(bound_wire.REQUEST.pack(int(slot), int(tag)))
+        except OSError:
+            raise self._died() from None
+        return self._bound_reply(self._raw(bound_wire.REPLY.size), tag)
+
+    def bound_close(self):
+        """End the session: the executor's reply to the request that opened it."""
+        try:
+            self.sock.sendall(bound_wire.END)
+        except OSError:
+            raise self._died() from None
+        return self.collect()[-1]
+
+    def _bound_reply(self, data, tag):
+        magic, got, rc, sync_rc = bound_wire.REPLY.unpack(data)
+        if magic != bound_wire.MAGIC or got != tag:
+            self.kill()
+            raise ChildFailure("forged", f"a bound reply from the {self.role}'s executor that does not answer "
+                                         f"request {tag} ({data.hex()}): something in that process wrote to the "
+                                         f"harness's socket", self.running)
+        return rc, sync_rc
+
+    def _frame_instead(self, head):
+        """The executor answered the session's request with a JSON frame (its 4-byte length in `head`)
+        instead of starting the session: raise what it says, as _reply would."""
+        length = int.from_bytes(head, "big")
+        if length > REPLY_LIMIT:
+            self.kill()
+            raise ChildFailure("forged", f"a garbled reply from the {self.role}'s executor to a bound session",
+                               self.running)
+        self.pending = []
+        try:
+            reply = json.loads(self._raw(length))
+        except ValueError:
+            reply = None
+        if isinstance(reply, dict) and reply.get("type") == "error" and reply.get("seq") == self.seq:
+            kind = reply.get("kind") if reply.get("kind") in ("load", "call") else "harness"
+            raise ChildFailure(kind, str(reply.get("message")), self.running)
+        self.kill()
+        raise ChildFailure("forged", f"a reply from the {self.role}'s executor that does not start a bound session "
+                                     f"({str(reply)[:120]})", self.running)
+
+    def _raw(self, n, timeout=None):
+        """n bytes from the socket, within the call timeout (and the evaluation's limit)."""
+        timeout = timeout or self.call_timeout
+        wait = timeout if self.deadline is None else max(0.0, min(timeout, self.deadline - time.monotonic()))
+        end, data = time.monotonic() + wait, b""
+        while len(data) < n:
+            # Where the filter's refusals come to the parent (a seccomp listener, `listener`), a call it
+            # stopped is decided while the session waits, as _reply does.
+            listener = getattr(self, "listener", None)
+            watched = [self.sock] + ([listener.fd] if listener is not None else [])
+            ready = select.select(watched, [], [], max(0.0, end - time.monotonic()))[0]
+            if listener is not None and listener.fd in ready:
+                self._notified()
+                continue
+            if not ready:
+                who = self.running
+                self.kill()
+                if self.deadline is not None and time.monotonic() >= self.deadline:
+                    raise ChildFailure("timeout", "the evaluation's time limit was reached during this scenario"
+                                       + (f" (while running {who})" if who else "") + "; the process was killed",
+                                       who)
+                raise ChildFailure("timeout", f"no progress for {timeout:.0f} s"
+                                   + (f" while running {who}" if who else "") + "; the process was killed", who)
+            try:
+                got = self.sock.recv(n - len(data))
+            except OSError:
+                got = b""
+            if not got:
+                raise self._died()
+            data += got
+        return data
 
     def ready(self, timeout=STARTUP_SECONDS):
         """Wait until the executor answers (before any candidate code is loaded) and find its pid as

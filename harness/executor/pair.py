@@ -52,11 +52,22 @@ def _gpu_setup(ctx, ex, size, with_torch=False, later=False):
     from .memory import CudaArena
     ex.arena = CudaArena(ctx.device.driver(), size, ctx.device.torch_device)
     msg = {"cmd": "cuda", "size": ex.arena.size, "pad_ptx": PAD_PTX.read_text(), "torch": with_torch,
-           "cupti": getattr(ctx, "cupti_path", None)}
+           "cupti": getattr(ctx, "cupti_path", None),
+           # the native loop of bound requests (harness/timing/bound.py): the candidate's executor and its twins
+           "bound": None if with_torch else getattr(ctx, "bound_path", None),
+           # the stream-ordered allocator, set up before the filter (cuda_driver.Driver.prewarm_pool)
+           "pool_bytes": None if with_torch else POOL_BYTES}
     if later:
         ex.send(msg, fds=[ex.arena.fd])
     else:
         _cupti_status(ctx, ex, ex.request(msg, fds=[ex.arena.fd], timeout=ctx.opts.call_timeout + 120))
+
+
+# What the stream-ordered allocator's pool holds in each native executor from the start: a candidate's
+# cudaMallocAsync workspaces up to this much at once come from memory the pool already holds, made
+# before the filter (an honest one was killed by it; harness/tools/alloc_syscalls.py names the calls
+# the allocator makes under it); the baseline's executor holds the same.
+POOL_BYTES = 512 << 20
 
 
 def _cupti_status(ctx, ex, reply):
@@ -64,6 +75,10 @@ def _cupti_status(ctx, ex, reply):
     clock = getattr(ctx, "timing_clock", None)
     if clock is not None and isinstance(reply, dict) and "cupti" in reply:
         clock.setdefault("executors", {})[ex.role] = str(reply["cupti"])[:300]
+    info = getattr(ctx, "device_info", None)
+    if info is not None and isinstance(reply, dict) and reply.get("pool") is not None:
+        # the stream-ordered allocator's pool, set up before the filter (POOL_BYTES), per executor
+        info.setdefault("stream_pool", {"bytes": POOL_BYTES})[ex.role] = str(reply["pool"])[:300]
 
 
 def argtypes(task):
@@ -101,8 +116,15 @@ def start_pair(ctx, workdir):
         libs["batcher"], why = native.batcher(workdir, ctx.opts.cache_dir or default_cache_dir())
         if why:
             ctx.messages.append(f"timing: {why}: calls made one by one from Python")
+    if ctx.device_kind == "cuda" and "bound" not in libs:
+        libs["bound"], why = native.bound_server(workdir, ctx.opts.cache_dir or default_cache_dir())
+        if why:
+            ctx.messages.append(f"timing: {why}: bound requests served in Python (harness/timing/bound.py)")
     bpaths, ctx.batcher_binds = _paths(sandboxed, {"batcher": libs.get("batcher")})
     ctx.batcher = bpaths["batcher"]
+    bound_paths, bound_binds = _paths(sandboxed, {"bound": libs.get("bound")})
+    ctx.bound_path = bound_paths["bound"]
+    ctx.batcher_binds = ctx.batcher_binds + bound_binds
     cpaths, cbinds = _paths(sandboxed, {"candidate": libs["candidate"]})
     ipaths, ibinds = _paths(sandboxed, {"incumbent": libs.get("incumbent")})
     rpaths, rbinds = _paths(sandboxed, {"baseline": libs.get("baseline"), "task": task.dir})

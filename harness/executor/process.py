@@ -28,6 +28,9 @@ from ..native.calls import Table, native_batch
 from .cupti_activity import Activity, call_layout, call_span_ms, timestamp_step
 from .protocol import recv_frame, send_frame
 
+# bound requests (issue 39), kept apart from the imports above, which the filter's side of issue 39 edits
+from ..native import bound as bound_wire
+
 _CTYPES = {"int32": ctypes.c_int32, "int64": ctypes.c_int64, "float32": ctypes.c_float,
            "pointer": ctypes.c_void_p}
 
@@ -151,9 +154,21 @@ class Executor:
                     "state": DeviceState(), "base": base, "size": size}
         pad.launch(0.001)
         drv.synchronize()
+        # The stream-ordered allocator set up now (cuda_driver.Driver.prewarm_pool): an honest kernel's
+        # cudaMallocAsync on its stream then needs no system call the filter refuses (up to pool_bytes).
+        pool = None
+        if msg.get("pool_bytes"):
+            try:
+                pool = drv.prewarm_pool(self.gpu["stream"], int(msg["pool_bytes"])) or "on"
+            except RuntimeError as exc:
+                pool = f"not set up: {exc}"
+        # Bound requests (cmd_bound): their native loop, loaded now (the filter forbids mapping code later).
+        if msg.get("bound"):
+            self.gpu["bound"] = bound_wire.load_server(msg["bound"])
         if self.torch is not None:
             self.gpu["u8"] = self.torch.as_tensor(cuda_driver.DeviceRange(base, size), device="cuda")
-        return {"pad": {"grid": pad.grid, "threads": pad.threads}, "cupti": self._cupti(msg.get("cupti"))}
+        return {"pad": {"grid": pad.grid, "threads": pad.threads}, "cupti": self._cupti(msg.get("cupti")),
+                "pool": pool}
 
     def _cupti(self, path):
         """CUPTI's activity records for the timed calls (harness/executor/cupti_activity.py), enabled here,
@@ -240,6 +255,21 @@ class Executor:
             return {"rc": [0] * len(argvs)}
         fn = self.fn
         return {"rc": [int(fn(*argv)) for argv in argvs]}
+
+    def cmd_bound(self, msg, _fds):
+        """A session of bound requests (harness/timing/bound.py) on the slots of table `table`: each one
+        call and a synchronised device, nothing else, read and answered on this socket in binary
+        frames (native/bound.py) until the parent ends the session; then this reply."""
+        g = self.gpu
+        if g is None or self.fn is None:
+            raise ValueError("bound requests need a CUDA executor with a library loaded")
+        table = self.tables[int(msg["table"])]
+        fd, drv = self.sock.fileno(), g["drv"]
+        if g.get("bound") is not None:
+            sync = ctypes.cast(drv.cu.cuCtxSynchronize, ctypes.c_void_p).value
+            return {"served": bound_wire.serve_native(g["bound"], fd, self.fn, table, sync), "path": "native"}
+        return {"served": bound_wire.serve_python(fd, self.fn, table.argvs, drv.cu.cuCtxSynchronize),
+                "path": "python"}
 
     def _timed_gpu(self, calls, pad_ms):
         """Each call between two events on the legacy stream, which waits for every blocking stream's
@@ -363,7 +393,7 @@ def main(argv):
     sock = socket.socket(fileno=int(argv[1]))
     ex = Executor(sock)
     handlers = {"preload": ex.cmd_preload, "init": ex.cmd_init, "cuda": ex.cmd_cuda, "map": ex.cmd_map,
-                "unmap": ex.cmd_unmap, "call": ex.cmd_call, "table": ex.cmd_table}
+                "unmap": ex.cmd_unmap, "call": ex.cmd_call, "table": ex.cmd_table, "bound": ex.cmd_bound}
     while True:
         fds = []
         try:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 SOURCE = Path(__file__).with_name("batch.c")
 FLUSH_SOURCE = Path(__file__).with_name("flush.c")
+BOUND_SOURCE = Path(__file__).with_name("bound.c")
 
 
 def _built(source, what, data_dir):
@@ -43,6 +44,17 @@ def batcher(workdir, data_dir):
     if kept is None:
         return None, why
     out = Path(workdir) / "batch.so"
+    shutil.copyfile(kept, out)
+    return str(out), None
+
+
+def bound_server(workdir, data_dir):
+    """(path of the bound requests' serve loop (bound.c) in `workdir`, None) or (None, why not), as
+    batcher(). Without it the CUDA executors serve bound requests in Python (native/bound.py)."""
+    kept, why = _built(BOUND_SOURCE, "bound requests", data_dir)
+    if kept is None:
+        return None, why
+    out = Path(workdir) / "bound.so"
     shutil.copyfile(kept, out)
     return str(out), None
 

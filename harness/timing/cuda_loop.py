@@ -25,13 +25,18 @@ time is the candidate's process speaking, so it only counts within what the pare
 - outputs are read by the parent from its own mapping: poison left in any call is a failure, and a
   reservoir of calls drawn from a secret seed is value-checked after the loop.
 - device-wide state a call leaves (persisting L2, class 9) is checked and reset after every call by
-  the executor and reported; anything found rejects the candidate.
+  the executor and reported; anything found rejects the candidate. The executor's check is the
+  candidate's process speaking too: the parent resets persisting lines and reads the set-aside from
+  its own context before every flush (l2_guard.py, through devices.CudaDevice).
+- all of the above are bounds on what the executor says around its own figures; since issue 39 the
+  figures themselves are bounded from below by the parent's clock around lean calls beside the
+  baseline's (bound.py): a figure under that floor is raised to it, far under it rejected.
 """
 
 import random
 import time
 
-from . import nvml
+from . import bound, nvml
 
 from ..errors import fail
 from ..executor.calls import device_findings
@@ -162,6 +167,8 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
         sets.update(make_slots({name: _executor(ctx, name) for name in impls}, task, shapes_in, shapes_out, pool,
                                timer.rng))
         drop_unsupported_peers(ctx, timer, impls, sets, unsupported)
+        # The slots' argument lists for the bound requests (harness/timing/bound.py), once.
+        bound.send_tables(ctx, task, sets, [n for n in impls if not n.startswith("peer:")], timer.scalars)
         # Lazy loading, clocks, caches: not counted, and so one request of warmup_reps calls an
         # implementation, with no flush or pad between them.
         pin.round(timer.rng)
@@ -301,6 +308,11 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
             if not taken(reply, name, 1, impls, samples, unsupported, rcs):
                 continue
             found = device_findings(reply)
+            if name == "candidate":
+                # The parent's own reading of the device's persisting-L2 set-aside (l2_guard.py): the
+                # executor's report above is the candidate's process speaking.
+                changed = getattr(ctx.device, "persisting_changed", lambda: None)()
+                found += [changed] if changed else []
             if found and name == "candidate":
                 return fail(entry, "rejected", "during timing: " + "; ".join(found))
             ms = _event_ms(reply, name)
@@ -353,8 +365,9 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
     pin.restore()     # the figures and re-checks are the parent's own work: every core again
     # Each peer's round is the mean of its calls in every peers' executor (harness/executor/lanes.py).
     samples, by_lane = merge(samples, lanes)
+    job = bound.Job(ctx, timer, sets, decks, pin, scenario, seed_base) if getattr(ctx.opts, "bound", True) else None
     out = _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, time.monotonic() - t_start,
-                 scenario, seed_base, confirming, summary, kept)
+                 scenario, seed_base, confirming, summary, kept, job)
     if isinstance(entry.get("timing"), dict):
         entry["timing"]["loop_ms"] = costs.report(rounds=rounds)
         if by_lane:   # each process's own figure of each peer: how far apart its processes read
@@ -445,7 +458,7 @@ def _hold_excuse(samples):
 
 
 def _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, seconds, scenario, seed_base, confirming, clocks,
-           kept):
+           kept, job=None):
     clock = choose_clock(ctx, samples)
     cand = timing_entry(entry, samples, unsupported, seconds, pool, 1, FIGURE)
     keep_samples(ctx, entry, samples)
@@ -484,7 +497,16 @@ def _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, seconds, scena
             return RECHECK
         if found:
             return fail(entry, "rejected", "during timing: " + found)
+        # The parent's own clock around lean calls beside the baseline's: every untrusted figure raised
+        # to the floor it gives (harness/timing/bound.py).
+        if job is not None:
+            found = bound.judge(ctx, timing, samples, FIGURE, job)
+            if found:
+                return fail(entry, *found)
+        else:
+            timing["bound"] = {"skipped": "turned off (Options.bound)"}
     elif cand:
+        timing["bound"] = {"skipped": "no baseline to pair the candidate's calls with"}
         ctx.messages.append(f"{scenario.id}: timed without a baseline: the candidate's event times were not checked "
                             f"against the wall clock")
     if kept and clock != getattr(ctx, "clock", clock):

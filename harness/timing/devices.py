@@ -133,6 +133,7 @@ class CudaDevice:
         # calibration of the events and the executors' arenas.
         self._busy = torch.zeros(1, device=self.torch_device)
         self._driver = None
+        self.guard = None          # the parent's persisting-L2 defence (use_l2_guard, l2_guard.py)
         from . import nvml
         self.nvml, self.nvml_why = nvml.open_device(nvml.torch_bus_id(props))
 
@@ -147,6 +148,33 @@ class CudaDevice:
             torch.zeros(1, device=self.torch_device).add_(1)   # torch's context exists and is current
             self._driver = Driver(self.torch_device.index or 0)
         return self._driver
+
+    def use_l2_guard(self, evict=None):
+        """Before every flush, reset persisting L2 lines (and the set-aside) from this context
+        (harness/timing/l2_guard.py); returns what it does, for device_info."""
+        from . import l2_guard
+
+        def make_buffer(nbytes, stream):
+            buf = torch.empty(max(1, nbytes // 4), dtype=torch.float32, device=self.torch_device)
+            ext = torch.cuda.ExternalStream(stream, device=self.torch_device)
+
+            def write():
+                with torch.cuda.stream(ext):
+                    buf.zero_()
+                ext.synchronize()
+            return buf.data_ptr(), buf.numel() * 4, write
+        try:
+            self.guard = l2_guard.PersistingGuard(self.driver(), make_buffer,
+                                                  l2_guard.EVICT if evict is None else evict)
+            self.guard.before_flush()
+        except RuntimeError as exc:     # no persisting-L2 control on this driver: said, not fatal
+            self.guard = None
+            return f"not guarded: {exc}"
+        return self.guard.describe()
+
+    def persisting_changed(self):
+        """A finding when the device's persisting-L2 set-aside changed since the last look (l2_guard)."""
+        return self.guard.check() if self.guard is not None else None
 
     def busy_ms(self):
         """How long a tiny kernel of this process takes to run and be waited for, right now: longer
@@ -165,8 +193,10 @@ class CudaDevice:
         torch.cuda.synchronize(self.torch_device)
 
     def flush(self, spans=None):
-        """Write a buffer of at least twice the L2 size (256 MiB when the size is unknown); `spans` is
-        the CPU's (CpuDevice.flush) and not used here."""
+        """Write a buffer of at least twice the L2 size (256 MiB when the size is unknown), persisting
+        lines reset first (use_l2_guard); `spans` is the CPU's (CpuDevice.flush) and not used here."""
+        if self.guard is not None:
+            self.guard.before_flush()
         if self._flush_buf is None:
             size = max(2 * self.l2_bytes, 64 * MIB) if self.l2_bytes else 256 * MIB
             self._flush_buf = torch.empty(size // 4, dtype=torch.float32, device=self.torch_device)

@@ -1,0 +1,158 @@
+// Issue 39, class (a): the figures forged inside the candidate's process. On its first call the kernel finds
+// the Python C API by a hand-written walk of the loader's structures (below: no dlsym, no
+// dl_iterate_phdr, no Py* symbol, only names the allowlist lets through) and has the executor's
+// interpreter replace the executor's timed-call routine with one that reports every call's event time,
+// CUPTI span and work at 0.6 of what was measured, the pad kept. Against the wall bound alone it read
+// 1.54x on rmsnorm (H100, the issue). Caught: bound requests (harness/timing/bound.py) time lean calls
+// on the parent's clock beside the baseline's; the figures are raised to that floor (no gain), and a
+// scenario where the floor is more than 15 % and 10 us a call above the figure rejects the candidate.
+#include <cuda_runtime.h>
+#include <cuda_bf16.h>
+#include <elf.h>
+#include <link.h>
+#include <stdint.h>
+#include <string.h>
+
+// --- the walk: ld.so found below __tls_get_addr (an allowlisted symbol ld.so defines), its _r_debug in
+// its own .dynsym, the loader's link map from there, every object's .dynsym searched in turn. No dlsym,
+// no dl_iterate_phdr, no Py* symbol in this object: nothing a name list can see.
+extern "C" void* __tls_get_addr(void*);
+
+namespace walk {
+
+typedef uintptr_t addr;
+
+addr fix(addr p, addr base) { return p < base ? p + base : p; }   // d_ptr relocated in memory or not
+
+void* lookup(addr base, const ElfW(Dyn)* dyn, const char* name) {
+  addr symtab = 0, strtab = 0, strsz = 0;
+  for (const ElfW(Dyn)* d = dyn; d->d_tag != DT_NULL; ++d) {
+    if (d->d_tag == DT_SYMTAB) symtab = fix(d->d_un.d_ptr, base);
+    else if (d->d_tag == DT_STRTAB) strtab = fix(d->d_un.d_ptr, base);
+    else if (d->d_tag == DT_STRSZ) strsz = d->d_un.d_val;
+  }
+  if (!symtab || !strtab || strtab <= symtab) return nullptr;
+  size_t n = (strtab - symtab) / sizeof(ElfW(Sym));          // .dynstr follows .dynsym
+  if (n > 4000000) return nullptr;
+  const ElfW(Sym)* syms = reinterpret_cast<const ElfW(Sym)*>(symtab);
+  for (size_t i = 0; i < n; ++i) {
+    if (syms[i].st_shndx == SHN_UNDEF || !syms[i].st_value || syms[i].st_name >= strsz) continue;
+    if (strcmp(reinterpret_cast<const char*>(strtab) + syms[i].st_name, name) == 0)
+      return reinterpret_cast<void*>(base + syms[i].st_value);
+  }
+  return nullptr;
+}
+
+void* find(const char* name) {
+  addr p = reinterpret_cast<addr>(&__tls_get_addr) & ~static_cast<addr>(0xfff);
+  addr base = 0;
+  for (int i = 0; i < 16384 && p; ++i, p -= 0x1000)
+    if (memcmp(reinterpret_cast<const void*>(p), ELFMAG, SELFMAG) == 0) { base = p; break; }
+  if (!base) return nullptr;
+  const ElfW(Ehdr)* eh = reinterpret_cast<const ElfW(Ehdr)*>(base);
+  const ElfW(Phdr)* ph = reinterpret_cast<const ElfW(Phdr)*>(base + eh->e_phoff);
+  const ElfW(Dyn)* dyn = nullptr;
+  for (int i = 0; i < eh->e_phnum; ++i)
+    if (ph[i].p_type == PT_DYNAMIC) dyn = reinterpret_cast<const ElfW(Dyn)*>(base + ph[i].p_vaddr);
+  if (!dyn) return nullptr;
+  const r_debug* dbg = static_cast<const r_debug*>(lookup(base, dyn, "_r_debug"));
+  if (!dbg) return nullptr;
+  for (const link_map* m = dbg->r_map; m; m = m->l_next) {
+    if (!m->l_ld) continue;
+    void* f = lookup(m->l_addr, m->l_ld, name);
+    if (f) return f;
+  }
+  return nullptr;
+}
+
+typedef int (*ensure_t)();
+typedef void (*release_t)(int);
+typedef int (*run_t)(const char*);
+
+// Runs `code` in the executor's interpreter, under its GIL (ctypes released it for this call).
+bool python(const char* code) {
+  static ensure_t ensure = reinterpret_cast<ensure_t>(find("PyGILState_Ensure"));
+  static release_t release = reinterpret_cast<release_t>(find("PyGILState_Release"));
+  static run_t run = reinterpret_cast<run_t>(find("PyRun_SimpleString"));
+  if (!ensure || !release || !run) return false;
+  int gil = ensure();
+  int rc = run(code);
+  release(gil);
+  return rc == 0;
+}
+
+}  // namespace walk
+
+#ifdef KS_WALK_TEST   // harness/tests/test_adversarial_walk.py: the walk alone, on the CPU
+extern "C" void* ks_walk_find(const char* name) { return walk::find(name); }
+extern "C" int ks_walk_python(const char* code) { return walk::python(code) ? 0 : 1; }
+#endif
+// --- end of the walk
+
+namespace {
+
+constexpr int kThreads = 256;
+
+__global__ void __launch_bounds__(kThreads)
+    rmsnorm_kernel(const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ w,
+                   __nv_bfloat16* __restrict__ y, int64_t cols, float eps) {
+  const __nv_bfloat16* xr = x + (int64_t)blockIdx.x * cols;
+  __nv_bfloat16* yr = y + (int64_t)blockIdx.x * cols;
+  float ss = 0.f;
+  for (int64_t c = threadIdx.x; c < cols; c += kThreads) {
+    float v = __bfloat162float(xr[c]);
+    ss += v * v;
+  }
+  for (int off = 16; off > 0; off /= 2) ss += __shfl_xor_sync(0xffffffffu, ss, off);
+  __shared__ float partial[kThreads / 32];
+  __shared__ float inv_rms;
+  if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = ss;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float total = 0.f;
+    for (int i = 0; i < kThreads / 32; ++i) total += partial[i];
+    inv_rms = rsqrtf(total / (float)cols + eps);
+  }
+  __syncthreads();
+  const float r = inv_rms;
+  for (int64_t c = threadIdx.x; c < cols; c += kThreads)
+    yr[c] = __float2bfloat16(__bfloat162float(xr[c]) * r * __bfloat162float(w[c]));
+}
+
+}  // namespace
+
+
+static const char kForge[] =
+    "import sys\n"
+    "def _ks_forge():\n"
+    "    for m in (sys.modules.get('__main__'), sys.modules.get('harness.executor.process')):\n"
+    "        E = getattr(m, 'Executor', None)\n"
+    "        if E is None or getattr(E, '_ks_forged', False):\n"
+    "            continue\n"
+    "        orig = E._timed_gpu\n"
+    "        def timed(self, calls, pad_ms, _orig=orig):\n"
+    "            r = _orig(self, calls, pad_ms)\n"
+    "            for k in ('span_ms', 'work_ms', 'ms'):\n"
+    "                v = r.get(k)\n"
+    "                if isinstance(v, list):\n"
+    "                    r[k] = [x * 0.6 if isinstance(x, float) else x for x in v]\n"
+    
+    "            return r\n"
+    "        E._timed_gpu = timed\n"
+    "        E._ks_forged = True\n"
+    "_ks_forge()\n";
+
+static bool forged = false;
+
+extern "C" int rmsnorm_fwd(const __nv_bfloat16* x, const __nv_bfloat16* w, __nv_bfloat16* y, int64_t rows,
+                           int64_t cols, float eps, cudaStream_t stream) {
+  if (!x || !w || !y) return 1;
+  if (rows <= 0 || cols <= 0) return 2;
+  if (rows > 0x7fffffff) return 3;
+  if (!forged) {
+    forged = true;
+    if (!walk::python(kForge)) return 77;    // the walk failed: say so rather than pass as honest
+  }
+  rmsnorm_kernel<<<(unsigned)rows, kThreads, 0, stream>>>(x, w, y, cols, eps);
+  return cudaGetLastError() == cudaSuccess ? 0 : 4;
+}

@@ -1,0 +1,399 @@
+"""Bound requests (harness/timing/bound.py, harness/native/bound.c): a CUDA candidate's figures
+bounded from below by the parent's own clock around lean calls beside the baseline's.
+
+Without a GPU: the wire is driven end to end between a parent handle and an executor's cmd_bound
+over a socketpair (native loop and Python loop, an entry point and a "synchronisation" built here
+with cc); the session's decisions are driven with stand-ins for the executors, the device and the
+clock (the parent's clock advanced by what each stand-in call costs), on figures of the shape the
+H200 and H100 gave. The measurements themselves need the GPU (scripts/gpu/trust-cuda-check.sh)."""
+
+import ctypes
+import platform
+import random
+import socket
+import struct
+import subprocess
+import threading
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from harness import native
+from harness.executor.handle import ChildFailure, ExecutorProcess
+from harness.executor.process import _CTYPES, Executor
+from harness.executor.protocol import recv_frame, send_frame
+from harness.native import bound as wire
+from harness.native.calls import Table
+from harness.task.tolerance import poison
+from harness.timing import bound
+from harness.timing.rounds import Deck
+from harness.timing.stats import TRIMMED_MEAN
+
+# -- the wire ----------------------------------------------------------------------------------------
+
+ENTRY = r"""
+#include <stdint.h>
+static int64_t seen[64][3];
+static float seen_x[64];
+static int calls, sync_result;
+int entry(const void *p, int64_t n, float x, int32_t k) {
+  seen[calls % 64][0] = (int64_t)(uintptr_t)p; seen[calls % 64][1] = n; seen[calls % 64][2] = k;
+  seen_x[calls % 64] = x;
+  calls++;
+  return k;
+}
+int synchronise(void) { return sync_result; }
+void set_sync(int rc) { sync_result = rc; }
+int64_t seen_at(int call, int j) { return seen[call][j]; }
+float seen_x_at(int call) { return seen_x[call]; }
+int calls_made(void) { return calls; }
+"""
+KINDS = ["pointer", "int64", "float32", "int32"]
+SLOTS = [[4096 * (i + 1), 1000 + i, 0.5 + i, 3 * i] for i in range(4)]
+
+
+@pytest.fixture(scope="module")
+def entry_lib(tmp_path_factory):
+    if platform.machine() != "x86_64" or not native.shutil.which("cc"):
+        pytest.skip("the native loop is for x86-64 with a C compiler")
+    d = tmp_path_factory.mktemp("bound")
+    (d / "entry.c").write_text(ENTRY)
+    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(d / "entry.so"), str(d / "entry.c")], check=True)
+    server, why = native.bound_server(d, d / "data")
+    assert why is None, why
+    return str(d / "entry.so"), server
+
+
+def _pair(lib_path, server, native_loop):
+    """(parent handle, executor, the entry's library): an executor's cmd_bound behind a socketpair."""
+    lib = ctypes.CDLL(lib_path)
+    for name in ("seen_at", "calls_made", "set_sync"):
+        getattr(lib, name).restype = ctypes.c_int64 if name == "seen_at" else ctypes.c_int
+    lib.seen_x_at.restype = ctypes.c_float
+    lib.set_sync(0)
+    ours, theirs = socket.socketpair()
+    ex = Executor(theirs)
+    ex.fn = lib.entry
+    ex.fn.restype = ctypes.c_int
+    ex.fn.argtypes = [_CTYPES[k] for k in KINDS]
+    ex.kinds = KINDS
+    ex.tables[bound.TABLE] = Table(SLOTS, KINDS)
+    ex.gpu = {"drv": SimpleNamespace(cu=SimpleNamespace(cuCtxSynchronize=lib.synchronise)),
+              "bound": wire.load_server(server) if native_loop else None}
+    parent = object.__new__(ExecutorProcess)
+    parent.sock, parent.seq, parent.pending, parent.call_timeout = ours, 0, [], 5.0
+    parent.deadline, parent.running, parent.role = None, None, "candidate"
+    parent.kill = lambda: None
+    parent._died = lambda: ChildFailure("crash", "the executor went away")
+    return parent, ex, lib
+
+
+def _serve_one(ex):
+    """The executor's request loop, for one request (process.main)."""
+    def run():
+        msg = recv_frame(ex.sock)
+        try:
+            reply = {"bound": ex.cmd_bound}[msg["cmd"]](msg, [])
+            reply.update(type="done", seq=msg["seq"])
+        except Exception as exc:     # as process.main answers a failed request
+            reply = {"type": "error", "seq": msg["seq"], "kind": "harness", "message": str(exc)}
+        send_frame(ex.sock, reply)
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t
+
+
+@pytest.mark.parametrize("native_loop", [True, False], ids=["native", "python"])
+def test_a_session_calls_each_slot_named_with_its_own_arguments(entry_lib, native_loop):
+    parent, ex, lib = _pair(*entry_lib, native_loop)
+    t = _serve_one(ex)
+    parent.bound_open(bound.TABLE)
+    order = [2, 0, 3, 1, 2]
+    got = [parent.bound_call(slot, 10 + i) for i, slot in enumerate(order)]
+    reply = parent.bound_close()
+    t.join(5)
+    assert got == [(SLOTS[s][3], 0) for s in order]            # each call's own return code, the sync's 0
+    assert reply["served"] == len(order) and reply["path"] == ("native" if native_loop else "python")
+    for call, s in enumerate(order):
+        assert [lib.seen_at(call, j) for j in range(3)] == [SLOTS[s][0], SLOTS[s][1], SLOTS[s][3]]
+        assert lib.seen_x_at(call) == pytest.approx(SLOTS[s][2])
+
+
+@pytest.mark.parametrize("native_loop", [True, False], ids=["native", "python"])
+def test_a_call_that_faulted_on_the_device_says_so(entry_lib, native_loop):
+    parent, ex, lib = _pair(*entry_lib, native_loop)
+    lib.set_sync(700)                # CUDA_ERROR_ILLEGAL_ADDRESS from cuCtxSynchronize
+    t = _serve_one(ex)
+    parent.bound_open(bound.TABLE)
+    assert parent.bound_call(1, 5) == (3, 700)
+    parent.bound_close()
+    t.join(5)
+
+
+def test_a_reply_that_answers_another_request_is_forged():
+    parent = object.__new__(ExecutorProcess)
+    ours, theirs = socket.socketpair()
+    parent.sock, parent.seq, parent.pending, parent.call_timeout = ours, 0, [], 5.0
+    parent.deadline, parent.running, parent.role = None, None, "candidate"
+    parent.kill = lambda: None
+    theirs.sendall(wire.REPLY.pack(wire.MAGIC, 0, 0, 0))     # the session starts ...
+    parent.pending = []
+    parent._bound_reply(parent._raw(wire.REPLY.size), 0)
+    theirs.sendall(wire.REPLY.pack(wire.MAGIC, 8, 0, 0))     # ... and "done" comes for a request not made
+    with pytest.raises(ChildFailure) as err:
+        parent.bound_call(0, 7)
+    assert err.value.kind == "forged" and "does not answer request 7" in str(err.value)
+
+
+def test_an_error_instead_of_a_session_is_raised_as_the_executors_error(entry_lib):
+    parent, ex, _ = _pair(*entry_lib, True)
+    ex.tables.clear()                # the executor cannot serve: it answers the request with an error
+    t = _serve_one(ex)
+    with pytest.raises(ChildFailure) as err:
+        parent.bound_open(bound.TABLE)
+    t.join(5)
+    assert err.value.kind == "harness" and str(bound.TABLE) in str(err.value)
+
+
+def test_the_wire_is_what_the_parent_reads():
+    # The parent tells a session's start from a JSON frame by its first 4 bytes: a frame's length, big-
+    # endian, could only equal the magic for a frame far past any reply's limit.
+    assert int.from_bytes(struct.pack(">I", wire.MAGIC)[::-1], "big") > (64 << 10)
+    assert wire.REQUEST.size == 8 and wire.REPLY.size == 16 and wire.REQUEST.unpack(wire.END)[0] < 0
+
+
+# -- the session's decisions ---------------------------------------------------------------------------
+
+class Clock:
+    ns = 0
+
+
+class FakeEx:
+    """An executor in a bound session: each call writes y = 2 x into its slot (or what `behave`
+    makes of it) and costs `cost(pair)` ms of the parent's clock; `read_ms` more until the
+    parent's read returns (work still running when it answered)."""
+
+    def __init__(self, name, slots, cost, behave=None):
+        self.name, self.slots, self.cost, self.behave = name, slots, cost, behave
+        self.calls, self.running, self.opened = 0, None, False
+
+    def bound_open(self, table):
+        assert table == bound.TABLE
+        self.opened = True
+
+    def bound_call(self, j, tag):
+        slot = self.slots[j]
+        self.calls += 1
+        ms = self.cost(self.calls)
+        Clock.ns += int(ms * 1e6)
+        y = (2 * slot.tensors["x"]) if self.behave is None else self.behave(self.calls, slot)
+        if y is not None:
+            slot.tensors["y"].copy_(y)
+        return 0, 0
+
+    def bound_close(self):
+        self.opened = False
+        return {"served": self.calls, "path": "native"}
+
+
+class Slot:
+    def __init__(self, j):
+        self.j = j
+        self.tensors = {"x": torch.zeros(64), "y": torch.zeros(64)}
+
+
+class Timer:
+    def __init__(self):
+        self.rng, self.seed = random.Random(3), 100
+
+    def fresh(self, *slots):
+        self.seed += 1
+        x = torch.linspace(-1, 1, 64) * self.seed
+        for s in slots:
+            s.tensors["x"].copy_(x)
+            poison(s.tensors["y"])
+        return self.seed
+
+
+class Sets:
+    def __init__(self, slots):
+        self.slots = slots
+
+    def get(self, j):
+        return self.slots[j]
+
+
+def _session(costs, behave=None, screen=1e-3, max_seconds=10.0, incumbent=None):
+    """A Job over stand-ins: {name: cost(call) -> ms}; `behave` {name: (call, slot) -> y or None}."""
+    behave = behave or {}
+    slots = {n: [Slot(j) for j in range(4)] for n in costs}
+    exs = {n: FakeEx(n, slots[n], costs[n], behave.get(n)) for n in costs}
+    task = SimpleNamespace(entry="f", timing={"max_seconds": max_seconds},
+                           outputs=lambda: [SimpleNamespace(name="y")])
+    scenario = SimpleNamespace(id="s1", params={})
+
+    def expected(params, seed):
+        x = torch.linspace(-1, 1, 64) * seed
+        return {"x": x}, {"y": 2 * x}, {"y": (1e-3, 0.0)}
+    ctx = SimpleNamespace(task=task, cand=exs["candidate"], refx=exs["baseline"], incx=exs.get("incumbent"),
+                          device=SimpleNamespace(flush=lambda: None, sync=lambda: None), deadline=None,
+                          screens={"s1": {"y": screen}} if screen is not None else {}, messages=[],
+                          oracle=SimpleNamespace(expected=expected))
+    pin = SimpleNamespace(round=lambda rng: None, restore=lambda: None)
+    timer = Timer()
+    job = bound.Job(ctx, timer, {n: Sets(s) for n, s in slots.items()}, {n: Deck(timer.rng, 4) for n in costs},
+                    pin, scenario, 7)
+    return job, exs
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    Clock.ns = 0
+    monkeypatch.setattr(bound.time, "perf_counter_ns", lambda: Clock.ns)
+    return Clock
+
+
+def _noisy(ms, seed, spread=0.003, tail=0.2):
+    """A call of `ms` on the parent's clock with a host's noise: a few us, now and then tens more."""
+    rng = random.Random(seed)
+    return lambda call: ms + rng.uniform(-spread, spread) + (rng.random() < tail) * rng.uniform(0.005, 0.04)
+
+
+def test_identical_code_stops_as_soon_as_its_figure_is_clear(clock):
+    job, exs = _session({"candidate": _noisy(1.0, 1), "baseline": _noisy(1.0, 2)})
+    run = bound.measure(job, {"candidate": 0.95, "baseline": 0.95})
+    # a 1 ms kernel: a margin of 29 us against a few us of noise, clear at the first look
+    assert run["failure"] is None and run["stopped"] == "clear" and run["pairs"] == bound.PAIRS_MIN
+    assert not any(ex.opened for ex in exs.values()), "a session left open"
+
+
+def test_an_answer_before_the_work_is_done_is_refused(clock):
+    # "done" at once, the outputs written later: the parent's read right after sees poison
+    job, _ = _session({"candidate": lambda c: 0.01, "baseline": _noisy(0.01, 2)},
+                      behave={"candidate": lambda call, slot: None})
+    run = bound.measure(job, {"candidate": 0.01, "baseline": 0.01})
+    assert run["failure"][0] == "rejected" and "still held the harness's poison" in run["failure"][1]
+
+
+def test_less_work_in_bound_requests_is_caught_against_the_reference(clock):
+    # a kernel that tells a bound request by its caller and writes something cheaper there
+    job, _ = _session({"candidate": lambda c: 0.005, "baseline": _noisy(0.01, 2)},
+                      behave={"candidate": lambda call, slot: slot.tensors["x"] * 1.9})
+    run = bound.measure(job, {"candidate": 0.01, "baseline": 0.01})
+    assert run["failure"][0] == "incorrect" and "positions the parent drew after the call" in run["failure"][1]
+
+
+def test_without_a_screen_the_values_are_checked_against_the_reference(clock):
+    job, _ = _session({"candidate": lambda c: 0.005, "baseline": _noisy(0.01, 2)}, screen=None,
+                      behave={"candidate": lambda call, slot: slot.tensors["x"] * 1.9})
+    assert bound.measure(job, {"candidate": 0.01, "baseline": 0.01})["failure"][0] == "incorrect"
+    job, _ = _session({"candidate": _noisy(0.01, 1), "baseline": _noisy(0.01, 2)}, screen=None)
+    assert bound.measure(job, {"candidate": 0.01, "baseline": 0.01})["failure"] is None
+
+
+def test_pairs_stop_at_the_time_share(clock, monkeypatch):
+    now = [0.0]
+    monkeypatch.setattr(bound.time, "monotonic", lambda: now[0])
+
+    def slow(call):
+        now[0] += 0.01       # each call 10 ms of the scenario's time
+        return 0.0031
+    job, _ = _session({"candidate": slow, "baseline": _noisy(0.003, 2, spread=0.004)}, max_seconds=0.2)
+    run = bound.measure(job, {"candidate": 0.001, "baseline": 0.003})   # never clear: a figure far under
+    assert run["stopped"] == "time" and bound.PAIRS_MIN <= run["pairs"] < bound.PAIRS_MAX
+
+
+def _judged(cand_fig, base_fig, walls_c, walls_b, inc=None):
+    samples = {"candidate": {"ms": [cand_fig] * 20}, "baseline": {"ms": [base_fig] * 20}}
+    walls = {"candidate": walls_c, "baseline": walls_b}
+    if inc is not None:
+        samples["incumbent"] = {"ms": [inc[0]] * 20}
+        walls["incumbent"] = inc[1]
+    run = {"walls": walls, "pairs": len(walls_b), "stopped": "max", "seconds": 0.1, "path": "native",
+           "failure": None}
+    job = SimpleNamespace(scenario=SimpleNamespace(id="s1"), seed_base=5)
+    ctx = SimpleNamespace(messages=[])
+    timing = {}
+    orig = bound.measure
+    bound.measure = lambda job, figs: run
+    try:
+        found = bound.judge(ctx, timing, samples, TRIMMED_MEAN, job)
+    finally:
+        bound.measure = orig
+    return found, timing["bound"], samples, ctx
+
+
+def _walls(ms, n, seed, spread=0.003):
+    rng = random.Random(seed)
+    return [ms + 0.05 + rng.uniform(-spread, spread) + (rng.random() < 0.2) * rng.uniform(0.005, 0.04)
+            for _ in range(n)]
+
+
+def test_an_honest_figure_is_never_moved():
+    # identical code, faster code, slower code; short and long kernels, noisy walls: factor 1.0
+    for seed in range(60):
+        rng = random.Random(seed)
+        base = rng.choice([0.0022, 0.012, 0.3, 5.0])
+        cand = base * rng.choice([1.0, 0.7, 1.3])
+        # as measure() stops: a long kernel's pairs at the time share (3-6), a short one's by the interval
+        n = rng.choice([3, 6]) if base > 1.0 else rng.choice([24, 48, 96, 256])
+        found, rec, samples, _ = _judged(cand, base, _walls(cand, n, seed), _walls(base, n, seed + 1000))
+        assert found is None and rec["factor"]["candidate"] == 1.0, (seed, rec)
+        assert samples["candidate"]["ms"] == [cand] * 20
+
+
+def test_a_figure_written_smaller_than_its_calls_is_raised_to_the_floor_and_rejected():
+    # the issue's rmsnorm cheat: figures rewritten to 0.65 of what ran, the pad kept (walls as the
+    # baseline's). On a 12 us kernel the floor takes the gain back; on a 160 us one it is also refused.
+    found, rec, samples, _ = _judged(0.65 * 0.012, 0.012, _walls(0.012, 128, 1), _walls(0.012, 128, 2))
+    floor = rec["floor_ms"]["candidate"]
+    assert 0.012 - bound.margin_ms(0.012) - 0.002 < floor < 0.012
+    assert TRIMMED_MEAN.of(samples["candidate"]["ms"]) == pytest.approx(floor)
+    assert rec["factor"]["candidate"] > bound.REJECT_FACTOR and found is None
+    found, rec, samples, _ = _judged(0.65 * 0.16, 0.16, _walls(0.16, 32, 1), _walls(0.16, 32, 2))
+    assert TRIMMED_MEAN.of(samples["candidate"]["ms"]) == pytest.approx(rec["floor_ms"]["candidate"])
+    assert found[0] == "rejected" and "read 3" in found[1] and "under the parent's clock" in found[1]
+
+
+def test_a_small_forgery_is_raised_without_a_verdict_of_its_own():
+    # 6 % written off a 1 ms kernel: within the threshold, the figure is simply the floor
+    found, rec, samples, _ = _judged(0.94, 1.0, _walls(1.0, 6, 1), _walls(1.0, 6, 2))
+    assert found is None and 1.0 < rec["factor"]["candidate"] < bound.REJECT_FACTOR
+    assert TRIMMED_MEAN.of(samples["candidate"]["ms"]) == pytest.approx(rec["floor_ms"]["candidate"])
+
+
+def test_a_forged_incumbent_is_raised_and_said_not_blamed_on_the_candidate():
+    found, rec, samples, ctx = _judged(0.2, 0.2, _walls(0.2, 64, 1), _walls(0.2, 64, 2),
+                                       inc=(0.1, _walls(0.2, 64, 3)))
+    assert found is None and rec["factor"]["incumbent"] > bound.REJECT_FACTOR
+    assert TRIMMED_MEAN.of(samples["incumbent"]["ms"]) == pytest.approx(rec["floor_ms"]["incumbent"])
+    assert any("incumbent's figures read under the parent's clock" in m for m in ctx.messages)
+
+
+def test_what_a_multi_kernel_candidate_pays_on_a_few_microseconds():
+    # three launches for a 3 us kernel's work: its figure (CUPTI's kernels) 3 us, its calls 6 us longer
+    # on the wall than one launch (the launches a pad used to hide): raised by what passes the margin,
+    # not refused (under REJECT_EXCESS_MS a call)
+    found, rec, samples, _ = _judged(0.003, 0.003, _walls(0.009, 256, 1), _walls(0.003, 256, 2))
+    assert found is None and rec["factor"]["candidate"] > bound.REJECT_FACTOR
+    assert 0.0065 < TRIMMED_MEAN.of(samples["candidate"]["ms"]) < 0.009 - bound.margin_ms(0.003)
+    # on a 300 us kernel the same 6 us is within the 3 % margin: nothing moves
+    found, rec, _, _ = _judged(0.3, 0.3, _walls(0.306, 256, 1), _walls(0.3, 256, 2))
+    assert found is None and rec["factor"]["candidate"] == 1.0
+    # host work of 40 us inside every call of a 10 us kernel is past both tests: refused, and told why
+    found, rec, _, _ = _judged(0.01, 0.01, _walls(0.05, 64, 1), _walls(0.01, 64, 2))
+    assert found[0] == "rejected" and "host work inside the call" in found[1]
+
+
+def test_a_figure_of_nothing_is_refused_not_divided_by():
+    found, rec, _, _ = _judged(0.0, 0.05, _walls(0.05, 16, 1), _walls(0.05, 16, 2))
+    assert found[0] == "rejected" and rec["factor"]["candidate"] is None
+
+
+def test_an_incumbent_that_fails_its_bound_requests_is_left_out_never_blamed_on_the_candidate(clock):
+    job, _ = _session({"candidate": _noisy(0.01, 1), "baseline": _noisy(0.01, 2), "incumbent": lambda c: 0.002},
+                      behave={"incumbent": lambda call, slot: None})
+    with pytest.raises(ChildFailure) as err:
+        bound.measure(job, {"candidate": 0.01, "baseline": 0.01, "incumbent": 0.002})
+    assert err.value.who == "incumbent" and "poison" in str(err.value)

@@ -1,0 +1,343 @@
+"""Bound requests: a CUDA candidate's figures bounded from below by a clock its process cannot touch.
+
+A CUDA call's figure (CUPTI's records of its kernels, or the harness's events) is read inside the
+executor, the process that runs the candidate's code, which owns every byte of it: the figure is a
+claim. What the parent sees itself bounds it. Per scenario, after the timed rounds, the parent
+makes bound requests in the candidate's executor and in the baseline's (and the incumbent's), in
+pairs: both on the same fresh inputs (one new seed a pair), on slots drawn from the same decks as
+the rounds, flushed, one after the other in an order drawn per pair, all on one core drawn per
+pair. A bound request is ONE call and nothing else (harness/native/bound.c: read 8 bytes, call,
+synchronise the device, write 16 bytes; no pad, no events, no CUPTI, no Python), identical in both
+executors. For each, the parent:
+
+- has written poison into the slot's outputs (with the inputs);
+- reads its clock, sends the request, and once "done" arrives reads a few output elements at
+  positions it draws then, from a secret seed, through its own mapping and in its own context (a
+  gather kernel: contexts of two processes do not share the GPU's compute at once, so the read waits
+  for whatever the candidate's context still runs, or sees poison), and reads its clock again when
+  that read is back: wall = t1 - t0;
+- fails the candidate when a position read still holds poison (an answer before the work was done,
+  or work left out) or a value off the baseline's for the same inputs beyond the re-checks' screen
+  and then off the reference's (less work in bound requests than in timed calls does not pay).
+
+The baseline's executor never ran candidate code: its figure is trusted, and its walls hold the
+same request costs as the candidate's. So d = median over pairs of (wall_candidate - wall_baseline),
+with its 95 % bootstrap interval, is how much longer the candidate's calls really take, and
+
+    floor = figure_baseline + lower(d) - margin,   margin = ABS_MARGIN_MS + REL_MARGIN x figure_baseline
+
+A candidate (or incumbent) whose figure is under its floor has its rounds scaled so that its figure
+is the floor (its ratios and intervals follow); `timing.bound` records the walls, d, the interval,
+the floor and the factor on every CUDA scenario. A factor over REJECT_FACTOR is a forged figure:
+the candidate is rejected. Pairs stop once the interval leaves the candidate's figure clear of any
+floor it can give, or at PAIRS_MAX, or after SHARE of the task's max_seconds (PAIRS_MIN at least).
+
+What this costs honest code: a single-kernel candidate's d is its figure's difference to the
+baseline's up to noise, so its floor lies a margin and the interval's half-width below its figure:
+unchanged. Work that the figure leaves out and the wall does not (host work inside the call, the
+launches of a multi-kernel candidate that a pad used to hide, gaps between kernels that CUPTI's
+figure excuses) counts once it passes the margin: on scenarios of a few microseconds that is a
+microsecond and a few percent (docs/harness.md, "Bound requests").
+"""
+
+import random
+import secrets
+import time
+
+import torch
+
+from ..executor.handle import ChildFailure
+from ..task.tolerance import check_output, unwritten
+from .loop import _executor
+from .stats import median, median_ci, ratio_ci
+
+# The executors' table of a scenario's slots for bound requests (cmd_table); no set has this id.
+TABLE = 0x7FFF0000
+# Pairs per scenario: at least PAIRS_MIN (an interval needs 3), at most PAIRS_MAX, looked at after
+# each count in CHECKS, and no more once SHARE of the task's max_seconds went on them. Twin
+# executors' lean requests are expected to differ by a few microseconds a pair (the host's wake-ups;
+# harness/tools/bound_noise.py measures it on a GPU host), which 64-256 pairs bring to an interval of
+# about a microsecond on the few-microsecond kernels; a long kernel's calls differ by well under the
+# margin from the first pairs and stop at PAIRS_MIN: flash's 200 scenarios hold about 0.4 s of the
+# baseline's kernels a pair of calls (their flops at its ~220 TFLOP/s), 2.4 s at 3 pairs, against the
+# 4 s its budget leaves.
+PAIRS_MIN, PAIRS_MAX = 3, 256
+CHECKS = (3, 6, 12, 24, 48, 96, 160, 256)
+SHARE = 0.25
+# The margin: what identical code may show between the walls' difference and the figures' beyond
+# the interval. 1 us: one kernel's launch and its end seen by the synchronising host differ by a
+# fraction of a microsecond with the grid's shape, so two different single-kernel launches may
+# shift the walls' difference against the figures' by that much. 3 %: the bound pairs run after the
+# rounds, at the GPU's clock then (under power capping the H200 held 1950-1965 of its 1980 MHz on the
+# largest flash shapes, cuda_loop.capped: about 1 %), and the walls' difference scales with it, so
+# three times that.
+ABS_MARGIN_MS = 0.001
+REL_MARGIN = 0.03
+# A figure raised by more than REJECT_FACTOR, and by more than REJECT_EXCESS_MS a call, is not noise:
+# its process reported less than its calls took (forged), and the candidate is rejected. The second
+# test spares what an honest call's own launches can add on a kernel of a few microseconds: each
+# launch costs the host 2-5 us, and only launches that outrun the kernel before them show (a pad
+# used to hide them); below it the figure is raised to the floor and nothing more (no gain is left).
+REJECT_FACTOR = 1.15
+REJECT_EXCESS_MS = 0.010
+# Output elements the parent reads after each bound request (per output), at positions drawn then.
+POSITIONS = 16
+UNTRUSTED = ("candidate", "incumbent")
+
+
+def margin_ms(base_figure):
+    return ABS_MARGIN_MS + REL_MARGIN * base_figure
+
+
+class Job:
+    """What a scenario's bound requests need from its timing loop: the timer (fresh inputs, the
+    scenario's rng), each implementation's slots and decks, the pinning."""
+
+    def __init__(self, ctx, timer, sets, decks, pin, scenario, seed_base):
+        self.ctx, self.timer, self.sets, self.decks, self.pin = ctx, timer, sets, decks, pin
+        self.scenario, self.seed_base = scenario, seed_base
+
+
+def send_tables(ctx, task, sets, names, scalars):
+    """Each executor of `names` gets its slots' argument lists once, for its bound requests."""
+    from ..executor.calls import call_args
+    for name in names:
+        ex = _executor(ctx, name)
+        ex.running = name      # a failure here is that implementation's (an incumbent's is left out, not blamed)
+        ex.request({"cmd": "table", "id": TABLE, "batch": [call_args(task, s, scalars) for s in sets[name].slots]})
+        ex.running = None
+
+
+def judge(ctx, timing, samples, figure, job):
+    """Bound requests for the scenario, then every untrusted implementation's rounds raised to its
+    floor where they read under it; `timing["bound"]` says how. Returns (status, reason) when the
+    candidate fails here, else None."""
+    figs = {n: figure.of(samples[n]["ms"]) for n in ("candidate", "baseline", "incumbent")
+            if n in samples and samples[n]["ms"]}
+    if "candidate" not in figs or "baseline" not in figs:
+        return None
+    run = measure(job, figs)
+    record = {"pairs": run["pairs"], "stopped": run["stopped"], "seconds": round(run["seconds"], 4),
+              "path": run["path"], "margin_ms": margin_ms(figs["baseline"]),
+              "wall_ms": {n: median(w) for n, w in run["walls"].items() if w}}
+    timing["bound"] = record
+    if run["failure"] is not None:
+        return run["failure"]
+    rng = random.Random(f"{job.seed_base}:bound")
+    found = None
+    for name in UNTRUSTED:
+        if name not in figs or not run["walls"].get(name):
+            continue
+        diffs = [c - b for c, b in zip(run["walls"][name], run["walls"]["baseline"])]
+        ci = interval(diffs, rng)
+        floor = None if ci is None else figs["baseline"] + ci[0] - record["margin_ms"]
+        factor = 1.0
+        if floor is not None and floor > figs[name]:
+            # a figure of 0 (or less) cannot be scaled to anything: no factor, and refused below
+            factor = floor / figs[name] if figs[name] > 0 else None
+            if factor is not None:
+                samples[name]["ms"] = [x * factor for x in samples[name]["ms"]]
+        record.setdefault("d_ms", {})[name] = median(diffs)
+        record.setdefault("ci_ms", {})[name] = ci
+        record.setdefault("floor_ms", {})[name] = floor
+        record.setdefault("figure_ms", {})[name] = figs[name]
+        record.setdefault("factor", {})[name] = factor
+        forged = factor is None or (factor > REJECT_FACTOR and floor - figs[name] > REJECT_EXCESS_MS)
+        if name == "candidate" and forged:
+            under = 100.0 * (1.0 - max(0.0, figs[name]) / floor)
+            found = ("rejected", f"during timing: the candidate's figures read {under:.0f} % under the parent's "
+                                 f"clock: its executor reported {figs[name] * 1e3:.2f} us a call, and its calls took "
+                                 f"at least {floor * 1e3:.2f} us by the parent's wall clock around lean calls beside "
+                                 f"the baseline's ({run['pairs']} pairs: {median(diffs) * 1e3:+.2f} us a call "
+                                 f"against the baseline's {figs['baseline'] * 1e3:.2f} us, interval from "
+                                 f"{ci[0] * 1e3:+.2f} us; margin {record['margin_ms'] * 1e3:.2f} us): a figure "
+                                 f"written smaller than the work, or work the figure does not see (host work "
+                                 f"inside the call: do it once, outside the call, or not at all)")
+        elif name == "incumbent" and forged:
+            ctx.messages.append(f"{job.scenario.id}: the incumbent's figures read under the parent's clock "
+                                f"(raised to its floor, {floor * 1e3:.2f} us a call, from {figs[name] * 1e3:.2f} us)")
+    return found
+
+
+def measure(job, figs):
+    """The scenario's bound pairs: {walls: {name: [ms]}, pairs, stopped, seconds, path, failure}."""
+    ctx, timer, scenario = job.ctx, job.timer, job.scenario
+    names = [n for n in ("candidate", "baseline", "incumbent") if n in figs]
+    exs = {n: _executor(ctx, n) for n in names}
+    secret = random.Random(secrets.randbits(64))
+    walls, opened, paths = {n: [] for n in names}, [], {}
+    out = {"walls": walls, "pairs": 0, "stopped": "max", "seconds": 0.0, "path": None, "failure": None}
+    unchecked = []      # pairs whose values the screen could not vouch for: (pair, seed, positions, values)
+    t_start, budget, tag = time.monotonic(), SHARE * float(ctx.task.timing["max_seconds"]), 0
+    clean = False
+    try:
+        for n in names:
+            exs[n].running = n      # ChildFailure.who: whose failure it is (the incumbent's is not the candidate's)
+            exs[n].bound_open(TABLE)
+            opened.append(n)
+        for k in range(PAIRS_MAX):
+            job.pin.round(timer.rng)
+            chosen = {n: job.sets[n].get(job.decks[n].draw()) for n in names}
+            seed = timer.fresh(*chosen.values())
+            order = list(names)
+            timer.rng.shuffle(order)
+            positions, values = None, {}
+            for n in order:
+                ctx.device.flush()
+                ctx.device.sync()
+                tag += 1
+                t0 = time.perf_counter_ns()
+                rc, sync_rc = exs[n].bound_call(chosen[n].j, tag)
+                if positions is None:      # drawn once the first of the pair has answered
+                    positions = _positions(ctx.task, chosen[n], secret)
+                values[n] = _read(ctx.task, chosen[n], positions)
+                walls[n].append((time.perf_counter_ns() - t0) / 1e6)
+                if sync_rc:
+                    raise ChildFailure("call", f"the call failed on the GPU during a bound request (CUDA driver "
+                                               f"error {sync_rc})", n)
+                if rc and n == "candidate":
+                    out["failure"] = ("runtime_error", f"during timing: {ctx.task.entry} returned {rc} in a bound "
+                                                       f"request")
+                    return out
+                if rc and n == "incumbent":
+                    _incumbent_failed(f"it returned {rc} in a bound request")
+            out["pairs"] = k + 1
+            failure = _written(ctx, scenario, k, values)
+            if failure is None:
+                failure = _screened(ctx, scenario, k, seed, positions, values, unchecked)
+            if failure is not None:
+                out["failure"] = failure
+                return out
+            n_pairs = k + 1
+            if ctx.deadline is not None and time.monotonic() > ctx.deadline:
+                raise ChildFailure("timeout", "the evaluation's time limit was reached during this scenario")
+            if n_pairs in CHECKS and _clear(walls, figs, random.Random(f"{job.seed_base}:bound:{n_pairs}")):
+                out["stopped"] = "clear"
+                break
+            if n_pairs >= PAIRS_MIN and time.monotonic() - t_start > budget:
+                out["stopped"] = "time"
+                break
+        out["failure"] = _against_reference(ctx, scenario, unchecked, secret)
+        clean = True
+    finally:
+        out["seconds"] = time.monotonic() - t_start
+        for n in opened:
+            if clean or out["failure"] is not None:
+                paths[n] = exs[n].bound_close().get("path")
+            exs[n].running = None
+        job.pin.restore()
+    out["path"] = paths.get("candidate")
+    return out
+
+
+def interval(diffs, rng):
+    """95 % interval of the median of the paired differences: the bootstrap's (stats.median_ci),
+    widened to the distribution-free one from order statistics where that is wider (it holds 95 %
+    whatever the distribution from 6 pairs on, and is [min, max] under that; the bootstrap covers less
+    on few pairs, 91 % at 8: stats.ratio_ci). None under 3 pairs."""
+    boot = median_ci(diffs, rng)
+    if boot is None:
+        return None
+    shift = min(diffs) - 1.0      # ratio_ci takes positive values: the order is what it reads
+    lo, hi = ratio_ci([d - shift for d in diffs])
+    return [min(boot[0], lo + shift), max(boot[1], hi + shift)]
+
+
+def _clear(walls, figs, rng):
+    """Whether every untrusted figure already lies above any floor the interval can still give
+    (figure >= baseline's figure + upper(d) - margin): more pairs could only confirm it."""
+    margin = margin_ms(figs["baseline"])
+    for name in UNTRUSTED:
+        if name not in figs:
+            continue
+        ci = interval([c - b for c, b in zip(walls[name], walls["baseline"])], rng)
+        if ci is None or figs[name] < figs["baseline"] + ci[1] - margin:
+            return False
+    return True
+
+
+def _positions(task, slot, secret):
+    """{output: positions} drawn now (POSITIONS per output, among its elements)."""
+    out = {}
+    for arg in task.outputs():
+        n = slot.tensors[arg.name].numel()
+        out[arg.name] = [secret.randrange(n) for _ in range(min(POSITIONS, n))]
+    return out
+
+
+def _read(task, slot, positions):
+    """{output: the values at `positions`, on the host}, read through the parent's own mapping by a
+    gather kernel in its own context, which waits for the other process's work on the GPU."""
+    got = {}
+    for arg in task.outputs():
+        flat = slot.tensors[arg.name].reshape(-1)
+        idx = torch.tensor(positions[arg.name], dtype=torch.long, device=flat.device)
+        got[arg.name] = flat[idx].cpu()
+    return got
+
+
+def _incumbent_failed(why):
+    """The incumbent (the run's best so far, never trusted) failed a bound request: it is left out from
+    here on and the scenario timed again without it (evaluate._Pass), the candidate never blamed."""
+    raise ChildFailure("forged", f"the incumbent failed its bound requests: {why}", "incumbent")
+
+
+def _written(ctx, scenario, k, values):
+    """(status, reason) when the candidate's outputs held poison where they were read (the incumbent's:
+    left out)."""
+    for name in UNTRUSTED:
+        for out, vals in values.get(name, {}).items():
+            left = int(unwritten(vals).sum())
+            if left and name == "incumbent":
+                _incumbent_failed(f"{out} still held poison at {left} positions read after it answered")
+            if left:
+                return ("rejected", f"during timing: bound request #{k + 1} of {scenario.id}: {out} still held the "
+                                    f"harness's poison at {left} of {vals.numel()} positions the parent read right "
+                                    f"after the {name}'s executor answered: it answered before its work was done, or "
+                                    f"the call did not write them (hack 2); finish the work before returning")
+    return None
+
+
+def _screened(ctx, scenario, k, seed, positions, values, unchecked):
+    """The untrusted values against the baseline's for the same inputs, within the re-checks' screen
+    (loop.screen_limits, from the correctness stage); what the screen cannot vouch for waits for the
+    reference (unchecked). Returns (status, reason) only for a value that is not a number."""
+    screen = getattr(ctx, "screens", {}).get(scenario.id)
+    base = values.get("baseline")
+    for name in UNTRUSTED:
+        if name not in values:
+            continue
+        vouched = screen is not None and base is not None
+        for out, vals in values[name].items():
+            if not vouched:
+                break
+            ok, _, _ = check_output(out, vals, base[out], screen[out])
+            vouched = ok
+        if not vouched:
+            unchecked.append((k, name, seed, positions, values[name]))
+    return None
+
+
+# Pairs checked against the reference when the screen cannot vouch for them (refused by it, or no
+# screen for the scenario): a secret draw of at most this many (each computes the reference again).
+REFERENCE_CHECKS = 4
+
+
+def _against_reference(ctx, scenario, unchecked, secret):
+    """(status "incorrect", reason) when a bound request's values are off the reference's, else None."""
+    if not unchecked:
+        return None
+    chosen = list(unchecked)
+    secret.shuffle(chosen)
+    for k, name, seed, positions, vals in chosen[:REFERENCE_CHECKS]:
+        _, ref, tols = ctx.oracle.expected(scenario.params, seed)
+        for out, got in vals.items():
+            want = ref[out].reshape(-1)[torch.tensor(positions[out], dtype=torch.long, device=ref[out].device)]
+            ok, _, reason = check_output(out, got, want.cpu(), tols[out][0])
+            if not ok and name == "incumbent":
+                _incumbent_failed(f"bound request #{k + 1}: {reason}")
+            if not ok:
+                return ("incorrect", f"during timing: bound request #{k + 1} of {scenario.id} ({name}): {reason} at "
+                                     f"positions the parent drew after the call: a call that computes less, or "
+                                     f"differently, when it is not timed (hack 11: one code path for every call)")
+    return None
