@@ -9,7 +9,7 @@ import math
 import random
 
 from harness.timing.stats import _beta_cdf, harrell_davis_median, interquartile_mean, median
-from harness.tools import compare_results
+from tools.lab import compare_results
 
 
 def _beta_cdf_by_sum(x, a, b, n=100_000):

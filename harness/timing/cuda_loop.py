@@ -59,7 +59,7 @@ FIGURE = TRIMMED_MEAN
 # 0.1 ms pad, the kernel arriving after the pad had ended; a longer pad keeps that out of the time.
 # 0.4 ms was not enough on 2026-12-02: cuDNN's SDPA calls took 345-357 us of the host from the pad's
 # launch to their return (timing.host_ms), 1-3 calls of 20 outran the pad, and the GPU idled 0.8 us
-# longer between cuDNN's memset and its kernel than in a plain process (tools/cupti_fidelity.py).
+# longer between cuDNN's memset and its kernel than in a plain process (tools/lab/cupti_fidelity.py).
 # Only the peers' evaluations pay it (their figures are kept per GPU afterwards).
 PEER_PAD_MS = 1.0
 # How much more the candidate's requests may cost outside its events, and how much longer the GPU
