@@ -1,6 +1,6 @@
 """Estimators of a scenario's figure from its rounds (harness/timing/stats.py), and the comparison of two
 runs' samples by each (compare_results estimators): what the next GPU run decides between for the
-2-4 us kernels whose medians move in CUPTI's 32 ns steps (docs/harness.md, "Repeatability")."""
+2-4 us kernels whose medians move in CUPTI's 32 ns steps (docs/harness-lab.md, "Repeatability")."""
 
 import json
 

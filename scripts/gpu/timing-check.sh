@@ -103,7 +103,7 @@ fidelity-like)   # step 3 on CUPTI with the harness's conditions (flush from ano
   done; done; done ;;
 aa)   # identical code in three executors (candidate, twin, incumbent) over AA_RUNS evaluations: the
       # offsets an evaluation's rounds cannot show (tools/lab/aa_spread.py; on the CPU they were
-      # the buffers' allocation and the processes' layout, docs/harness.md "Layout")
+      # the buffers' allocation and the processes' layout, docs/harness-lab.md "Layout")
   step aa-rmsnorm 150 "$PY" -m tools.lab.aa_spread --task-dir $R --scenarios all --runs "${AA_RUNS:-6}" \
     --out "$OUT/aa-rmsnorm"
   step aa-flash-quick 150 "$PY" -m tools.lab.aa_spread --task-dir $F --scenarios quick --runs "${AA_RUNS:-6}" \
@@ -133,7 +133,7 @@ cudnn-modes)   # the cuDNN peer's two modes against the calls' order: flash's Sq
   done; done ;;
 cudnn-cond)   # which of the harness's round conditions the cuDNN peer's mode follows: new input values
       # before every call (--refill), the parent's tiny kernel after it (--busy-after), both; the scenarios
-      # where the tool's calls were half in the upper mode and the harness's 0-18 % (docs/harness.md)
+      # where the tool's calls were half in the upper mode and the harness's 0-18 % (docs/harness-lab.md)
   res=${FLASH_RESULT:-$OUT/flash-full.json}
   [ -f "$res" ] || continue
   for v in plain refill busy both; do
@@ -301,7 +301,7 @@ pytest)   # harness/tests/test_cuda.py and the driver's and NVML's tests, less t
   [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "pytest-cuda: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
   step pytest-cuda 200 "$PY" -m pytest -q harness/tests/test_cuda.py harness/tests/test_cuda_driver.py harness/tests/test_nvml.py \
     -k "not caught_at_run_time" ;;
-pytest-lanes)   # the peers timed in two processes at once (harness/peer_lanes.py), on cuDNN's kernel-mode scenario
+pytest-lanes)   # the peers timed in two processes at once (harness/executor/lanes.py), on cuDNN's kernel-mode scenario
   step pytest-lanes 150 "$PY" -m pytest -q harness/tests/test_cuda.py -k two_processes ;;
 pytest-tools)   # the tools' GPU tests (the fidelity tool's arena and its other process)
   step pytest-tools 120 "$PY" -m pytest -q harness/tests/test_cupti_fidelity.py harness/tests/test_estimators.py ;;

@@ -5,7 +5,7 @@ taking CUPTI's records less often would save (issue 14: cheaper rounds for the o
 
 A kept rmsnorm evaluation spends 1.44 ms of host time a timed call for a 2-3 us kernel, and its
 one-block scenarios stop at their time cap with about 190 rounds, where their medians need about
-500 to repeat within 2 % (docs/harness.md, "Fifth session"). This replays the executor's sequence
+500 to repeat within 2 % (docs/harness-lab.md, "Fifth session"). This replays the executor's sequence
 (executor/process.py, `_timed_gpu`) in one process on the driver alone, with the harness's pad as the call
 (a 2 us kernel on every SM), and times each phase with the host's clock:
 

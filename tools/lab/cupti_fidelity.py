@@ -301,7 +301,7 @@ class ArenaMemory:
     run one after another). The descriptor stays open for the other process (--refill-in other),
     which maps the same memory, as the harness's parent writes each round's inputs into the arena
     from its own context. Does where the inputs come from, or who writes them, set a peer's mode
-    (docs/harness.md "Ninth session")?"""
+    (docs/harness-lab.md "Ninth session")?"""
 
     def __init__(self, drv, size):
         self.drv = drv

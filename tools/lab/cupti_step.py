@@ -3,7 +3,7 @@
     python3 -m tools.lab.cupti_step [--json out.json]
 
 On the H200 the executors' records came in 32 ns steps and the fidelity tool's process's in 250 ns
-steps (docs/harness.md, "Timing on the H200"): at 250 ns a 2.5 us kernel's figure moves in 10 %
+steps (docs/harness-lab.md, "Timing on the H200"): at 250 ns a 2.5 us kernel's figure moves in 10 %
 steps. Each order below runs in a fresh process: CUPTI's activity records enabled (a) before torch
 is imported, (b) after the import and before CUDA starts, (c) after torch started CUDA (the peers'
 executor's order, and the fidelity tool's before 2026-12-02), (d) with no torch, after the driver's
