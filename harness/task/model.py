@@ -25,7 +25,7 @@ ARG_KINDS = ("tensor", "int32", "int64", "float32", "stream")
 LANGUAGES = {"cpp": (".cpp", ".cc", ".cxx"), "cuda": (".cu",)}
 DEVICE_LANGUAGE = {"cpu": "cpp", "cuda": "cuda"}
 TOP_LEVEL = ("schema", "name", "summary", "device", "architectures", "kernel", "scenarios", "tolerance",
-             "metrics", "peak", "peers", "goal", "plausibility", "denylist", "timing", "cpu_threads")
+             "metrics", "peak", "peers", "goal", "plausibility", "denylist", "timing", "cpu_threads", "upstream")
 TIMING_DEFAULTS = {"target_rse": 0.005, "min_reps": 10, "max_reps": 2000, "max_seconds": 1.0,
                    "warmup_reps": 3}
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader when PyYAML has it

@@ -66,6 +66,12 @@ def test_unknown_fields_warn_with_a_suggestion(task_copy):
     assert any("tolerence: unknown field ignored (did you mean 'tolerance'?)" in w for w in task.warnings)
 
 
+def test_upstream_is_a_known_field(task_copy):
+    """`upstream` (where the kernel lives in the team's repository, docs/export.md) is the TS side's, not a typo."""
+    task = load_task(task_copy(edit=lambda t: t + "upstream: {repo: 'https://github.com/team/kernels.git', path: k.cpp}\n"))
+    assert not [w for w in task.warnings if "upstream" in w]
+
+
 def test_expressions_cannot_call_arbitrary_code(task_copy):
     folder = task_copy(edit=lambda t: t.replace('flops: "5 * rows * cols"', 'flops: "(1).__class__"'))
     assert "metrics.flops" in _err(folder)

@@ -106,8 +106,15 @@ export interface RunSummary {
   costUsd: number;
   questions: { human: number; bank: number };
   elapsedSeconds: number;
-  /** The run's workspace (a git repository of every evaluated candidate). */
+  /** The run's workspace (its work tree on the host that ran it). */
   workspace: string;
+  /**
+   * The run's git history, where every evaluated candidate is a commit (tags `eval-<n>`, `best`):
+   * `<data dir>/git/<run>`. A path on the server: the terminal shows it, Slack never does.
+   */
+  gitDir?: string;
+  /** The command that exports the best with its evidence (`kernelseek export <run>`). */
+  exportCommand?: string;
   error: string | null;
 }
 

@@ -9,3 +9,4 @@ export type { AnthropicConfig } from './modules/anthropic.js';
 export type { AgentConfig } from './modules/agent.js';
 export type { QueueConfig } from './modules/queue.js';
 export type { RedisConfig } from './modules/redis.js';
+export type { PublishConfig } from './modules/publish.js';

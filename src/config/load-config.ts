@@ -10,6 +10,7 @@ import { CoreEnvSchema, type CoreConfig } from './modules/core.js';
 import { DbEnvSchema, type DbConfig } from './modules/db.js';
 import { DigestEnvSchema, type DigestConfig } from './modules/digest.js';
 import { HarnessEnvSchema, type HarnessConfig } from './modules/harness.js';
+import { buildPublishConfig, PublishEnvSchema, type PublishConfig } from './modules/publish.js';
 import { QueueEnvSchema, type QueueConfig } from './modules/queue.js';
 import { RedisEnvSchema, type RedisConfig } from './modules/redis.js';
 import { SlackEnvSchema, type SlackConfig } from './modules/slack.js';
@@ -25,6 +26,7 @@ export interface Config {
   harness: HarnessConfig;
   digest: DigestConfig;
   agent: AgentConfig;
+  publish: PublishConfig;
 }
 
 export { readProcessEnv, type Env } from './process-env.js';
@@ -62,11 +64,12 @@ export function loadConfig(env: Env, options: { cwd?: string } = {}): Config {
   const digest = check(DigestEnvSchema, env, problems);
   const agent = check(AgentEnvSchema, env, problems);
   const queue = check(QueueEnvSchema, env, problems);
+  const publish = check(PublishEnvSchema, env, problems);
   const cwd = options.cwd ?? process.cwd();
   const dataDir = path.resolve(cwd, core?.KERNELSEEK_DATA_DIR ?? '.kernelseek');
   const dataDirIssue = dataDirProblem(dataDir);
   if (dataDirIssue) problems.push(`KERNELSEEK_DATA_DIR: ${core?.KERNELSEEK_DATA_DIR === undefined ? `unset, so ./.kernelseek; ${dataDirIssue}` : dataDirIssue}`);
-  if (!core || !db || !redis || !anthropic || !slack || !harness || !digest || !agent || !queue || problems.length > 0) {
+  if (!core || !db || !redis || !anthropic || !slack || !harness || !digest || !agent || !queue || !publish || problems.length > 0) {
     throw new ConfigError(problems);
   }
   return {
@@ -99,5 +102,6 @@ export function loadConfig(env: Env, options: { cwd?: string } = {}): Config {
     harness: { python: harness.KERNELSEEK_PYTHON, nvcc: harness.KERNELSEEK_NVCC ?? 'nvcc' },
     digest: { cron: digest.DIGEST_CRON, timezone: digest.DIGEST_TZ, channel: digest.DIGEST_CHANNEL },
     agent: buildAgentConfig(agent),
+    publish: buildPublishConfig(publish),
   };
 }

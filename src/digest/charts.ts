@@ -139,13 +139,25 @@ export function buildSpeedupChartSpec(points: SpeedupPoint[], options: SpeedupCh
 
 /** The chart as SVG text (what the PNG is rendered from). */
 export async function renderSpeedupChartSvg(points: SpeedupPoint[], options: SpeedupChartOptions): Promise<string> {
-  const spec = compile(buildSpeedupChartSpec(points, options)).spec;
-  const view = new vega.View(vega.parse(spec), { renderer: 'none' });
+  return renderVegaLiteSvg(buildSpeedupChartSpec(points, options));
+}
+
+/** Any Vega-Lite specification as SVG, through Vega's headless renderer. */
+export async function renderVegaLiteSvg(spec: TopLevelSpec): Promise<string> {
+  const view = new vega.View(vega.parse(compile(spec).spec), { renderer: 'none' });
   try {
     return await view.toSVG();
   } finally {
     view.finalize();
   }
+}
+
+/**
+ * Any Vega-Lite specification as a PNG, through the same pipeline as the speedup charts (other
+ * features draw their own charts with it: src/export's per-scenario speedups).
+ */
+export async function renderVegaLitePng(spec: TopLevelSpec, options: Pick<SpeedupChartOptions, 'scale' | 'fontFiles' | 'fontDirs'> = {}): Promise<Buffer> {
+  return new Resvg(await renderVegaLiteSvg(spec), resvgOptions(options)).render().asPng();
 }
 
 function resvgOptions(options: Pick<SpeedupChartOptions, 'fontFiles' | 'fontDirs' | 'scale'>): ResvgRenderOptions {

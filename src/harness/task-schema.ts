@@ -39,6 +39,12 @@ export interface Task {
   denylist: string[];
   timing: Record<string, number>;
   cpu_threads?: number;
+  /**
+   * Where the kernel lives in the team's repository: `kernelseek pr` and Slack's *Open pull request*
+   * write it there (`path`: a file, or a folder ending in `/`) on a new branch off `base`; `evidence`:
+   * commit the evidence (Markdown, JSON, chart) beside it too.
+   */
+  upstream?: { repo: string; path: string; base?: string; evidence?: boolean };
   [key: string]: unknown;
 }
 

@@ -4,6 +4,7 @@ import type { Store } from '../db/index.js';
 import type { TaskCatalog } from '../harness/tasks.js';
 import type { RunControl } from './agent-port.js';
 import type { SlackPoster } from './poster/poster.js';
+import type { ResultsPort } from './results-port.js';
 import type { BankLine } from './views/lists.js';
 
 /** The question bank, as Slack uses it (`/kernelseek bank`, promoting a person's question). */
@@ -32,4 +33,6 @@ export interface SlackDeps {
   /** Absent until the deployment wires the bank in; commands that need it say so. */
   bank?: BankPort | undefined;
   digest?: DigestPort | undefined;
+  /** A run's result taken out: the final card's *Export* and *Open pull request*. */
+  results?: ResultsPort | undefined;
 }

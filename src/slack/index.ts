@@ -26,6 +26,7 @@ export {
 export { SLACK_TEXT_LIMITS, capText } from './poster/limits.js';
 export { createSlackReporter, type SlackReporterDeps } from './reporter/slack-reporter.js';
 export { createBankPort } from './bank-port.js';
+export { createResultsPort, type ResultsPort, type ResultOffer } from './results-port.js';
 export { createTaskCatalogCache } from './task-cache.js';
 export { checkHealth, createHealthRoute, startHealthServer, HEALTH_PATH, type HealthCheck, type HealthReport } from './health.js';
 export type { SlackDeps, BankPort, DigestPort } from './deps.js';

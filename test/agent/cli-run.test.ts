@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
+import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/run-cli.js';
 import type { RunCommandContext } from '../../src/cli/commands/run.js';
@@ -87,6 +88,17 @@ describe('kernelseek run', () => {
     expect(result.stdout).toMatch(new RegExp(`Run ${runId} finished: the model-step budget is used up`));
     const bestFile = /written to (\S+)/.exec(result.stdout)![1]!;
     expect(await readFile(bestFile, 'utf8')).toBe(FAST);
+    // The summary names where the history really is (a git directory apart from the work tree) and how to export.
+    const gitDir = path.join(dataDir, 'git', runId);
+    expect(result.stdout).toContain(`history: git --git-dir=${gitDir} log --oneline eval-1`);
+    expect(result.stdout).toContain(`Export it with its diff against the baseline and its evidence: kernelseek export ${runId}`);
+    const tagged = await execa('git', ['--git-dir', gitDir, 'show', 'eval-1:kernel.cpp'], { env: { PATH: process.env.PATH, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' }, extendEnv: false, stripFinalNewline: false });
+    expect(tagged.stdout).toBe(FAST);
+    // Chosen on the quick subset: exported, labelled not verified, with the full-set check of the run's end.
+    const exported = await kernelseek(['export', runId, '--format', 'json'], env(dataDir));
+    expect(exported.code).toBe(0);
+    expect(exported.stderr).toContain('NOT VERIFIED (quick subset)');
+    expect(JSON.parse(exported.stdout)).toMatchObject({ verified: false, standing: 'subset', scenario_set: { evaluated: 3, total: 11 }, run: { full_set_check: { correct: true, scenarios: 11 } } });
 
     const traceFile = path.join(tmp.dir, 'trace.jsonl');
     const trace = await kernelseek(['trace', runId, '--out', traceFile], env(dataDir));

@@ -34,6 +34,11 @@ const CASES: [string, (yaml: string) => string, string][] = [
   ['goal vs unknown', (y) => y.replace('goal: {vs: best_peer', 'goal: {vs: fastest'), 'goal.vs'],
   ['min_reps below 3', (y) => y.replace(/min_reps: \d+/, 'min_reps: 1'), 'timing.min_reps'],
   ['cpu_threads 0', (y) => y.replace('cpu_threads: 1', 'cpu_threads: 0'), 'cpu_threads'],
+  ['upstream without path', (y) => `${y}upstream: {repo: "https://github.com/acme/kernels.git"}\n`, 'upstream.path'],
+  ['upstream path out of the repository', (y) => `${y}upstream: {repo: "https://github.com/acme/kernels.git", path: ../../x.cpp}\n`, 'upstream.path'],
+  ['upstream path absolute', (y) => `${y}upstream: {repo: "https://github.com/acme/kernels.git", path: /etc/x.cpp}\n`, 'upstream.path'],
+  ['upstream path into .git', (y) => `${y}upstream: {repo: "https://github.com/acme/kernels.git", path: k/.git/hooks/post-checkout}\n`, 'upstream.path'],
+  ['upstream repo read as an option', (y) => `${y}upstream: {repo: "--upload-pack=touch x", path: k.cpp}\n`, 'upstream.repo'],
   // What a schema cannot say, checked in code on each side.
   ['cpu task in cuda', (y) => y.replace('language: cpp', 'language: cuda').replace('file: kernel.cpp', 'file: kernel.cu'), 'kernel.language'],
   ['duplicate argument', (y) => y.replace('{name: cols, kind: int64, value: "cols"}', '{name: rows, kind: int64, value: "cols"}'), 'kernel.args[3].name'],
@@ -56,6 +61,11 @@ beforeAll(async () => {
     await writeFile(path.join(dir, 'task.yaml'), changed);
     folders.set(label, dir);
   }
+  // Valid: where the kernel lives in the team's repository (`kernelseek pr`, docs/tasks.md).
+  const dir = path.join(work.dir, 'upstream', 'cpu_softmax');
+  await cp(path.join(REPO_ROOT, 'kernels/cpu_softmax'), dir, { recursive: true });
+  await writeFile(path.join(dir, 'task.yaml'), `${original}upstream: {repo: "git@github.com:acme/kernels.git", path: kernels/cpu/, base: main, evidence: true}\n`);
+  folders.set('upstream', dir);
 });
 afterAll(async () => work?.remove());
 
@@ -77,11 +87,15 @@ print(json.dumps(out))`;
 }
 
 describe('task.yaml: one schema, both sides', () => {
-  it('both accept the shipped tasks', async () => {
+  it('both accept the shipped tasks, and one that says where its kernel lives in the team\'s repository (upstream)', async () => {
     const catalog = await loadTaskCatalog(path.join(REPO_ROOT, 'kernels'));
     expect(catalog.problems).toEqual([]);
     const names = catalog.tasks.map((t) => t.task.name);
-    expect(await pythonVerdicts(names.map((n) => path.join(REPO_ROOT, 'kernels', n)))).toEqual(names.map(() => null));
+    const upstream = folders.get('upstream')!;
+    expect(await pythonVerdicts([...names.map((n) => path.join(REPO_ROOT, 'kernels', n)), upstream])).toEqual([...names.map(() => null), null]);
+    const ts = await loadTask(path.join(upstream, 'task.yaml'));
+    expect(ts.problems).toEqual([]);
+    expect(ts.task!.task.upstream).toEqual({ repo: 'git@github.com:acme/kernels.git', path: 'kernels/cpu/', base: 'main', evidence: true });
   });
 
   it('both refuse each broken task.yaml, naming the same field', async () => {

@@ -46,6 +46,7 @@ describe('slack/manifest.yaml', () => {
       'chat.postEphemeral': 'chat:write',
       filesUploadV2: 'files:write',
       'reactions.add': 'reactions:write',
+      'users.info': 'users:read',
     };
     const scopes = manifest.oauth_config.scopes.bot;
     for (const [method, scope] of Object.entries(needs)) {

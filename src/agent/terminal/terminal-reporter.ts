@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { canReopen } from '../../db/run-status.js';
 import { createProgressTracker } from '../../harness/progress-tracker.js';
@@ -21,6 +22,11 @@ function confirmationLines(best: NonNullable<RunSummary['best']>): string[] {
   return [`${subset}; on all ${c.scenarios} it is NOT correct (${c.status}${c.reason ? `: ${c.reason}` : ''})`];
 }
 
+/** The run's git directory: `<data dir>/git/<run>`, beside `<data dir>/workspaces/<run>`. */
+function gitDirOf(runId: string, summary: RunSummary): string {
+  return summary.gitDir ?? path.join(path.dirname(path.dirname(summary.workspace)), 'git', runId);
+}
+
 /** The lines `kernelseek run` prints when a run ends: where the best kernel is and how to get the trace. */
 export function summaryLines(runId: string, summary: RunSummary): string[] {
   const lines = [`Run ${runId} ${summary.status}: ${describeEnd(summary.endReason)}.`];
@@ -30,7 +36,9 @@ export function summaryLines(runId: string, summary: RunSummary): string[] {
       `  Best correct kernel: evaluation #${summary.best.evaluationSeq}, ${x(summary.best.speedupVsBaseline)} vs baseline${summary.best.speedupVsBestPeer != null ? `, ${x(summary.best.speedupVsBestPeer)} vs the strongest peer` : ''}`,
       ...confirmationLines(summary.best),
       `    written to ${summary.best.file}`,
-      `    (also the git tag ${summary.best.commit} in ${summary.workspace})`,
+      // The history is not in the work tree: the engine keeps the git directory apart (workspace.ts).
+      `    history: git --git-dir=${gitDirOf(runId, summary)} log --oneline ${summary.best.commit ?? 'best'} (every evaluated candidate is a commit; tags eval-<n> and best)`,
+      `  Export it with its diff against the baseline and its evidence: ${summary.exportCommand ?? `kernelseek export ${runId}`}`,
     );
   } else {
     lines.push(`  No correct candidate beat the baseline; the workspace is ${summary.workspace}.`);

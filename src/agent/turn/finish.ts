@@ -45,6 +45,8 @@ export async function summarizeRun(services: EngineServices, run: Run): Promise<
     questions: { human: delivered.filter((q) => q.source === 'human').length, bank: delivered.filter((q) => q.source === 'bank').length },
     elapsedSeconds: Math.round(activeSeconds(run, services.now())),
     workspace: workspacePaths(services.config.core.dataDir, run.id).dir,
+    gitDir: workspacePaths(services.config.core.dataDir, run.id).gitDir,
+    exportCommand: `kernelseek export ${run.id}`,
     error: run.error,
   };
 }

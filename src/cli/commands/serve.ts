@@ -11,6 +11,7 @@ import { checkRedis, createBullmqDispatcher, createQueueClient, loadResultKey, r
 import {
   checkHealth,
   createBankPort,
+  createResultsPort,
   createDigestPort,
   createDigestPoster,
   startHealthServer,
@@ -117,7 +118,7 @@ async function startRoles(
     scheduler: createQueueTurnScheduler(queues),
     workers,
     questions: createBankQuestionSource({ store }),
-    ...(poster ? { reporter: createSlackReporter({ poster, store, logger: logger.child({ component: 'slack-reporter' }) }) } : {}),
+    ...(poster ? { reporter: createSlackReporter({ poster, store, logger: logger.child({ component: 'slack-reporter' }), results: createResultsPort({ config, store }) }) } : {}),
     logger: logger.child({ component: 'agent' }),
   });
   stops.push({ name: 'agent engine', stop: () => engine.close() });
@@ -172,6 +173,7 @@ async function startRoles(
         loadTasks: createTaskCatalogCache(() => loadTaskCatalog(config.core.tasksDir)),
         bank: createBankPort(store),
         digest: createDigestPort({ store, poster, timeZone: config.digest.timezone, logger: logger.child({ component: 'digest' }) }),
+        results: createResultsPort({ config, store }),
       },
       { health, port: options.port },
     );

@@ -1,6 +1,8 @@
 import type { App } from '@slack/bolt';
 import type { SlackDeps } from '../deps.js';
 import { registerAskBankAction } from './actions/ask-bank.js';
+import { registerExportAction } from './actions/export.js';
+import { registerOpenPullRequestAction } from './actions/open-pr.js';
 import { registerPromoteQuestionAction } from './actions/promote-question.js';
 import { registerStopRunAction } from './actions/stop-run.js';
 import { registerKernelseekCommand } from './commands/kernelseek.js';
@@ -28,6 +30,8 @@ export function registerListeners(app: App, deps: SlackDeps): WorkQueue {
   registerAskBankAction(app, deps);
   registerStopRunAction(app, deps);
   registerPromoteQuestionAction(app, deps);
+  registerExportAction(app, deps);
+  registerOpenPullRequestAction(app, deps);
   registerPromoteQuestionSubmitted(app, deps);
   return heavy;
 }

@@ -11,11 +11,14 @@ import { renderStatusCard } from '../views/status-card.js';
 import { renderDecisionCard, renderNewBest, renderQuestionAsked, renderRunError } from '../views/thread-messages.js';
 import { context, who, type SlackView } from '../views/format.js';
 import { createRunExtrasCache } from './run-extras.js';
+import type { ResultsPort } from '../results-port.js';
 
 export interface SlackReporterDeps {
   poster: SlackPoster;
   store: Store;
   logger: Logger;
+  /** What the final card offers (*Export*, *Open pull request*); without it, no buttons. */
+  results?: Pick<ResultsPort, 'offer'> | undefined;
 }
 
 /**
@@ -134,7 +137,8 @@ export function createSlackReporter(deps: SlackReporterDeps): RunReporter {
       closeDecision(run.id, `The run has ended: ${describeEnd(summary.endReason)}.${summary.endReason === 'converged' ? ' Reply in this thread (or say `resume`) to continue it.' : ''}`);
       await redraw(run);
       const { bestPeer } = await extras.get(run.id);
-      void post(run, renderRunSummary(run, summary, bestPeer ?? null));
+      const offer = (await deps.results?.offer(run.id).catch(() => null)) ?? null;
+      void post(run, renderRunSummary(run, summary, bestPeer ?? null, offer));
       await attachResults(run, summary);
       extras.forget(run.id);
     }),

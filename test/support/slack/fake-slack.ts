@@ -206,6 +206,11 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
       if (problem) return { ok: false, error: problem };
       return { ok: true, channel: { id: args.channel, name: `chan-${String(args.channel).toLowerCase()}`, is_member: !options.memberOf || options.memberOf.includes(String(args.channel)) } };
     },
+    'chat.getPermalink': (args) => {
+      const message = messages.find((m) => m.channel === args.channel && m.ts === args.message_ts);
+      if (!message) return { ok: false, error: channelProblem(args.channel) ?? 'message_not_found' };
+      return { ok: true, channel: message.channel, permalink: `https://kernelseek-test.slack.com/archives/${message.channel}/p${message.ts.replace('.', '')}` };
+    },
     'assistant.threads.setStatus': () => ({ ok: true }),
     'apps.connections.open': () => ({ ok: true, url: socket.url }),
     'views.open': (args) => {

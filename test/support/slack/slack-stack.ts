@@ -4,7 +4,7 @@ import { loadConfig, REPO_ROOT, type Config, type Env } from '../../../src/confi
 import { silentLogger } from '../../../src/core/logger.js';
 import type { Store } from '../../../src/db/index.js';
 import { loadTaskCatalog } from '../../../src/harness/tasks.js';
-import { createBankPort, createDigestPort, createSlackPoster, createTaskCatalogCache, createSlackReporter, createSlackWebClient, startSlackApp, type PosterPacing, type RunningSlackApp, type SlackPoster } from '../../../src/slack/index.js';
+import { createBankPort, createDigestPort, createResultsPort, createSlackPoster, createTaskCatalogCache, createSlackReporter, createSlackWebClient, startSlackApp, type PosterPacing, type RunningSlackApp, type SlackPoster } from '../../../src/slack/index.js';
 import { LOCAL_TEST_AGENT } from '../../agent/test-config.js';
 import { startFakeAnthropic, type FakeAnthropic, type FakeAnthropicOptions } from '../anthropic/server.js';
 import { startFakeSlack, type FakeSlack, type FakeSlackOptions } from './fake-slack.js';
@@ -23,6 +23,8 @@ export interface SlackStack {
   engine: AgentEngine;
   scheduler: LocalAgent['scheduler'];
   poster: SlackPoster;
+  /** The Slack reporter the engine reports to (a test may report a run's end itself). */
+  reporter: ReturnType<typeof createSlackReporter>;
   app: RunningSlackApp;
   close(): Promise<void>;
 }
@@ -62,7 +64,8 @@ export async function startSlackStack(options: SlackStackOptions): Promise<Slack
     pacing: { messageIntervalMs: 50, updateIntervalMs: 50, ephemeralIntervalMs: 20, reactionIntervalMs: 20, ...options.pacing },
     backoffMs: 50,
   });
-  const reporter = createSlackReporter({ poster, store: options.store, logger: silentLogger });
+  const results = createResultsPort({ config, store: options.store });
+  const reporter = createSlackReporter({ poster, store: options.store, logger: silentLogger, results });
   const agent = createLocalAgent({ config, store: options.store, logger: silentLogger, ...LOCAL_TEST_AGENT, reporter });
   const { engine, scheduler } = agent;
   const app = await startSlackApp(
@@ -75,6 +78,7 @@ export async function startSlackStack(options: SlackStackOptions): Promise<Slack
       loadTasks: createTaskCatalogCache(() => loadTaskCatalog(config.core.tasksDir)),
       bank: createBankPort(options.store),
       digest: createDigestPort({ store: options.store, poster, timeZone: 'UTC', logger: silentLogger }),
+      results,
     },
     { health: async () => ({ ok: true, checks: {} }), port: 0 },
   );
@@ -87,6 +91,7 @@ export async function startSlackStack(options: SlackStackOptions): Promise<Slack
     engine,
     scheduler,
     poster,
+    reporter,
     app,
     async close() {
       await app.stop();
