@@ -328,7 +328,7 @@ def timing_order(task, scenarios, indices):
     where it gives none, and among equals. On the H200 the first scenarios an evaluation timed after
     its correctness stage read high for the peers, for two or three scenarios: torch_rms_norm on
     r1-c1024 3.2-3.3 us timed first against 2.8-2.85 us timed last (reversed order) or in the tool
-    (docs/harness.md, "Sixth session"); the cause is not found. An offset of a few tenths of a
+    (docs/harness-lab.md, "Sixth session"); the cause is not found. An offset of a few tenths of a
     microsecond is a seventh of a 2 us kernel and nothing to a long one, so the long ones go first."""
     def roofline_s(i):
         t, sc = 0.0, scenarios[i]

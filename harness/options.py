@@ -40,26 +40,26 @@ class Options:
     parent_l2: bool = True
     # CUDA: keep the peers' figures per GPU and use them in later evaluations (harness/timing/peer_figures.py).
     # Seen on the H200: the second evaluation's peer figures are the first's, flash's quick set took
-    # 5.6 s instead of 30.8 s (docs/harness.md, "Speed").
+    # 5.6 s instead of 30.8 s (docs/harness-lab.md, "Speed").
     keep_peers: bool = True
     # CUDA, with keep_peers: an evaluation that measures the peers (a host's first) times the candidate
     # and the baseline again afterwards, in rounds of their own against the figures just kept, as every
     # later evaluation times them; its figures are those. On the H200 the evaluation that timed the
     # peers between the candidate's calls read the candidate and the baseline 0.5-0.8 % slower than the
-    # evaluations after it (docs/harness.md, "Tenth session"); with this, 0.15-0.21 % (median) like
+    # evaluations after it (docs/harness-lab.md, "Tenth session"); with this, 0.15-0.21 % (median) like
     # every later pair ("Eleventh session"). `--peers-together` turns it off.
     peers_apart: bool = True
     # CUDA: the evaluation that measures the peers times each of them in this many processes at once,
     # each round the mean of them (harness/executor/lanes.py): cuDNN's share of calls in its slower kernel
     # mode is set per process, and one process's figure of it moved by up to 5 % from one evaluation
-    # to the next (docs/harness.md, "Twelfth session").
+    # to the next (docs/harness-lab.md, "Twelfth session").
     peer_processes: int = DEFAULT_PROCESSES
     # CUDA: each timed call's figure is the work of its kernels as CUPTI records them in the executor
     # (their span less the front end's gaps, harness/executor/cupti_activity.py), bounded by the events; False:
     # the events less their offset only.
     cupti: bool = True
     # Every round's figure of every implementation kept in the result (timing.samples_ms), not only
-    # the medians and intervals: what the spread of a scenario's calls is (docs/harness.md, issue 14).
+    # the medians and intervals: what the spread of a scenario's calls is (docs/harness-lab.md, issue 14).
     samples: bool = False
     # The peers' executor, already starting (pair.EarlyPeers: the command line starts it
     # before it imports torch). evaluate() owns it from here and closes what it does not use.

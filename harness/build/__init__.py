@@ -3,5 +3,6 @@ cache (compile.py, cache.py), the checks on the source and on the binary (static
 allowlist.py and denylist.py; elf.py reads the binary, includes.py what the compiler read), and the
 compiler's resource report (ptxas.py).
 
-Imports: the standard library, harness/errors.py, harness/sandbox/. No torch.
+Imports: the standard library, HARNESS_VERSION (harness/__init__.py), harness/errors.py,
+harness/sandbox/. No torch.
 """

@@ -10,5 +10,6 @@ parent owns and the executor maps), slots.py (many calls' buffers for batched re
 (a peer in several processes at once).
 
 Imports: the standard library, torch (parent side), harness/native/, harness/sandbox/,
-harness/build/ (the denylist, the cache folder), harness/task/ (dtypes). Never harness/timing/.
+harness/build/ (the denylist, the cache folder), harness/task/ (dtypes, the poison pattern),
+harness/errors.py. Never harness/timing/.
 """

@@ -123,7 +123,7 @@ class Driver:
         """The device's default memory pool (the stream-ordered allocator's: cudaMallocAsync) made,
         told to keep what it reserves (release threshold: all of it) and given `nbytes` once on
         `stream`, here, before the executor's seccomp filter: an honest cudaMallocAsync under the
-        filter was killed (harness/tools/alloc_syscalls.py names the calls the pool's making and growth
+        filter was killed (tools/lab/alloc_syscalls.py names the calls the pool's making and growth
         make there), and a candidate's workspaces up to `nbytes` are now taken from memory the pool
         already holds. Returns None, or why not."""
         pool = ctypes.c_void_p()

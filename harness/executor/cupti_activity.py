@@ -181,7 +181,7 @@ def call_layout(records, pad_ms, gap_ms=None):
 # and how long is not the kernels': on the H200 the cuDNN peer's kernel started 1.5 or 2.3 us after
 # its memset, the later in a share of the calls that differs from process to process (a tenth of its
 # smallest scenarios' time), the flash peer's second record 0.9 or 1.9 us after its first
-# (docs/harness.md, "Tenth session"); torch.profiler's kernel times leave every gap out. A longer gap
+# (docs/harness-lab.md, "Tenth session"); torch.profiler's kernel times leave every gap out. A longer gap
 # is the host (work between launches, a launch that outran the pad): all of it beyond the allowance
 # counts.
 FRONT_END_GAP_MS = 0.003

@@ -3,7 +3,7 @@
 On the H200 cuDNN runs some of its calls in a slower kernel mode (1.7 us of a 12 us kernel on
 b2-h16-kv16-sq1000-sk113-d128-c0), and what share of its calls does is set per process: 0.32 of one
 process's calls, 0.69 of the next one's, so a peer's figure from one process moved by up to 5 % from
-one evaluation to the next (docs/harness.md, "Tenth session", "Eleventh session"). Such a mode is the
+one evaluation to the next (docs/harness-lab.md, "Tenth session", "Eleventh session"). Such a mode is the
 peer's own and stays in its figure; which process got which share is not the harness's to choose.
 So the evaluation that measures the peers (a host's first: its figures are kept) starts the peers'
 executor `processes` times, each with its own memory, calls every lane of a peer in every round, and

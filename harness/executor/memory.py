@@ -54,7 +54,7 @@ def new_sets(wanted, rng):
     from `rng`). Allocated one set after another, each set's pages kept an allocation pattern of
     their own, and what identical code cost on them differed by up to 10 % for every call on that
     set: the same baseline in three executors read 0.88-1.21x on r256-c1024 over 15 evaluations (sd
-    of the log 0.06-0.07); interleaved, 0.95-1.05x (sd 0.02; docs/harness.md, "Layout"). Which
+    of the log 0.06-0.07); interleaved, 0.95-1.05x (sd 0.02; docs/harness-lab.md, "Layout"). Which
     property of the pages matters is not pinned down (their frame numbers are as mixed between the
     sets either way, at page and at 2 MiB granularity); the random order makes it one and the same
     for every implementation."""
@@ -94,7 +94,7 @@ def slot_stride(executors, slot_bytes, count):
     different memory: what a tiny kernel costs depends on where its few lines lie (the DRAM
     channels and banks, the pages the walk reads, with L2 flushed), and in one place per
     implementation that was an offset of up to 7 % that held for a whole evaluation
-    (docs/harness.md, "Placement")."""
+    (docs/harness-lab.md, "Placement")."""
     sets_in = {}
     for ex in executors:
         arena = getattr(ex, "arena", None)

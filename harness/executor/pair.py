@@ -65,7 +65,7 @@ def _gpu_setup(ctx, ex, size, with_torch=False, later=False):
 
 # What the stream-ordered allocator's pool holds in each native executor from the start: a candidate's
 # cudaMallocAsync workspaces up to this much at once come from memory the pool already holds, made
-# before the filter (an honest one was killed by it; harness/tools/alloc_syscalls.py names the calls
+# before the filter (an honest one was killed by it; tools/lab/alloc_syscalls.py names the calls
 # the allocator makes under it); the baseline's executor holds the same.
 POOL_BYTES = 512 << 20
 

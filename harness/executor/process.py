@@ -1,6 +1,6 @@
 """The executor: the process a candidate's (or the baseline's) library runs in. It decides nothing.
 
-Threat model (docs/harness.md): whatever loads here is arbitrary native code with full control of
+Threat model (docs/harness-threats.md): whatever loads here is arbitrary native code with full control of
 this process. So this process holds nothing whose integrity matters: the parent owns the inputs'
 pristine copies, the reference, the clock that counts, the bookkeeping and the verdict. The
 executor only loads one library, maps the shared buffers the parent hands it (memfds passed over the
@@ -144,7 +144,7 @@ class Executor:
         base = drv.map(handle, size)
         # After the correctness stage, the first scenario timed read high on the H200 (r1-c1024's
         # baseline 2.37-2.42 us timed first, 2.14-2.18 us last); with every page of the arena used once
-        # here first, through this process's mapping, it read 2.18-2.24 us first (docs/harness.md,
+        # here first, through this process's mapping, it read 2.18-2.24 us first (docs/harness-threats.md,
         # "Sixth session"). The peers' offset was not this (evaluate.timing_order).
         drv.touch(base, size)
         self.buffers[0] = (None, base)

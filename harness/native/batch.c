@@ -11,8 +11,8 @@
  * Layout, drawn again for every call. Where a process's stack and code happen to lie changes what
  * the same machine code costs, for the whole life of the process: on the development VM the
  * baseline softmax read 1.155-1.281 ms a call as only the environment's length (so the stack's
- * place) changed, 1.131-1.298 ms from one process to the next with ASLR on (harness/tools/
- * layout_probe.py, docs/harness.md "Layout"). Two executors running identical code therefore read
+ * place) changed, 1.131-1.298 ms from one process to the next with ASLR on (tools/lab/
+ * layout_probe.py, docs/harness-lab.md "Layout"). Two executors running identical code therefore read
  * differently for a whole evaluation, an offset no number of rounds shows. So each call runs on a
  * stack moved down by a random 16 to 4096 bytes, through a copy of the library drawn at random among
  * those the executor loaded (each mapped where ASLR put it): every implementation's figure is an

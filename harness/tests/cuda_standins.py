@@ -1,5 +1,5 @@
 """Stand-ins for the CUDA driver, the harness's pad and CUPTI, for tests of code that drives them
-(executor/process.py's timed calls, tools/call_cost.py): each launch appends a kernel record of its length,
+(executor/process.py's timed calls, tools/lab/call_cost.py): each launch appends a kernel record of its length,
 in ns of a GPU clock, and take() hands over what is queued."""
 
 

@@ -1,7 +1,7 @@
-"""harness/tools/call_cost.py's reading of its records and its report (the replay itself needs a GPU:
+"""tools/lab/call_cost.py's reading of its records and its report (the replay itself needs a GPU:
 scripts/gpu/timing-check.sh, STEPS call-cost)."""
 
-from harness.tools.call_cost import PHASES, split_at_pads, summarize
+from tools.lab.call_cost import PHASES, split_at_pads, summarize
 
 from .cuda_standins import Cupti, Drv, Pad
 
@@ -33,7 +33,7 @@ def test_the_report_gives_each_phases_median_and_the_median_calls_total():
 
 
 def test_every_variant_reads_every_call_as_a_pad_and_one_call():
-    from harness.tools.call_cost import VARIANTS, replay
+    from tools.lab.call_cost import VARIANTS, replay
     for name, flags, every, _size in VARIANTS:
         cupti = Cupti()
         phases, readable = replay(Drv(), Pad(cupti), cupti, flags, every, 24)

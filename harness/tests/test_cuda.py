@@ -72,7 +72,7 @@ def test_baseline_quick_eval(task, run_cli):
 @pytest.mark.parametrize("how", ["fresh", "first"])
 def test_peers_measured_in_two_processes_read_as_the_mean_of_both(how, run_cli, tmp_path):
     # cuDNN's share of calls in its slower kernel mode is set per process (b2-h16-kv16-sq1000-sk113-d128-c0,
-    # docs/harness.md): the evaluation that measures the peers times each in two executors at once,
+    # docs/harness-lab.md): the evaluation that measures the peers times each in two executors at once,
     # with --fresh-peers and as a host's first evaluation does (the peers kept, the candidate timed apart).
     task_dir = cuda_task("flash_attn_fwd")
     extra = ["--fresh-peers"] if how == "fresh" else ["--cache-dir", str(tmp_path / "data")]

@@ -1,4 +1,4 @@
-"""harness/tools/cupti_fidelity.py without a GPU: cutting profiles into calls, the summary, the CLI."""
+"""tools/lab/cupti_fidelity.py without a GPU: cutting profiles into calls, the summary, the CLI."""
 
 import hashlib
 import json
@@ -9,7 +9,7 @@ from torch.autograd import DeviceType
 
 from harness.task.scenarios import select_scenarios
 from harness.task.model import load_reference, load_task
-from harness.tools import cupti_fidelity as cf
+from tools.lab import cupti_fidelity as cf
 
 from .conftest import NO_CUDA_REASON, REPO
 

@@ -1,6 +1,6 @@
 """Estimators of a scenario's figure from its rounds (harness/timing/stats.py), and the comparison of two
 runs' samples by each (compare_results estimators): what the next GPU run decides between for the
-2-4 us kernels whose medians move in CUPTI's 32 ns steps (docs/harness.md, "Repeatability")."""
+2-4 us kernels whose medians move in CUPTI's 32 ns steps (docs/harness-lab.md, "Repeatability")."""
 
 import json
 
@@ -9,7 +9,7 @@ import math
 import random
 
 from harness.timing.stats import _beta_cdf, harrell_davis_median, interquartile_mean, median
-from harness.tools import compare_results
+from tools.lab import compare_results
 
 
 def _beta_cdf_by_sum(x, a, b, n=100_000):

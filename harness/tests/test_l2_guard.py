@@ -3,7 +3,7 @@ what the parent asks of it: before every flush, its own persisting lines over th
 window on its own stream, the write, the window gone, the set-aside back) and then the reset; a
 set-aside changed behind its back is a finding, put back; an eviction too slow or refused falls back
 to the reset alone and says why. What reaches another process's lines is measured on the GPU
-(harness/tools/l2_persist.py, scripts/gpu/trust-cuda-check.sh)."""
+(tools/lab/l2_persist.py, scripts/gpu/trust-cuda-check.sh)."""
 
 import ctypes
 

@@ -114,7 +114,7 @@ int calls_made(void) { return calls; }
 
 
 def test_calls_are_spread_over_copies_of_the_library_and_shifted_stacks(tmp_path):
-    """Identical code read up to 11 % apart from one process layout to another (docs/harness.md,
+    """Identical code read up to 11 % apart from one process layout to another (docs/harness-lab.md,
     "Layout"): every timed call goes through a copy of the library drawn at random and runs on a
     stack shifted by a random multiple of 16 bytes, so no implementation keeps one layout's luck."""
     from harness.executor.process import _load_copies

@@ -96,7 +96,7 @@ def test_a_figure_kept_for_later_evaluations_is_measured_to_the_target_on_its_ow
     policy = {"min_reps": 8, "max_reps": 500, "max_seconds": 1.0, "target_rse": 0.005, "figure": TRIMMED_MEAN}
     rng = random.Random(1)
     # The peer in two modes 12 % apart, nearly half its calls in the upper one (the cuDNN peer's
-    # memset-to-kernel gap, docs/harness.md): the candidate is 6x faster every round, so the ratio
+    # memset-to-kernel gap, docs/harness-lab.md): the candidate is 6x faster every round, so the ratio
     # settled its verdict, but the peer's figure is still loose.
     peer = [(6.72 if i % 2 else 6.0) * (1 + rng.gauss(0, 0.005)) for i in range(20)]
     samples = {"candidate": {"ms": [1.0] * 20}, "peer:cudnn": {"ms": peer}}

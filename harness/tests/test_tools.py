@@ -2,7 +2,7 @@
 
 import json
 
-from harness.tools import compare_results
+from tools.lab import compare_results
 
 
 def _result(times, peers=None, params=None):

@@ -56,7 +56,7 @@ TABLE = 0x7FFF0000
 # Pairs per scenario: at least PAIRS_MIN (an interval needs 3), at most PAIRS_MAX, looked at after
 # each count in CHECKS, and no more once SHARE of the task's max_seconds went on them. Twin
 # executors' lean requests are expected to differ by a few microseconds a pair (the host's wake-ups;
-# harness/tools/bound_noise.py measures it on a GPU host), which 64-256 pairs bring to an interval of
+# tools/lab/bound_noise.py measures it on a GPU host), which 64-256 pairs bring to an interval of
 # about a microsecond on the few-microsecond kernels; a long kernel's calls differ by well under the
 # margin from the first pairs and stop at PAIRS_MIN: flash's 200 scenarios hold about 0.4 s of the
 # baseline's kernels a pair of calls (their flops at its ~220 TFLOP/s), 2.4 s at 3 pairs, against the

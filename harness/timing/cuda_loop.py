@@ -64,12 +64,12 @@ FIGURE = TRIMMED_MEAN
 # 0.1 ms pad, the kernel arriving after the pad had ended; a longer pad keeps that out of the time.
 # 0.4 ms was not enough on 2026-12-02: cuDNN's SDPA calls took 345-357 us of the host from the pad's
 # launch to their return (timing.host_ms), 1-3 calls of 20 outran the pad, and the GPU idled 0.8 us
-# longer between cuDNN's memset and its kernel than in a plain process (tools/cupti_fidelity.py).
+# longer between cuDNN's memset and its kernel than in a plain process (tools/lab/cupti_fidelity.py).
 # Only the peers' evaluations pay it (their figures are kept per GPU afterwards).
 PEER_PAD_MS = 1.0
 # How much more the candidate's requests may cost outside its events, and how much longer the GPU
 # may stay busy after its answers, than the baseline's (median over the loop), with a margin
-# relative to the kernel for long kernels. Measured on the H200 (2026-12-01, docs/harness.md): a
+# relative to the kernel for long kernels. Measured on the H200 (2026-12-01, docs/harness-lab.md): a
 # request costs 0.53-0.76 ms beyond its events and, for identical code, the two executors' medians
 # differed by -186 to +187 us over 80 flash_attn_fwd scenarios of 10-60 calls; so the wall bound is
 # coarse: it catches a forged or unmeasured time above 0.15 ms a call (and only once the interval of
@@ -81,7 +81,7 @@ BUSY_MARGIN_MS = 0.02
 # much steadier than the wall clock: a few microseconds of host wake-up for every executor.
 TAIL_MARGIN_MS = 0.005
 # With CUPTI's records as the figures: the events hold the span plus the launch and event latencies on
-# either side (2.3 us on the H200, within 0.4 us whatever the kernel, docs/harness.md); host work
+# either side (2.3 us on the H200, within 0.4 us whatever the kernel, docs/harness-lab.md); host work
 # before the first launch or after the last, or a span written smaller than the GPU recorded, widens
 # that gap. Paired with the baseline's, the candidate's may exceed it by this much.
 GAP_MARGIN_MS = 0.003
@@ -95,7 +95,7 @@ RELATIVE_MARGIN = 0.1
 # happens to get weigh in its median. On the H200 a one-block rmsnorm kernel's calls cost up to 8 %
 # more or less on one placement than on another, the same in every process (cupti_fidelity's
 # placements); with 32 slots two evaluations of the same code read up to 4 % apart on those
-# scenarios (docs/harness.md, "Fifth session"). 256 at most: 512 MiB an implementation for the
+# scenarios (docs/harness-lab.md, "Fifth session"). 256 at most: 512 MiB an implementation for the
 # smallest scenarios.
 SETS_MIN, SETS_MAX = 2, 256
 

@@ -5,7 +5,7 @@ between the start event and the call's first kernel, and between its last kernel
 the GPU spends a few microseconds of its own (the candidate's kernels run on a blocking stream that
 waits for the legacy one). Measured on the H200 against torch.profiler (CUPTI) for the same kernels:
 2.5-2.9 us on every flash_attn_fwd and rmsnorm scenario, 1.4x the kernel on the smallest (6.5 us)
-(docs/harness.md). So the parent, in its own process and before any executor starts, times the
+(docs/harness-lab.md). So the parent, in its own process and before any executor starts, times the
 harness's pad kernel for a few microseconds the same way, once on a blocking stream (the path of
 the candidate, the baseline and the incumbent) and once on the legacy stream (the peers, which
 launch there through PyTorch), under torch.profiler, and takes the difference between the event

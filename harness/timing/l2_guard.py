@@ -9,7 +9,7 @@ nothing (harness/adversarial/cuda/forge3_l2_check.cu). So the parent acts itself
 from its own context:
 
 - it reads the persisting set-aside its context sees; where that differs from what it saw at start
-  (which it does only if the limit is the device's rather than each context's: harness/tools/
+  (which it does only if the limit is the device's rather than each context's: tools/lab/
   l2_persist.py reads it from both sides), it puts it back and says so (`check`: a finding that
   rejects the candidate when it appears after the candidate's call);
 - it resets every persisting line to normal (cuCtxResetPersistingL2Cache) and, where EVICT is on,
@@ -18,7 +18,7 @@ from its own context:
   reset reaches it, then resets its own;
 - then the flush writes over L2 as before.
 
-Which of these reaches another process's lines is measured on the GPU (harness/tools/l2_persist.py,
+Which of these reaches another process's lines is measured on the GPU (tools/lab/l2_persist.py,
 docs/harness.md "Persisting L2 from outside"); both are kept, so the defence does not depend on the
 reset alone reaching them.
 """

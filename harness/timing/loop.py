@@ -80,7 +80,7 @@ class Timer:
 # Time the value re-checks after a scenario's loop may take once RECHECK_MIN are done.
 RECHECK_SECONDS = 0.03
 # CPU a request should spend in calls, so that the request's own cost (0.16-0.22 ms of the executor's
-# Python after the flush, docs/harness.md) is about a tenth of it; at most MAX_BATCH calls a request.
+# Python after the flush, docs/harness-lab.md) is about a tenth of it; at most MAX_BATCH calls a request.
 TARGET_BATCH_MS = 1.0
 # ... and at least this much, whatever the parent's own work per call costs.
 MIN_BATCH_MS = 0.5

@@ -10,7 +10,7 @@ the incumbent) in every round: those comparisons stay paired. The entry is writt
 by the trusted parent, in the data dir (no sandbox binds it); one that does not parse is measured
 again. On by default (`Options.keep_peers`); `--fresh-peers` measures them again. On the H200 a
 second quick flash_attn_fwd evaluation read the same peer figures as the first and took 5.6 s
-instead of 30.8 s (docs/harness.md, "Speed"). The key includes the clock the figures come from
+instead of 30.8 s (docs/harness-lab.md, "Speed"). The key includes the clock the figures come from
 (CUPTI's records or events) and the gaps a call's figure leaves out (FRONT_END_GAP_MS), so figures of
 one are never paired with the other's.
 """

@@ -1,6 +1,6 @@
 """GPU activity as CUPTI records it, read from a finished torch.profiler.profile (torch 1.13 and 2.x):
 the harness's calibration of its event timing (cuda_loop.event_offsets) and the fidelity
-tool (harness/tools/cupti_fidelity.py) read it the same way."""
+tool (tools/lab/cupti_fidelity.py) read it the same way."""
 
 from torch.autograd import DeviceType
 

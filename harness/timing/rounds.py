@@ -12,7 +12,7 @@ HARD_CAP_FACTOR = 4
 class Deck:
     """The slots a CUDA scenario's rounds take, one implementation's: every slot once, in an order
     drawn at random, then again in a new order. A slot's placement costs a tiny kernel up to 8 %
-    more or less than another's, the same all evaluation (H200, docs/harness.md "Fifth session");
+    more or less than another's, the same all evaluation (H200, docs/harness-lab.md "Fifth session");
     drawn with replacement, how often each slot came up was noise of its own in the median, while
     every slot once per pass leaves only which slots the last pass reached."""
 
@@ -71,7 +71,7 @@ def done(samples, policy, elapsed):
     must also reach the target on its own figure, for up to `policy["kept_seconds"]`. A later
     evaluation pairs every round of its candidate with that one figure, so the figure's own error is
     an offset no later interval shows; a ratio far from 1.0 settles its verdict in 2 x min_reps
-    rounds, not the figure (a cuDNN call in two modes 12 % apart read by 20 rounds, docs/harness.md)."""
+    rounds, not the figure (a cuDNN call in two modes 12 % apart read by 20 rounds, docs/harness-lab.md)."""
     counts = [len(s["ms"]) for s in samples.values()]
     if not counts:
         return True
@@ -97,7 +97,7 @@ def done(samples, policy, elapsed):
     # of equal steps let the median's read settled). A peer far from the candidate still stops the
     # rounds early: its verdict is all that is asked of it (a kept one has its own rule above).
     # CUDA tasks only (`own_times`, executor_cuda_timing): a CPU task's times move with the
-    # process's layout by more than that from one evaluation to the next (docs/harness.md, "Layout").
+    # process's layout by more than that from one evaluation to the next (docs/harness-lab.md, "Layout").
     if policy.get("own_times") and any(figure.rse(samples[n]["ms"]) > OWN_FACTOR * policy["target_rse"]
                                          for n in ("candidate", "baseline") if n in samples):
         return False

@@ -50,7 +50,7 @@ def trimmed_mean(xs, trim=TIME_TRIM):
     call's time (its work in CUPTI's records) is what the GPU spent on it, so the time a kernel
     costs per call is a mean, the figure torch.profiler's averages report; the ends go for what the
     mean should not carry (a round the clocks' rule kept at a dip, a rare stall). Against the median
-    it replaced as a CUDA scenario's time (docs/harness.md, "Eighth session"): a call in two modes
+    it replaced as a CUDA scenario's time (docs/harness-lab.md, "Eighth session"): a call in two modes
     (the cuDNN peer's, 10 % apart, in a share that differs from process to process) reads between
     them in proportion instead of in either one; and calls that cluster by where their memory lies
     (a one-block kernel's placements, up to 8 % apart) are averaged over the placements drawn, where

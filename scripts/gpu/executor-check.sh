@@ -28,20 +28,20 @@ if [ "$PART" = 3 ]; then
     step flash-repeat-$run 170 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --no-peers \
       --json "$OUT/flash-repeat-$run.json" --timeout 160
   done
-  "$PY" -m harness.tools.compare_results repeat "$OUT/flash-repeat-a.json" "$OUT/flash-repeat-b.json" \
+  "$PY" -m tools.lab.compare_results repeat "$OUT/flash-repeat-a.json" "$OUT/flash-repeat-b.json" \
     > "$OUT/repeat.txt" 2>&1
   cat "$OUT/repeat.txt"
   if [ "$(left)" -gt 60 ]; then
     step adversarial "$(left)" "$PY" -m harness.adversarial.run harness/adversarial/cuda/manifest.yaml \
       --json "$OUT/adversarial.json"
-    "$PY" -m harness.tools.compare_results adversarial "$OUT/adversarial.json" > "$OUT/adversarial.txt" 2>&1
+    "$PY" -m tools.lab.compare_results adversarial "$OUT/adversarial.json" > "$OUT/adversarial.txt" 2>&1
   fi
   NAMES="flash-full flash-repeat-a flash-repeat-b"
 elif [ "$PART" = 2 ]; then
   for only in ${ONLY:-hack13 trust8}; do
     step "adversarial-$only" 60 "$PY" -m harness.adversarial.run harness/adversarial/cuda/manifest.yaml --only "$only" \
       --json "$OUT/adversarial-$only.json"
-    "$PY" -m harness.tools.compare_results adversarial "$OUT/adversarial-$only.json" >> "$OUT/adversarial.txt" 2>&1
+    "$PY" -m tools.lab.compare_results adversarial "$OUT/adversarial-$only.json" >> "$OUT/adversarial.txt" 2>&1
   done
   step rmsnorm-full 70 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu \
     --json "$OUT/rmsnorm-full.json" --table --timeout 65
@@ -62,7 +62,7 @@ json.dump(r, open('$OUT/rmsnorm-quick-unfiltered.json', 'w'), default=str)
 print(r['status'], r['messages'], [(s['id'], s['status'], s.get('reason')) for s in r['scenarios']])"
 fi
 step adversarial 200 "$PY" -m harness.adversarial.run harness/adversarial/cuda/manifest.yaml --json "$OUT/adversarial.json"
-"$PY" -m harness.tools.compare_results adversarial "$OUT/adversarial.json" > "$OUT/adversarial.txt" 2>&1
+"$PY" -m tools.lab.compare_results adversarial "$OUT/adversarial.json" > "$OUT/adversarial.txt" 2>&1
 step flash-quick 80 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --scenarios quick \
   --json "$OUT/flash-quick.json" --table --timeout 75
 fi

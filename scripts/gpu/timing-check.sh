@@ -1,68 +1,14 @@
 #!/usr/bin/env bash
-# Issue 14 on one H200 (device tool, `nvidia-h200`), from the repository root, with .carry/host/debs
-# (bubblewrap's .deb) carried:
-#   KS_COMMIT=<this tree's commit> OUT=/tmp/out bash scripts/gpu/timing-check.sh            (about 400 s)
-# 1. where a quick flash_attn_fwd evaluation spends its time (cProfile of the harness process);
-# 2. rmsnorm's and flash_attn_fwd's full evaluations of the baseline with both peers;
-# 3. the harness's per-scenario times against torch.profiler's (CUPTI) for the same kernels on the
-#    same shapes (harness/tools/cupti_fidelity.py), both tasks.
-# 4. (STEPS adversarial, pytest) every CUDA adversarial candidate; harness/tests/test_cuda.py.
-# 5. (STEPS keep) flash_attn_fwd's quick set twice (the peers kept by default): the second evaluation takes the
-#    peers' figures the first kept (harness/peer_figures.py); compare their figures and seconds.
-#    (STEPS kept) both full evaluations again, after `full` kept their peers' figures.
-# 6. (STEPS cupti) CUPTI's records as harness/cupti_activity.py reads them, on the host.
-# 7. (STEPS profkept) rmsnorm full again and flash full under cProfile, the peers kept (after `full`);
-#    (STEPS fidelity-cupti) step 3 with CUPTI read in-process (32 ns steps), 15 calls, both flushes;
-#    (STEPS adversarial-timing) the CUDA candidates that attack the timed calls (trust8, hack11,
-#    hack03), each skipped once $SECONDS passes $DEADLINE.
-# 8. (STEPS aa) rmsnorm (all) and flash_attn_fwd (quick) evaluated AA_RUNS (6) times against
-#    themselves as baseline and incumbent: how far identical code reads apart between evaluations.
-# 9. (STEPS fidelity-cond) the tool's flush and pad against the harness's, on flash sq113 and rmsnorm;
-#    (STEPS fidelity-like) step 3 under the harness's conditions (FID_TASKS picks the tasks);
-#    (STEPS aa-rms) the rmsnorm part of `aa` alone; (STEPS pytest-runtime) test_cuda.py's candidates
-#    caught at run time, which `pytest` leaves out.
-# 10. (STEPS cupti-step) CUPTI's timestamp steps by when a process enables it, and the host's cost of
-#    a launch after a take; (STEPS fidelity-cudnn) flash's sq1000-sk113, 31 calls;
-#    (STEPS rms) rmsnorm full, then kept; FID_PLACEMENTS: the tool's copies of the inputs (--placements);
-#    FID_INTERLEAVE=1: the tool's implementations take turns call by call (--interleave); fidelity-like gives
-#    the tool new input values before every call (--refill), as every harness round writes its own, unless
-#    FID_REFILL=0 (until 2026-12-02's fourth session the tool reused one set of values);
-#    (STEPS cudnn-modes) the cuDNN peer's modes, one run per seed in FID_SEEDS (the plan's order);
-#    (STEPS rms-cap) rmsnorm full, then kept, with its time cap at RMS_CAP (1.0) s a scenario;
-#    (STEPS call-cost) a native timed call's host time phase by phase, by how CUPTI's records are taken;
-#    (STEPS rms-rev) rmsnorm's scenarios in reverse order, the peers measured; (STEPS first-touch) the first
-#    scenario with and without the arena's pages used once first (OLD_HARNESS);
-#    (STEPS rms-kept2, after rms) rmsnorm kept once more (RMS_KEPT_RUNS times): every pair of kept evaluations
-#    set against each other; (STEPS flash-kept, after flash-full) flash's full evaluation with the peers kept;
-#    (STEPS flash-kept2, after flash-kept) once more, each pair of the three set against each other;
-#    fidelity-like takes flash's result from FLASH_RESULT when set (e.g. $OUT/flash-sub.json);
-#    (STEPS flash-full) flash's full evaluation alone; (STEPS flash-sub) flash's evaluation on FLASH_SUB's
-#    scenarios (sq113-sk113,sq1000-sk113), the peers measured, for the cuDNN steps (FLASH_RESULT);
-#    FID_IMPLS / CUDNN_IMPLS: one tool run per entry, "all" or the tool's --impls (e.g. the peers alone
-#    in the tool's process, as in the harness's peers' executor: "torch,torch_rms_norm", "cudnn,flash");
-#    CUDNN_SCENARIOS: cudnn-modes' scenarios; (STEPS cudnn-cond) the cuDNN peer's modes with the tool's
-#    --refill, --busy-after, both, on the scenarios where the tool and the harness split differently.
-#    (STEPS cudnn-procs) flash's FLASH_SUB scenarios PROCS (3) times with the peers measured afresh, each
-#    in a peers' executor of its own, and the tool once per PROCS_TOOL entry: the cuDNN peer's upper-mode share
-#    per process, per slot within each, and whether the upper mode is idle time or work (compare_results
-#    shares, slots, gaps);
-#    FID_LAYOUTS: one tool run per entry, "tool" (default) or "harness" (--layout: the placements laid out as
-#    the harness's slots, every one at the same offsets in its 2 MiB pages); FID_MEMORY=arena and
-#    FID_REFILL_IN=other (with FID_LAYOUTS=harness): the tool's --memory and --refill-in;
-#    (STEPS refcost) flash's reference, lowp and inputs per scenario (REF_VARIANTS beside them, e.g.
-#    ".carry/host/old_flash_ref.py:reference"); (STEPS profflash) flash kept under cProfile;
-#    After the fidelity steps, `compare_results fidelity` sets each task's full result against the tool's
-#    calls by every estimator.
-# 2026-12-02's calls: "full aa fidelity-cond profkept fidelity-like" (502 s), "full kept aa-rms
-# fidelity-like" (348 s), "full kept quick fidelity-like pytest aa-rms" (342 s); docs/harness.md.
-# END (seconds): the fidelity steps stop by then, so the summary still runs within the call.
-# (STEPS fidelity-pool, after fidelity-like on flash) the tool FID_POOL more times on FID_POOL_SUB, pooled;
-# (STEPS kmode-procs, last: it keeps the peers again) cuDNN's kernel mode per process, harness and tool.
-# (STEPS pytest-lanes) the peers timed in two processes at once (test_cuda.py -k two_processes);
-# FLASH_TIMEOUT (203): flash_eval's --timeout (s).
-# EVAL_ARGS: more `harness eval` options for rms_eval and flash_eval (e.g. --peers-together).
-# STEPS (default "profile full fidelity") picks parts, in order; quick: flash_attn_fwd's quick set.
+# The harness's timing measured on one GPU host, step by step (issue 14 and after): full and quick
+# evaluations, their cProfiles, the CUPTI comparison (tools/lab/cupti_fidelity.py), A/A runs, the
+# CUDA adversarial set, and the other lab steps. From the repository root on the GPU host (device
+# tool), with .carry/host/debs (bubblewrap's .deb) carried:
+#   KS_COMMIT=<this tree's commit> OUT=/tmp/out STEPS="profile full fidelity" bash scripts/gpu/timing-check.sh
+# STEPS (default "profile full fidelity") picks the steps, in order: each is a case below, with a
+# comment saying what it runs and which variables it reads (AA_RUNS, FID_*, CUDNN_*, FLASH_*, RMS_*,
+# EVAL_ARGS for more `harness eval` options, END in seconds: the fidelity steps stop by then).
 # Results land in $OUT as each step ends, packed into $OUT/all.tgz at the end (summary.txt beside it).
+# What each step was for, and what it found on which day: docs/harness-lab.md.
 set -u
 : "${OUT:?set OUT}"
 . "$(dirname "$0")/lib.sh"
@@ -81,12 +27,12 @@ flash_prof() {  # flash's full evaluation (the peers kept, after flash-full) und
     > "$OUT/flash-full-kept-prof.txt" 2>&1
 }
 for s in $STEPS; do case $s in
-profile)
+profile)   # where a quick flash_attn_fwd evaluation spends its time (cProfile of the harness process)
   step flash-quick-prof 90 "$PY" -m cProfile -o "$OUT/flash-quick.prof" -m harness eval --task-dir $F \
     --candidate $F/baseline.cu --scenarios quick --json "$OUT/flash-quick.json" --timeout 80
   "$PY" -c "import pstats; p = pstats.Stats('$OUT/flash-quick.prof'); p.sort_stats('cumulative').print_stats(45); p.sort_stats('tottime').print_stats(25)" \
     > "$OUT/flash-quick-prof.txt" 2>&1 ;;
-full)
+full)   # rmsnorm's and flash_attn_fwd's full evaluations of the baseline with both peers
   rms_eval rmsnorm-full
   flash_eval flash-full ;;
 flash-kept)   # flash_attn_fwd's full evaluation again, after flash-full kept the peers' figures
@@ -96,12 +42,12 @@ flash-full)   # flash_attn_fwd's full evaluation alone (the peers measured)
 rms)   # rmsnorm's full evaluation twice, the second with the peers' figures kept (repeatability)
   rms_eval rmsnorm-full
   rms_eval rmsnorm-full-kept ;;
-kept)
+kept)   # both full evaluations again, after `full` kept their peers' figures
   rms_eval rmsnorm-full-kept
   flash_eval flash-full-kept ;;
 refcost)   # what flash's trusted side costs per scenario (inputs, reference, lowp), one seed (reference_cost.py;
       # REF_VARIANTS: module:function ... timed beside the reference, with their differences from it)
-  step refcost-flash 120 "$PY" -m harness.tools.reference_cost --task-dir $F --scenarios all \
+  step refcost-flash 120 "$PY" -m tools.lab.reference_cost --task-dir $F --scenarios all \
     $(for v in ${REF_VARIANTS:-}; do echo --variant $v; done) --json "$OUT/refcost-flash.json" ;;
 profflash)   # where flash's full evaluation with the peers kept spends its time (after flash-full)
   flash_prof ;;
@@ -110,7 +56,7 @@ profrms)   # where rmsnorm's evaluation with the peers kept spends its time (aft
     --candidate $R/baseline.cu --json "$OUT/rmsnorm-kept-prof.json" --timeout 80
   "$PY" -c "import pstats; p = pstats.Stats('$OUT/rmsnorm-kept.prof'); p.sort_stats('cumulative').print_stats(60); p.sort_stats('tottime').print_stats(30)" \
     > "$OUT/rmsnorm-kept-prof.txt" 2>&1 ;;
-cupti)
+cupti)   # CUPTI's records as harness/executor/cupti_activity.py reads them, on the host
   step cupti-self 60 "$PY" -m harness.executor.cupti_activity ;;
 profkept)   # where a full evaluation with the peers' figures kept spends its time (after `full`)
   rms_eval rmsnorm-full-kept
@@ -121,7 +67,7 @@ fidelity-cupti)   # the same, CUPTI read in-process as the harness reads it (32 
     [ -f "$OUT/$t-full.json" ] || continue
     for fl in write read; do
       [ $t = flash ] && [ $fl = read ] && continue
-      step fidelity-$t-cupti-$fl 150 "$PY" -m harness.tools.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
+      step fidelity-$t-cupti-$fl 150 "$PY" -m tools.lab.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
         --result "$OUT/$t-full.json" --profiler cupti --flush $fl --calls 15 --json "$OUT/fidelity-$t-cupti-$fl.json"
     done
   done ;;
@@ -134,7 +80,7 @@ fidelity-cond)   # which of the tool's conditions moves its figures towards the 
     for c in "self sleep" "other sleep" "self harness" "other harness"; do
       set -- $c
       [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "cond-$t-$1-$2: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
-      step cond-$t-$1-$2 120 "$PY" -m harness.tools.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
+      step cond-$t-$1-$2 120 "$PY" -m tools.lab.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
         --result "$OUT/$t-full.json" --profiler cupti --calls 15 --scenarios $sel --flush-in $1 --pad $2 \
         --json "$OUT/cond-$t-$1-$2.json"
     done
@@ -149,28 +95,28 @@ fidelity-like)   # step 3 on CUPTI with the harness's conditions (flush from ano
     lim=$(( 120 + ${FID_CALLS:-15} * 8 )); left=$(( ${END:-100000} - SECONDS ))   # END: the call's end (s)
     [ "$left" -lt "$lim" ] && lim=$left
     [ "$lim" -ge 20 ] || { echo "fidelity-$tag: skipped (END)" >> "$OUT/walls.txt"; continue; }
-    step fidelity-$tag $lim "$PY" -m harness.tools.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
+    step fidelity-$tag $lim "$PY" -m tools.lab.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
       --result "$res" --profiler cupti --calls "${FID_CALLS:-15}" --flush-in other --pad harness \
       --placements "${FID_PLACEMENTS:-1}" --layout $lay ${FID_INTERLEAVE:+--interleave} $([ "${FID_REFILL:-1}" = 1 ] && echo --refill) $([ "$imp" = all ] || echo --impls $imp) \
       --memory "${FID_MEMORY:-torch}" --refill-in "${FID_REFILL_IN:-self}" \
       --json "$OUT/fidelity-$tag.json"
   done; done; done ;;
 aa)   # identical code in three executors (candidate, twin, incumbent) over AA_RUNS evaluations: the
-      # offsets an evaluation's rounds cannot show (harness/tools/aa_spread.py; on the CPU they were
-      # the buffers' allocation and the processes' layout, docs/harness.md "Layout")
-  step aa-rmsnorm 150 "$PY" -m harness.tools.aa_spread --task-dir $R --scenarios all --runs "${AA_RUNS:-6}" \
+      # offsets an evaluation's rounds cannot show (tools/lab/aa_spread.py; on the CPU they were
+      # the buffers' allocation and the processes' layout, docs/harness-lab.md "Layout")
+  step aa-rmsnorm 150 "$PY" -m tools.lab.aa_spread --task-dir $R --scenarios all --runs "${AA_RUNS:-6}" \
     --out "$OUT/aa-rmsnorm"
-  step aa-flash-quick 150 "$PY" -m harness.tools.aa_spread --task-dir $F --scenarios quick --runs "${AA_RUNS:-6}" \
+  step aa-flash-quick 150 "$PY" -m tools.lab.aa_spread --task-dir $F --scenarios quick --runs "${AA_RUNS:-6}" \
     --out "$OUT/aa-flash-quick" ;;
 call-cost)   # where a native timed call's host time goes, phase by phase, and what taking CUPTI's records less
-      # often saves (harness/tools/call_cost.py), without and with the other process's flush
-  step call-cost 90 "$PY" -m harness.tools.call_cost --calls 200 --json "$OUT/call-cost.json"
-  step call-cost-other 120 "$PY" -m harness.tools.call_cost --calls 200 --other --json "$OUT/call-cost-other.json" ;;
-cupti-step)   # how fine CUPTI's timestamps are by when a process enables it (harness/tools/cupti_step.py)
-  step cupti-step 150 "$PY" -m harness.tools.cupti_step --json "$OUT/cupti-step.json" ;;
+      # often saves (tools/lab/call_cost.py), without and with the other process's flush
+  step call-cost 90 "$PY" -m tools.lab.call_cost --calls 200 --json "$OUT/call-cost.json"
+  step call-cost-other 120 "$PY" -m tools.lab.call_cost --calls 200 --other --json "$OUT/call-cost-other.json" ;;
+cupti-step)   # how fine CUPTI's timestamps are by when a process enables it (tools/lab/cupti_step.py)
+  step cupti-step 150 "$PY" -m tools.lab.cupti_step --json "$OUT/cupti-step.json" ;;
 fidelity-cudnn)   # flash's Sq=1000 over Sk=113 scenarios, 31 calls each: how the peers' calls lie on the GPU
   [ -f "$OUT/flash-full.json" ] || continue
-  step fidelity-cudnn 120 "$PY" -m harness.tools.cupti_fidelity --task-dir $F --candidate $F/baseline.cu \
+  step fidelity-cudnn 120 "$PY" -m tools.lab.cupti_fidelity --task-dir $F --candidate $F/baseline.cu \
     --result "$OUT/flash-full.json" --profiler cupti --calls 31 --flush-in other --pad harness --scenarios sq1000-sk113 \
     --json "$OUT/fidelity-cudnn.json" ;;
 cudnn-modes)   # the cuDNN peer's two modes against the calls' order: flash's Sq=1000 over Sk=113 and
@@ -180,20 +126,20 @@ cudnn-modes)   # the cuDNN peer's two modes against the calls' order: flash's Sq
   for seed in ${FID_SEEDS:-0}; do for imp in ${CUDNN_IMPLS:-all}; do   # CUDNN_IMPLS: "all cudnn,flash" (--impls)
     tag=$seed; [ "$imp" = all ] || tag=$seed-${imp//,/-}
     [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "cudnn-modes$tag: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
-    step cudnn-modes$tag 150 "$PY" -m harness.tools.cupti_fidelity --task-dir $F --candidate $F/baseline.cu \
+    step cudnn-modes$tag 150 "$PY" -m tools.lab.cupti_fidelity --task-dir $F --candidate $F/baseline.cu \
       --result "$res" --profiler cupti --calls 64 --flush-in other --pad harness --placements 8 \
       --interleave --seed $seed --scenarios "${CUDNN_SCENARIOS:-sq1000-sk113,sq113-sk113-d256}" \
       $([ "$imp" = all ] || echo --impls $imp) --json "$OUT/cudnn-modes$tag.json"
   done; done ;;
 cudnn-cond)   # which of the harness's round conditions the cuDNN peer's mode follows: new input values
       # before every call (--refill), the parent's tiny kernel after it (--busy-after), both; the scenarios
-      # where the tool's calls were half in the upper mode and the harness's 0-18 % (docs/harness.md)
+      # where the tool's calls were half in the upper mode and the harness's 0-18 % (docs/harness-lab.md)
   res=${FLASH_RESULT:-$OUT/flash-full.json}
   [ -f "$res" ] || continue
   for v in plain refill busy both; do
     [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "cudnn-cond-$v: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
     o=; case $v in refill) o=--refill;; busy) o=--busy-after;; both) o="--refill --busy-after";; esac
-    step cudnn-cond-$v 120 "$PY" -m harness.tools.cupti_fidelity --task-dir $F --candidate $F/baseline.cu \
+    step cudnn-cond-$v 120 "$PY" -m tools.lab.cupti_fidelity --task-dir $F --candidate $F/baseline.cu \
       --result "$res" --profiler cupti --calls 64 --flush-in other --pad harness --placements 8 --interleave $o \
       --scenarios sq113-sk113-d64-c0,sq113-sk113-d128-c0,sq1000-sk113-d64,sq1000-sk113-d128 --json "$OUT/cudnn-cond-$v.json"
   done ;;
@@ -215,16 +161,16 @@ cudnn-procs)   # the cuDNN peer's upper-mode share per process: flash's FLASH_SU
   for run in ${PROCS_TOOL:-all:tool cudnn,flash:tool}; do
     IFS=: read -r imp lay mem refill <<< "$run"; mem=${mem:-torch}; refill=${refill:-self}
     tag=${imp//,/-}-$lay; [ "$mem" = torch ] || tag=$tag-$mem; [ "$refill" = self ] || tag=$tag-$refill
-    [ -f "$OUT/flash-sub-p1.json" ] && step fidelity-sub-$tag 200 "$PY" -m harness.tools.cupti_fidelity --task-dir $F \
+    [ -f "$OUT/flash-sub-p1.json" ] && step fidelity-sub-$tag 200 "$PY" -m tools.lab.cupti_fidelity --task-dir $F \
       --candidate $F/baseline.cu --result "$OUT/flash-sub-p1.json" --profiler cupti --calls "${FID_CALLS:-32}" \
       --flush-in other --pad harness --placements "${FID_PLACEMENTS:-32}" --layout $lay --memory $mem --interleave \
       --refill --refill-in $refill $([ "$imp" = all ] || echo --impls $imp) --json "$OUT/fidelity-sub-$tag.json"
   done
-  { "$PY" -m harness.tools.compare_results shares "$OUT"/flash-sub-p*.json "$OUT"/fidelity-sub-*.json
-    for f in "$OUT"/flash-sub-p*.json; do echo "-- slots, $f"; "$PY" -m harness.tools.compare_results slots "$f"; done
-    for f in "$OUT"/flash-sub-p*.json; do echo "-- gaps, $f"; "$PY" -m harness.tools.compare_results gaps "$f"; done
+  { "$PY" -m tools.lab.compare_results shares "$OUT"/flash-sub-p*.json "$OUT"/fidelity-sub-*.json
+    for f in "$OUT"/flash-sub-p*.json; do echo "-- slots, $f"; "$PY" -m tools.lab.compare_results slots "$f"; done
+    for f in "$OUT"/flash-sub-p*.json; do echo "-- gaps, $f"; "$PY" -m tools.lab.compare_results gaps "$f"; done
     for f in "$OUT"/flash-sub-p*.json; do for g in "$OUT"/fidelity-sub-*.json; do
-      echo "-- fidelity, $f against $g"; "$PY" -m harness.tools.compare_results fidelity "$f" "$g"; done; done
+      echo "-- fidelity, $f against $g"; "$PY" -m tools.lab.compare_results fidelity "$f" "$g"; done; done
   } > "$OUT/cudnn-procs.txt" 2>&1 ;;
 fidelity-pool)   # (after fidelity-like on flash) the tool FID_POOL (3) more times on FID_POOL_SUB's scenarios
       # (sq1000-sk113: cuDNN's kernel mode, its share set per process), each a process of its own, then the
@@ -233,15 +179,15 @@ fidelity-pool)   # (after fidelity-like on flash) the tool FID_POOL (3) more tim
   [ -f "$res" ] && [ -f "$OUT/fidelity-flash-like.json" ] || continue
   for i in $(seq 1 "${FID_POOL:-3}"); do
     [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || continue
-    step fidelity-pool$i 90 "$PY" -m harness.tools.cupti_fidelity --task-dir $F --candidate $F/baseline.cu \
+    step fidelity-pool$i 90 "$PY" -m tools.lab.cupti_fidelity --task-dir $F --candidate $F/baseline.cu \
       --result "$res" --profiler cupti --calls "${FID_CALLS:-32}" --flush-in other --pad harness \
       --placements "${FID_PLACEMENTS:-32}" --interleave --refill --seed $((i + 10)) \
       --scenarios "${FID_POOL_SUB:-sq1000-sk113}" --json "$OUT/fidelity-pool$i.json"
   done
   { echo "-- fidelity, $res against the tool's processes pooled"
-    "$PY" -m harness.tools.compare_results fidelity "$res" "$OUT/fidelity-flash-like.json" "$OUT"/fidelity-pool*.json
+    "$PY" -m tools.lab.compare_results fidelity "$res" "$OUT/fidelity-flash-like.json" "$OUT"/fidelity-pool*.json
     echo "-- shares of the work's modes, the tool's processes"
-    "$PY" -m harness.tools.compare_results shares-work "$res" "$OUT/fidelity-flash-like.json" "$OUT"/fidelity-pool*.json
+    "$PY" -m tools.lab.compare_results shares-work "$res" "$OUT/fidelity-flash-like.json" "$OUT"/fidelity-pool*.json
   } > "$OUT/fidelity-pool.txt" 2>&1 ;;
 kmode-procs)   # cuDNN's kernel mode on KMODE_SUB's scenarios (sq1000-sk113) across processes: the harness
       # KMODE_PROCS (3) times with the peers measured afresh, the tool KMODE_TOOL (4) times, each a process of
@@ -254,16 +200,16 @@ kmode-procs)   # cuDNN's kernel mode on KMODE_SUB's scenarios (sq1000-sk113) acr
   done
   for i in $(seq 1 "${KMODE_TOOL:-4}"); do
     [ "$SECONDS" -lt "${DEADLINE:-100000}" ] && [ -f "$OUT/kmode-h1.json" ] || continue
-    step kmode-t$i 90 "$PY" -m harness.tools.cupti_fidelity --task-dir $F --candidate $F/baseline.cu \
+    step kmode-t$i 90 "$PY" -m tools.lab.cupti_fidelity --task-dir $F --candidate $F/baseline.cu \
       --result "$OUT/kmode-h1.json" --profiler cupti --calls 32 --flush-in other --pad harness --placements 32 \
       --interleave --refill --seed $i --scenarios "$sub" --json "$OUT/kmode-t$i.json"
   done
   { echo "-- shares of the work's modes (the kernels')"
-    "$PY" -m harness.tools.compare_results shares-work "$OUT"/kmode-h*.json "$OUT"/kmode-t*.json
+    "$PY" -m tools.lab.compare_results shares-work "$OUT"/kmode-h*.json "$OUT"/kmode-t*.json
     echo "-- shares of the spans' modes"
-    "$PY" -m harness.tools.compare_results shares "$OUT"/kmode-h*.json "$OUT"/kmode-t*.json
+    "$PY" -m tools.lab.compare_results shares "$OUT"/kmode-h*.json "$OUT"/kmode-t*.json
     for g in "$OUT"/kmode-t*.json; do echo "-- fidelity, kmode-h1 against $g"
-      "$PY" -m harness.tools.compare_results fidelity "$OUT/kmode-h1.json" "$g"; done; } > "$OUT/kmode-procs.txt" 2>&1 ;;
+      "$PY" -m tools.lab.compare_results fidelity "$OUT/kmode-h1.json" "$g"; done; } > "$OUT/kmode-procs.txt" 2>&1 ;;
 rms-kept2)   # rmsnorm's evaluation with the peers kept once more (after `rms`): two evaluations as every
       # one after a host's first runs, to set against each other
       # (RMS_KEPT_RUNS, default 1, more of them: every pair set against each other)
@@ -273,15 +219,15 @@ rms-kept2)   # rmsnorm's evaluation with the peers kept once more (after `rms`):
     names="$names rmsnorm-full-kept$i"
   done
   for a in $names; do for b in $names; do [[ "$a" < "$b" ]] || continue
-    echo "-- repeat $a $b"; "$PY" -m harness.tools.compare_results repeat "$OUT/$a.json" "$OUT/$b.json"
+    echo "-- repeat $a $b"; "$PY" -m tools.lab.compare_results repeat "$OUT/$a.json" "$OUT/$b.json"
   done; done > "$OUT/rms-kept2.txt" 2>&1 ;;
 flash-kept2)   # flash's evaluation with the peers kept once more (after flash-kept): two evaluations as every
       # one after a host's first runs, set against each other (and against the full one)
   flash_eval flash-full-kept2
   { for b in flash-full flash-full-kept; do echo "-- repeat $b flash-full-kept2"
-      "$PY" -m harness.tools.compare_results repeat "$OUT/$b.json" "$OUT/flash-full-kept2.json"; done
+      "$PY" -m tools.lab.compare_results repeat "$OUT/$b.json" "$OUT/flash-full-kept2.json"; done
     echo "-- repeat flash-full flash-full-kept"
-    "$PY" -m harness.tools.compare_results repeat "$OUT/flash-full.json" "$OUT/flash-full-kept.json"; } > "$OUT/flash-kept2.txt" 2>&1 ;;
+    "$PY" -m tools.lab.compare_results repeat "$OUT/flash-full.json" "$OUT/flash-full-kept.json"; } > "$OUT/flash-kept2.txt" 2>&1 ;;
 rms-rev)   # rmsnorm with its scenarios in reverse order, the peers measured: is r1-c1024's torch_rms_norm
       # reading 7-15 % over CUPTI (the fifth session) the first scenario's, or that scenario's?
   rm -rf /tmp/rms-rev && mkdir -p /tmp/rms-rev && cp -r $R /tmp/rms-rev/rmsnorm &&
@@ -319,14 +265,14 @@ rms-cap)   # rmsnorm's full evaluation twice (peers measured, then kept) with it
     step rmsnorm-cap-$v 120 "$PY" -m harness eval --task-dir /tmp/rms-cap/rmsnorm --candidate $R/baseline.cu \
       --json "$OUT/rmsnorm-cap-$v.json" --table --samples --timeout 110
   done
-  "$PY" -m harness.tools.compare_results repeat "$OUT/rmsnorm-cap-full.json" "$OUT/rmsnorm-cap-kept.json" > "$OUT/rms-cap.txt" 2>&1 ;;
+  "$PY" -m tools.lab.compare_results repeat "$OUT/rmsnorm-cap-full.json" "$OUT/rmsnorm-cap-kept.json" > "$OUT/rms-cap.txt" 2>&1 ;;
 aa-rms)   # rmsnorm's part of `aa` alone
   [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "aa-rms: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
-  step $s 150 "$PY" -m harness.tools.aa_spread --task-dir $R --scenarios all --runs "${AA_RUNS:-6}" --out "$OUT/$s" ;;
-quick)
+  step $s 150 "$PY" -m tools.lab.aa_spread --task-dir $R --scenarios all --runs "${AA_RUNS:-6}" --out "$OUT/$s" ;;
+quick)   # flash_attn_fwd's quick set
   step flash-quick 90 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --scenarios quick \
     --json "$OUT/flash-quick.json" --timeout 80 ;;
-keep)
+keep)   # flash_attn_fwd's quick set twice: the second takes the peers' figures the first kept
   for i in 1 2; do
     step flash-quick-keep$i 90 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --scenarios quick \
       --json "$OUT/flash-quick-keep$i.json" --timeout 80
@@ -348,25 +294,25 @@ adversarial-timing)   # the CUDA candidates that attack the timed calls: the pad
     step adversarial-$only 120 "$PY" -m harness.adversarial.run harness/adversarial/cuda/manifest.yaml --only $only \
       --json "$OUT/adversarial-$only.json"
   done ;;
-adversarial)
+adversarial)   # every CUDA adversarial candidate, and their outcome table
   step adversarial 200 "$PY" -m harness.adversarial.run harness/adversarial/cuda/manifest.yaml --json "$OUT/adversarial.json"
-  "$PY" -m harness.tools.compare_results adversarial "$OUT/adversarial.json" > "$OUT/adversarial.txt" 2>&1 ;;
-pytest)
+  "$PY" -m tools.lab.compare_results adversarial "$OUT/adversarial.json" > "$OUT/adversarial.txt" 2>&1 ;;
+pytest)   # harness/tests/test_cuda.py and the driver's and NVML's tests, less the run-time candidates (pytest-runtime)
   [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "pytest-cuda: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
   step pytest-cuda 200 "$PY" -m pytest -q harness/tests/test_cuda.py harness/tests/test_cuda_driver.py harness/tests/test_nvml.py \
     -k "not caught_at_run_time" ;;
-pytest-lanes)   # the peers timed in two processes at once (harness/peer_lanes.py), on cuDNN's kernel-mode scenario
+pytest-lanes)   # the peers timed in two processes at once (harness/executor/lanes.py), on cuDNN's kernel-mode scenario
   step pytest-lanes 150 "$PY" -m pytest -q harness/tests/test_cuda.py -k two_processes ;;
 pytest-tools)   # the tools' GPU tests (the fidelity tool's arena and its other process)
   step pytest-tools 120 "$PY" -m pytest -q harness/tests/test_cupti_fidelity.py harness/tests/test_estimators.py ;;
 pytest-runtime)   # the CUDA candidates caught at run time (hack11 and the rest of the CUDA manifest's)
   [ "$SECONDS" -lt "${DEADLINE:-100000}" ] || { echo "pytest-runtime: skipped (deadline)" >> "$OUT/walls.txt"; continue; }
   step pytest-runtime 300 "$PY" -m pytest -q harness/tests/test_cuda.py -k caught_at_run_time ;;
-fidelity)
+fidelity)   # the harness's per-scenario times against CUPTI's for the same kernels and shapes, after `full`
   for t in rmsnorm flash; do
     dir=$R; [ $t = flash ] && dir=$F
     [ -f "$OUT/$t-full.json" ] || continue
-    step fidelity-$t 150 "$PY" -m harness.tools.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
+    step fidelity-$t 150 "$PY" -m tools.lab.cupti_fidelity --task-dir $dir --candidate $dir/baseline.cu \
       --result "$OUT/$t-full.json" --json "$OUT/fidelity-$t.json"
   done ;;
 esac; done
@@ -412,13 +358,13 @@ cat "$OUT/cupti-self.log" "$OUT/rms-cap.txt" "$OUT/rms-kept2.txt" "$OUT/flash-ke
   tail -n 3 "$OUT/adversarial.txt" "$OUT/pytest-cuda.log" "$OUT/pytest-runtime.log" "$OUT/pytest-tools.log" \
     "$OUT/pytest-lanes.log" 2>/dev/null
   for t in rmsnorm flash; do for f in "$OUT"/fidelity-$t-like*.json; do [ -f "$f" ] && echo "-- fidelity by estimator, $f" &&
-    "$PY" -m harness.tools.compare_results fidelity "$OUT/$t-full.json" "$f"; done; done
+    "$PY" -m tools.lab.compare_results fidelity "$OUT/$t-full.json" "$f"; done; done
   for f in "$OUT"/cudnn-modes*.json "$OUT"/cudnn-cond-*.json "$OUT"/fidelity-*.json; do [ -f "$f" ] && echo "-- modes, $f" &&
-    "$PY" -m harness.tools.compare_results modes "$f" | head -60; done
+    "$PY" -m tools.lab.compare_results modes "$f" | head -60; done
   for t in rmsnorm flash; do [ -f "$OUT/$t-full.json" ] && echo "-- the peers' processes apart, $t" &&
-    "$PY" -m harness.tools.compare_results lanes "$OUT/$t-full.json"; done
+    "$PY" -m tools.lab.compare_results lanes "$OUT/$t-full.json"; done
   for t in rmsnorm flash; do [ -f "$OUT/$t-full-kept.json" ] && echo "-- repeat by estimator, $t" &&
-    "$PY" -m harness.tools.compare_results estimators "$OUT/$t-full.json" "$OUT/$t-full-kept.json"; done
+    "$PY" -m tools.lab.compare_results estimators "$OUT/$t-full.json" "$OUT/$t-full-kept.json"; done
   for f in "$OUT"/adversarial-*.log; do [ -f "$f" ] && echo "-- $f" && tail -n 12 "$f"; done; } >> "$OUT/summary.txt"
 cat "$OUT/walls.txt" "$OUT/summary.txt"
 head -c 4000 "$OUT/flash-quick-prof.txt" 2>/dev/null

@@ -4,10 +4,10 @@
 #   KS_COMMIT=<this tree's commit> OUT=/tmp/out bash scripts/gpu/trust-cuda-check.sh     (about 450 s)
 # STEPS picks parts, in order (default: all of them, in this order):
 #   syscalls   which system calls cudaMallocAsync/cudaFreeAsync make under the executor's filter, each
-#              refusal trapped and named (harness/tools/alloc_syscalls.py), for each way of setting the
+#              refusal trapped and named (tools/lab/alloc_syscalls.py), for each way of setting the
 #              allocator up before the filter;
 #   l2         whether the parent's own context reaches another process's persisting L2 lines
-#              (harness/tools/l2_persist.py: reset, set-aside, the parent's eviction, the guard);
+#              (tools/lab/l2_persist.py: reset, set-aside, the parent's eviction, the guard);
 #   adversarial  every CUDA adversarial and honest candidate (harness/adversarial/cuda/manifest.yaml);
 #   rms        rmsnorm's full evaluation of its baseline twice: the peers measured (kept), then with
 #              the peers kept (the budget: 15 s; the A/A: `same`);
@@ -17,7 +17,7 @@
 #              guard costs honest code;
 #   pytest     the CUDA tests (test_cuda.py but its run-time adversarial cases, run above;
 #              test_cuda_driver.py, test_nvml.py) and the bound's and the cheats' own tests;
-#   noise      twin executors' lean requests on the parent's clock (harness/tools/bound_noise.py).
+#   noise      twin executors' lean requests on the parent's clock (tools/lab/bound_noise.py).
 # Each step is time-boxed and skipped when less than its estimate is left before DEADLINE (seconds
 # from the start, default 450); a failed step is reported and the rest go on. In $OUT: summary.txt
 # (the table, last), walls.txt, trust.tgz (every log and JSON, packed after every step).
@@ -53,9 +53,9 @@ PREBUILD=$!
 
 for s in $STEPS; do case $s in
 syscalls)
-  fits syscalls 40 && step syscalls 120 "$PY" -m harness.tools.alloc_syscalls --json "$W/alloc.json" ;;
+  fits syscalls 40 && step syscalls 120 "$PY" -m tools.lab.alloc_syscalls --json "$W/alloc.json" ;;
 l2)
-  fits l2 30 && step l2 90 "$PY" -m harness.tools.l2_persist --json "$W/l2.json" ;;
+  fits l2 30 && step l2 90 "$PY" -m tools.lab.l2_persist --json "$W/l2.json" ;;
 adversarial)
   wait "$PREBUILD" 2>/dev/null
   fits adversarial 180 && step adversarial 300 "$PY" -m harness.adversarial.run "$MANIFEST" --json "$W/adversarial.json" ;;
@@ -92,7 +92,7 @@ pytest)
     harness/tests/test_cuda_driver.py harness/tests/test_nvml.py harness/tests/test_bound.py \
     harness/tests/test_adversarial_walk.py -k "not caught_at_run_time" ;;
 noise)
-  fits noise 45 && step noise 90 "$PY" -m harness.tools.bound_noise --pairs 256 --json "$W/noise.json" ;;
+  fits noise 45 && step noise 90 "$PY" -m tools.lab.bound_noise --pairs 256 --json "$W/noise.json" ;;
 *)
   echo "unknown step $s" | tee -a "$W/walls.txt" ;;
 esac; pack; done

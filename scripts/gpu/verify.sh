@@ -44,7 +44,7 @@ lane0_part1() {
     step gpu0 "flash-$run" 215 "$PY" -m harness eval --task-dir $F --candidate $F/baseline.cu --no-peers \
       --json "$W/gpu0/flash-$run.json" --table --timeout 200
   done
-  "$PY" -m harness.tools.compare_results repeat "$W/gpu0/flash-a.json" "$W/gpu0/flash-b.json" > "$W/gpu0/repeat.txt" 2>&1
+  "$PY" -m tools.lab.compare_results repeat "$W/gpu0/flash-a.json" "$W/gpu0/flash-b.json" > "$W/gpu0/repeat.txt" 2>&1
   tar -czf "$OUT/gpu0.tgz" -C "$W/gpu0" .
 }
 lane1_part1() {
@@ -60,7 +60,7 @@ lane1_part2() {
   export CUDA_VISIBLE_DEVICES=0 KERNELSEEK_DATA_DIR=$W/gpu1/data
   step gpu1 adversarial-cuda 200 "$PY" -m harness.adversarial.run harness/adversarial/cuda/manifest.yaml \
     --json "$W/gpu1/adversarial-cuda.json"
-  "$PY" -m harness.tools.compare_results adversarial "$W/gpu1/adversarial-cuda.json" > "$W/gpu1/adversarial.txt" 2>&1
+  "$PY" -m tools.lab.compare_results adversarial "$W/gpu1/adversarial-cuda.json" > "$W/gpu1/adversarial.txt" 2>&1
   step gpu1 rmsnorm 90 "$PY" -m harness eval --task-dir $R --candidate $R/baseline.cu \
     --json "$W/gpu1/rmsnorm.json" --table --timeout 80
   step gpu1 pytest-rest 150 "$PY" -m pytest -q -rs harness/tests/test_cuda.py \

@@ -10,7 +10,7 @@ export type EvalStatus = (typeof EVAL_STATUSES)[number];
 const nullableNumber = z.number().nullable();
 /** A 95 % interval [lo, hi] of a speedup, from the paired per-round ratios; null when too few rounds. */
 const interval = z.tuple([z.number(), z.number()]).nullable();
-/** faster | slower only when the interval excludes 1.0 by 1 % on its side (harness/stats.py VERDICT_MARGIN); same otherwise; null without an interval. */
+/** faster | slower only when the interval excludes 1.0 by 1 % on its side (harness/timing/stats.py VERDICT_MARGIN); same otherwise; null without an interval. */
 export const VERDICTS = ['faster', 'slower', 'same'] as const;
 export type Verdict = (typeof VERDICTS)[number];
 const verdict = z.enum(VERDICTS).nullable();

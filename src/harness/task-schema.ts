@@ -4,9 +4,9 @@ import { Ajv, type ErrorObject } from 'ajv';
 /**
  * The task format (`kernels/<task>/task.yaml`, schema `kernelseek.task/1`, docs/tasks.md). Its shape
  * is declared once, in harness/schema/task.schema.json: this file validates it with ajv, and the
- * Python harness (harness/task_schema.py) checks the same file, so the CLI, Slack and the harness
+ * Python harness (harness/task/schema.py) checks the same file, so the CLI, Slack and the harness
  * accept the same tasks. The checks a schema cannot express are in crossFieldProblems below (and
- * loadTask for the ones that need the folder); harness/task.py makes the same ones.
+ * loadTask for the ones that need the folder); harness/task/model.py makes the same ones.
  */
 
 export const TASK_SCHEMA_FILE = new URL('../../harness/schema/task.schema.json', import.meta.url);
@@ -101,7 +101,7 @@ function dropNulls(value: unknown): unknown {
   return value;
 }
 
-/** What no schema can say: relations between fields. harness/task.py checks the same ones. */
+/** What no schema can say: relations between fields. harness/task/model.py checks the same ones. */
 function crossFieldProblems(task: Task): TaskIssue[] {
   const out: TaskIssue[] = [];
   if (task.device === 'cuda' && task.architectures.length === 0) out.push({ path: ['architectures'], message: 'a cuda task needs at least one architecture (e.g. [sm_90])' });

@@ -138,7 +138,7 @@ export async function loadTask(file: string): Promise<{ task?: LoadedTask; probl
     problems.push({ file: rel, field: 'kernel.baseline', line: lineOf(doc.contents as YamlNode, ['kernel', 'baseline'], counter), message: `file ${task.kernel.baseline} not found next to task.yaml` });
   }
   // The harness imports reference.py for inputs, the reference result and the peers: without it no
-  // evaluation can run, so a folder without one is not a task (harness/task.py refuses it too).
+  // evaluation can run, so a folder without one is not a task (harness/task/model.py refuses it too).
   const reference = await stat(path.join(dir, 'reference.py')).catch(() => undefined);
   if (!reference?.isFile()) {
     problems.push({ file: rel, field: '', line: undefined, message: `${path.join(path.relative(process.cwd(), dir) || dir, 'reference.py')} not found: a task folder needs reference.py next to task.yaml (make_inputs, output_shapes, reference, lowp and the peers; see docs/tasks.md)` });

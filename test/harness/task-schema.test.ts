@@ -9,7 +9,7 @@ import { createTempDir } from '../support/db.js';
 /**
  * One task.yaml format on both sides: the same broken files go to the TypeScript loader (ajv on
  * harness/schema/task.schema.json, then its cross-field checks) and to the Python harness
- * (harness/task_schema.py on the same file, then harness/task.py), and both must refuse each one,
+ * (harness/task/schema.py on the same file, then harness/task/model.py), and both must refuse each one,
  * naming the same field. Each case breaks one rule of the schema, or one a schema cannot express.
  */
 const CASES: [string, (yaml: string) => string, string][] = [
@@ -74,7 +74,7 @@ async function pythonVerdicts(dirs: string[]): Promise<(string | null)[]> {
   const script = `
 import json, sys
 from harness.errors import TaskError
-from harness.task import load_reference, load_task
+from harness.task.model import load_reference, load_task
 out = []
 for d in json.load(sys.stdin):
     try:
@@ -121,12 +121,12 @@ describe('task.yaml: one schema, both sides', () => {
     const ts = await loadTask(path.join(dir, 'task.yaml'));
     expect(ts.problems).toEqual([]);
     expect(ts.task!.task.goal).toEqual({ vs: 'baseline', speedup: 1 });
-    const r = await execa('/usr/bin/python3', ['-c', `import json; from harness.task import load_task; print(json.dumps(load_task(${JSON.stringify(dir)}).goal))`], { cwd: REPO_ROOT });
+    const r = await execa('/usr/bin/python3', ['-c', `import json; from harness.task.model import load_task; print(json.dumps(load_task(${JSON.stringify(dir)}).goal))`], { cwd: REPO_ROOT });
     expect(JSON.parse(r.stdout)).toEqual({ vs: 'baseline', speedup: 1 });
   });
 
   it('the schema file is what the Python side reads too', async () => {
-    const r = await execa('/usr/bin/python3', ['-c', 'from harness.task_schema import SCHEMA_PATH; print(SCHEMA_PATH)'], { cwd: REPO_ROOT });
+    const r = await execa('/usr/bin/python3', ['-c', 'from harness.task.schema import SCHEMA_PATH; print(SCHEMA_PATH)'], { cwd: REPO_ROOT });
     expect(r.stdout).toBe(path.join(REPO_ROOT, 'harness/schema/task.schema.json'));
     await rm(path.join(work.dir, 'nothing'), { force: true });
   });

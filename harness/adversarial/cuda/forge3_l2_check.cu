@@ -6,7 +6,7 @@
 // output) on the stream it is given, so that what it reads and writes stays in L2 through the
 // harness's flush for its later calls. Defended from outside the process: before every flush the
 // parent resets persisting lines and puts the device's set-aside back from its own context
-// (harness/timing/l2_guard.py; its reach measured by harness/tools/l2_persist.py); refused when
+// (harness/timing/l2_guard.py; its reach measured by tools/lab/l2_persist.py); refused when
 // the parent's own reading of the limit shows it changed, else no gain. With the allowlist on,
 // cudaDeviceSetLimit is refused first.
 #include <cuda_runtime.h>

@@ -3,7 +3,7 @@
 // it, and cudaFreeAsync gives it back on the same stream: nothing outlives the call, nothing off the
 // given stream. It was killed by the executor's seccomp filter (SIGSYS, issue 39); each native executor
 // now sets the allocator's pool up before its filter (harness/executor/process.py, cmd_cuda), and
-// harness/tools/alloc_syscalls.py names the calls the allocator makes under the filter. Must pass: ok.
+// tools/lab/alloc_syscalls.py names the calls the allocator makes under the filter. Must pass: ok.
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <stdint.h>

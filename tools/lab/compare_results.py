@@ -1,18 +1,18 @@
 """Read harness results: repeatability of two runs, peer TFLOP/s against ANCHORS.md, outcome tables.
 
-    python3 -m harness.tools.compare_results repeat A.json B.json
-    python3 -m harness.tools.compare_results estimators A.json B.json    (results of eval --samples)
-    python3 -m harness.tools.compare_results fidelity RESULT.json FIDELITY.json [more.json ...]
+    python3 -m tools.lab.compare_results repeat A.json B.json
+    python3 -m tools.lab.compare_results estimators A.json B.json    (results of eval --samples)
+    python3 -m tools.lab.compare_results fidelity RESULT.json FIDELITY.json [more.json ...]
                                               (eval --samples; cupti_fidelity --json, several pooled)
-    python3 -m harness.tools.compare_results modes FIDELITY.json                 (cupti_fidelity --json)
-    python3 -m harness.tools.compare_results runs FIDELITY.json [more.json ...]  (the same calls in several runs)
-    python3 -m harness.tools.compare_results shares RUN.json [more.json ...]     (results and/or cupti_fidelity reports)
-    python3 -m harness.tools.compare_results shares-work RUN.json [more.json ...] (the same on the work, gaps left out)
-    python3 -m harness.tools.compare_results slots RESULT.json                   (eval --samples, CUDA)
-    python3 -m harness.tools.compare_results lanes RESULT.json [more.json ...]    (the peers' processes apart, CUDA)
-    python3 -m harness.tools.compare_results anchors result.json
-    python3 -m harness.tools.compare_results summary result.json [more.json ...]
-    python3 -m harness.tools.compare_results adversarial outcomes.json
+    python3 -m tools.lab.compare_results modes FIDELITY.json                 (cupti_fidelity --json)
+    python3 -m tools.lab.compare_results runs FIDELITY.json [more.json ...]  (the same calls in several runs)
+    python3 -m tools.lab.compare_results shares RUN.json [more.json ...]     (results and/or cupti_fidelity reports)
+    python3 -m tools.lab.compare_results shares-work RUN.json [more.json ...] (the same on the work, gaps left out)
+    python3 -m tools.lab.compare_results slots RESULT.json                   (eval --samples, CUDA)
+    python3 -m tools.lab.compare_results lanes RESULT.json [more.json ...]    (the peers' processes apart, CUDA)
+    python3 -m tools.lab.compare_results anchors result.json
+    python3 -m tools.lab.compare_results summary result.json [more.json ...]
+    python3 -m tools.lab.compare_results adversarial outcomes.json
 
 Used by scripts/gpu/verify.sh; prints plain-text tables.
 """
@@ -20,7 +20,7 @@ Used by scripts/gpu/verify.sh; prints plain-text tables.
 import json
 import sys
 
-from ..timing.stats import harrell_davis_median, interquartile_mean, median, percentile, trimmed_mean
+from harness.timing.stats import harrell_davis_median, interquartile_mean, median, percentile, trimmed_mean
 
 # ANCHORS.md "Attention forward performance": one H200, torch 2.11, cuDNN 9.19, triton do_bench,
 # batch x seqlen = 32k tokens, hidden 2048. (head dim, causal) -> {seqlen: (cuDNN, flash) TFLOP/s}.
@@ -97,7 +97,7 @@ def estimators(a_path, b_path):
 
 
 def fidelity(result_path, *fidelity_paths):
-    """The harness's figures against cupti_fidelity's (harness/tools/cupti_fidelity.py --json) when
+    """The harness's figures against cupti_fidelity's (tools/lab/cupti_fidelity.py --json) when
     both sides make each scenario's figure from their calls by the same estimator: the harness's
     rounds (timing.samples_ms, `eval --samples`) and the tool's calls' work (spans, for a result
     from before the work figure); calls whose launches outran their pad (`outran`) left out, as the

@@ -1,9 +1,9 @@
 """Which system calls the stream-ordered allocator makes under the executor's seccomp filter (issue 39).
 
-    python3 -m harness.tools.alloc_syscalls [--json out.json]
+    python3 -m tools.lab.alloc_syscalls [--json out.json]
 
 An honest rmsnorm that takes its workspace with cudaMallocAsync / cudaFreeAsync on the stream it is
-given was killed by SIGSYS. This builds harness/tools/alloc_syscalls.cu with nvcc and, for each way
+given was killed by SIGSYS. This builds tools/lab/alloc_syscalls.cu with nvcc and, for each way
 the executor could set the allocator up before its filter (MODES), runs it in a fresh process: CUDA
 up and a stream made, the mode's set-up, then the executor's filter (harness/sandbox/seccomp.py,
 the CUDA executor's variant: threads allowed) with every refusal turned into SECCOMP_RET_TRAP, then
@@ -23,7 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..sandbox import seccomp
+from harness.sandbox import seccomp
 
 SOURCE = Path(__file__).with_name("alloc_syscalls.cu")
 RET_TRAP = 0x00030000
@@ -98,7 +98,7 @@ def annotate(text):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python3 -m harness.tools.alloc_syscalls")
+    p = argparse.ArgumentParser(prog="python3 -m tools.lab.alloc_syscalls")
     p.add_argument("--json")
     p.add_argument("--child", nargs=2, metavar=("MODE", "LIBRARY"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -108,7 +108,7 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="ks-alloc-") as tmp:
         library = build(tmp)
         for mode, _, _ in MODES:
-            proc = subprocess.run([sys.executable, "-m", "harness.tools.alloc_syscalls", "--child", mode, library],
+            proc = subprocess.run([sys.executable, "-m", "tools.lab.alloc_syscalls", "--child", mode, library],
                                   capture_output=True, text=True, timeout=120)
             text = annotate(proc.stderr) + (f"\nstdout: {proc.stdout.strip()[-1500:]}" if proc.stdout.strip() else "")
             report[mode] = {"rc": proc.returncode, "log": text}

@@ -1,6 +1,6 @@
 """Set the harness's per-scenario times against the GPU time CUPTI (torch.profiler) reports (issue 14).
 
-    python3 -m harness.tools.cupti_fidelity --task-dir kernels/flash_attn_fwd \\
+    python3 -m tools.lab.cupti_fidelity --task-dir kernels/flash_attn_fwd \\
         --candidate kernels/flash_attn_fwd/baseline.cu --result r.json \\
         [--scenarios all|quick|IDS] [--calls 5] [--seed 0] [--pad-ms 1.0] [--json out.json]
 
@@ -32,22 +32,22 @@ from pathlib import Path
 
 import torch
 
-from ..api import Unsupported
-from ..build.compile import build
-from ..errors import EnvironmentProblem, HarnessError, UsageError
-from ..executor.cuda_driver import DeviceRange, Driver
-from ..executor.cupti_activity import FRONT_END_GAP_MS, Activity, call_layout, find_library, timestamp_step, work_of
-from ..executor.memory import SPREAD_ALIGN
-from ..executor.pair import argtypes
-from ..executor.process import _CTYPES
-from ..executor.shm import layout
-from ..executor.slots import _specs
-from ..task.model import load_reference, load_task
-from ..task.scenarios import select_scenarios
-from ..timing.cuda_loop import FIGURE, set_bytes
-from ..timing.devices import MAX_CLOCK_HZ, MIB
-from ..timing.profiler import device_activity, kind_of, kineto_activity
-from ..timing.stats import median
+from harness.api import Unsupported
+from harness.build.compile import build
+from harness.errors import EnvironmentProblem, HarnessError, UsageError
+from harness.executor.cuda_driver import DeviceRange, Driver
+from harness.executor.cupti_activity import FRONT_END_GAP_MS, Activity, call_layout, find_library, timestamp_step, work_of
+from harness.executor.memory import SPREAD_ALIGN
+from harness.executor.pair import argtypes
+from harness.executor.process import _CTYPES
+from harness.executor.shm import layout
+from harness.executor.slots import _specs
+from harness.task.model import load_reference, load_task
+from harness.task.scenarios import select_scenarios
+from harness.timing.cuda_loop import FIGURE, set_bytes
+from harness.timing.devices import MAX_CLOCK_HZ, MIB
+from harness.timing.profiler import device_activity, kind_of, kineto_activity
+from harness.timing.stats import median
 
 TOLERANCE = 0.05          # issue 14: every per-scenario time within ±5 % of CUPTI's ...
 MEDIAN_TOLERANCE = 0.01   # ... and the median deviation within ±1 %
@@ -301,7 +301,7 @@ class ArenaMemory:
     run one after another). The descriptor stays open for the other process (--refill-in other),
     which maps the same memory, as the harness's parent writes each round's inputs into the arena
     from its own context. Does where the inputs come from, or who writes them, set a peer's mode
-    (docs/harness.md "Ninth session")?"""
+    (docs/harness-lab.md "Ninth session")?"""
 
     def __init__(self, drv, size):
         self.drv = drv
@@ -458,7 +458,7 @@ def _flush(src, dst, how):
 _OTHER = """
 import sys
 sys.path.insert(0, sys.argv[1])
-from harness.tools.cupti_fidelity import other_main
+from tools.lab.cupti_fidelity import other_main
 other_main(sys.argv[2:])
 """
 
@@ -564,7 +564,7 @@ def _pad_us(pad, impl):
     highest clock, or the harness's pad for a native call or a peer's."""
     if isinstance(pad, int):
         return pad / MAX_CLOCK_HZ * 1e6
-    from ..timing.cuda_loop import PAD_MS, PEER_PAD_MS
+    from harness.timing.cuda_loop import PAD_MS, PEER_PAD_MS
     return 1e3 * (PAD_MS if impl in ("candidate", "baseline") else PEER_PAD_MS)
 
 
@@ -736,7 +736,7 @@ def evaluate(args):
 
 
 def _parser():
-    p = argparse.ArgumentParser(prog="python3 -m harness.tools.cupti_fidelity",
+    p = argparse.ArgumentParser(prog="python3 -m tools.lab.cupti_fidelity",
                                 description=__doc__.split("\n")[0])
     p.add_argument("--task-dir", required=True)
     p.add_argument("--candidate", required=True)

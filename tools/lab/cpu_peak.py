@@ -1,6 +1,6 @@
 """Measure one CPU core's ceilings for a cpu task's `peak`: fp32 FMA throughput and copy bandwidth.
 
-    /usr/bin/python3 -m harness.tools.cpu_peak
+    /usr/bin/python3 -m tools.lab.cpu_peak
 
 Compiles a small C++ benchmark with -O3 -march=native (the hardware's ceiling, not what the task's
 default flags reach) and prints the best of several runs as task.yaml `peak` values.

@@ -1,9 +1,9 @@
 """How fine CUPTI's timestamps are in a process, by when CUPTI was enabled there (issue 14).
 
-    python3 -m harness.tools.cupti_step [--json out.json]
+    python3 -m tools.lab.cupti_step [--json out.json]
 
 On the H200 the executors' records came in 32 ns steps and the fidelity tool's process's in 250 ns
-steps (docs/harness.md, "Timing on the H200"): at 250 ns a 2.5 us kernel's figure moves in 10 %
+steps (docs/harness-lab.md, "Timing on the H200"): at 250 ns a 2.5 us kernel's figure moves in 10 %
 steps. Each order below runs in a fresh process: CUPTI's activity records enabled (a) before torch
 is imported, (b) after the import and before CUDA starts, (c) after torch started CUDA (the peers'
 executor's order, and the fidelity tool's before 2026-12-02), (d) with no torch, after the driver's
@@ -19,8 +19,8 @@ import subprocess
 import sys
 import time
 
-from ..executor.cuda_driver import Driver                                           # stdlib only, as is
-from ..executor.cupti_activity import Activity, find_library, timestamp_step        # this: no torch yet
+from harness.executor.cuda_driver import Driver                                     # stdlib only, as is
+from harness.executor.cupti_activity import Activity, find_library, timestamp_step  # this: no torch yet
 
 ORDERS = ("before-import", "after-import", "after-init", "driver")
 
@@ -98,7 +98,7 @@ def probe(order, other):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python3 -m harness.tools.cupti_step", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python3 -m tools.lab.cupti_step", description=__doc__.split("\n")[0])
     p.add_argument("--order", choices=ORDERS, help="probe this order in this process (default: each in its own)")
     p.add_argument("--other", action="store_true", help="flush from another process's context before each call")
     p.add_argument("--json", help="write the results here")
@@ -109,7 +109,7 @@ def main(argv=None):
     results = []
     for order in ORDERS:
         for other in (False, True):
-            cmd = [sys.executable, "-m", "harness.tools.cupti_step", "--order", order] + (["--other"] if other else [])
+            cmd = [sys.executable, "-m", "tools.lab.cupti_step", "--order", order] + (["--other"] if other else [])
             run = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
             line = run.stdout.strip().splitlines()[-1:] if run.returncode == 0 else []
             results.append(json.loads(line[0]) if line else {"order": order, "other": other,

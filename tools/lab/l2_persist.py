@@ -1,6 +1,6 @@
 """Does the parent's own context reach another process's persisting L2 lines? (issue 39, class 9)
 
-    python3 -m harness.tools.l2_persist [--reps 12] [--json out.json]
+    python3 -m tools.lab.l2_persist [--reps 12] [--json out.json]
 
 A candidate owns its process, so the check of the persisting-L2 set-aside that its executor makes
 (executor/cuda_state.py) can be answered with forged values; the defence must be the parent's, made
@@ -26,8 +26,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..executor.cuda_driver import DeviceRange, Driver
-from ..executor.protocol import recv_frame, send_frame
+from harness.executor.cuda_driver import DeviceRange, Driver
+from harness.executor.protocol import recv_frame, send_frame
 
 X_BYTES = 24 << 20
 ARENA_BYTES = 256 << 20
@@ -129,7 +129,7 @@ def _median(xs):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python3 -m harness.tools.l2_persist")
+    p = argparse.ArgumentParser(prog="python3 -m tools.lab.l2_persist")
     p.add_argument("--reps", type=int, default=12)
     p.add_argument("--json")
     p.add_argument("--child", type=int, help=argparse.SUPPRESS)
@@ -145,7 +145,7 @@ def main(argv=None):
     ptr = drv.map(handle, size)
     mine = torch.as_tensor(DeviceRange(ptr, size), device=dev)[:X_BYTES].view(torch.bfloat16)
     ours, theirs = socket.socketpair()
-    proc = subprocess.Popen([sys.executable, "-m", "harness.tools.l2_persist", "--child", str(theirs.fileno())],
+    proc = subprocess.Popen([sys.executable, "-m", "tools.lab.l2_persist", "--child", str(theirs.fileno())],
                             pass_fds=[theirs.fileno()])
     theirs.close()
     send_frame(ours, {"size": size}, [fd])

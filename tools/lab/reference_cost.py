@@ -1,7 +1,7 @@
 """What a task's trusted side costs per scenario and seed, part by part (issue 14: the correctness
 stage of a full flash_attn_fwd evaluation is about 20 of its 40-45 s).
 
-    python3 -m harness.tools.reference_cost --task-dir kernels/flash_attn_fwd [--scenarios all]
+    python3 -m tools.lab.reference_cost --task-dir kernels/flash_attn_fwd [--scenarios all]
         [--variant module:function ...] [--json out.json]
 
 For every scenario, one seed, on the task's device, each synchronised and timed with the host's
@@ -20,10 +20,10 @@ import time
 
 import torch
 
-from ..task.model import load_reference, load_task
-from ..task.oracle import Oracle
-from ..task.scenarios import select_scenarios
-from ..task.tolerance import max_abs_diff
+from harness.task.model import load_reference, load_task
+from harness.task.oracle import Oracle
+from harness.task.scenarios import select_scenarios
+from harness.task.tolerance import max_abs_diff
 
 
 def _timed(fn, sync):

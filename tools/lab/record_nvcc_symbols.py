@@ -2,7 +2,7 @@
 compiles them, into harness/tests/nvcc_symbols.json (which test_static_checks.py checks against the
 binary check where nvcc is not installed). Run where nvcc is:
 
-    /usr/bin/python3 -m harness.tools.record_nvcc_symbols
+    /usr/bin/python3 -m tools.lab.record_nvcc_symbols
 """
 
 import json
@@ -11,7 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..build.elf import read_elf
+from harness.build.elf import read_elf
 
 REPO = Path(__file__).resolve().parents[2]
 OUT = REPO / "harness/tests/nvcc_symbols.json"

@@ -1,11 +1,11 @@
 """Where the host's time goes in one timed call of a native executor, phase by phase, and what
 taking CUPTI's records less often would save (issue 14: cheaper rounds for the one-block kernels).
 
-    python3 -m harness.tools.call_cost [--calls 200] [--other] [--json out.json]
+    python3 -m tools.lab.call_cost [--calls 200] [--other] [--json out.json]
 
 A kept rmsnorm evaluation spends 1.44 ms of host time a timed call for a 2-3 us kernel, and its
 one-block scenarios stop at their time cap with about 190 rounds, where their medians need about
-500 to repeat within 2 % (docs/harness.md, "Fifth session"). This replays the executor's sequence
+500 to repeat within 2 % (docs/harness-lab.md, "Fifth session"). This replays the executor's sequence
 (executor/process.py, `_timed_gpu`) in one process on the driver alone, with the harness's pad as the call
 (a 2 us kernel on every SM), and times each phase with the host's clock:
 
@@ -25,8 +25,8 @@ import json
 import sys
 import time
 
-from ..executor.cuda_driver import Driver
-from ..executor.cupti_activity import BUFFER_BYTES, FLUSH_FORCED, Activity, call_layout, find_library
+from harness.executor.cuda_driver import Driver
+from harness.executor.cupti_activity import BUFFER_BYTES, FLUSH_FORCED, Activity, call_layout, find_library
 
 PAD_MS = 0.1          # the native executors' pad (cuda_loop.PAD_MS)
 CALL_MS = 0.002       # the stand-in call: the pad's kernel for 2 us
@@ -116,7 +116,7 @@ def replay(drv, pad, act, flags, every, calls, flusher=None):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python3 -m harness.tools.call_cost", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python3 -m tools.lab.call_cost", description=__doc__.split("\n")[0])
     ap.add_argument("--calls", type=int, default=200)
     ap.add_argument("--other", action="store_true", help="flush L2 from another process before every call")
     ap.add_argument("--json", help="write the report here")

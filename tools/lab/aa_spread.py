@@ -1,7 +1,7 @@
 """How far apart identical code reads from one evaluation to the next (an A/A/A check of the timing).
 
-    python3 -m harness.tools.aa_spread --task-dir kernels/cpu_softmax [--kernel FILE] [--runs 15]
-                                       [--scenarios quick] [--out DIR] [--read DIR]
+    python3 -m tools.lab.aa_spread --task-dir kernels/cpu_softmax [--kernel FILE] [--runs 15]
+                                   [--scenarios quick] [--out DIR] [--read DIR]
 
 Evaluates FILE (the task's baseline by default) `--runs` times as the candidate with FILE also as the
 incumbent, each in a fresh harness process (`python3 -m harness eval`), and prints per scenario the
@@ -74,7 +74,7 @@ def report(results):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python3 -m harness.tools.aa_spread", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python3 -m tools.lab.aa_spread", description=__doc__.split("\n\n")[0])
     ap.add_argument("--task-dir", required=True)
     ap.add_argument("--kernel", help="the kernel evaluated against itself (default: the task's baseline)")
     ap.add_argument("--runs", type=int, default=15)
@@ -86,7 +86,7 @@ def main(argv=None):
         paths = sorted(glob.glob(os.path.join(args.read, "*.json")))
     else:
         import tempfile
-        from ..task.model import load_task
+        from harness.task.model import load_task
         kernel = args.kernel or str(load_task(args.task_dir).baseline)
         out = args.out or tempfile.mkdtemp(prefix="aa-spread-")
         os.makedirs(out, exist_ok=True)

@@ -1,8 +1,8 @@
 """What a process's layout does to the time of identical code (the reason for harness/native/batch.c's
 per-call layout draws), measured outside the harness.
 
-    python3 -m harness.tools.layout_probe [--task-dir kernels/cpu_softmax] [--scenario rows=256,cols=1024]
-                                          [--processes 6] [--rounds 60]
+    python3 -m tools.lab.layout_probe [--task-dir kernels/cpu_softmax] [--scenario rows=256,cols=1024]
+                                      [--processes 6] [--rounds 60]
 
 Builds the task's baseline (a cpu task whose entry point takes (x, y, rows, cols)) as the harness
 does, and a small C driver that loads it and calls it on 12 buffers in turn, each call after the
@@ -90,8 +90,8 @@ int main(int argc, char **argv) {
 
 
 def build(workdir, task_dir):
-    from ..build.compile import build as harness_build
-    from ..task.model import load_task
+    from harness.build.compile import build as harness_build
+    from harness.task.model import load_task
     task = load_task(task_dir)
     lib = os.path.join(workdir, "kernel.so")
     # Built as an evaluation builds the baseline (harness/build/compile.py: its flags, its sandbox).
@@ -120,7 +120,7 @@ def run(exe, libs, rows, cols, rounds, randomize, aslr=True, env_pad=0):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python3 -m harness.tools.layout_probe", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python3 -m tools.lab.layout_probe", description=__doc__.split("\n\n")[0])
     ap.add_argument("--task-dir", default="kernels/cpu_softmax")
     ap.add_argument("--scenario", default="rows=256,cols=1024")
     ap.add_argument("--processes", type=int, default=12)

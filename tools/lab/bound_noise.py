@@ -1,6 +1,6 @@
 """How far apart two identical executors' lean requests read on the parent's clock (issue 39).
 
-    python3 -m harness.tools.bound_noise [--pairs 256] [--kernel-us 2 20 200] [--json out.json]
+    python3 -m tools.lab.bound_noise [--pairs 256] [--kernel-us 2 20 200] [--json out.json]
 
 The bound of a CUDA candidate's figures (harness/timing/bound.py) is the parent's wall clock around
 one lean request (send, call, synchronise, answer, the parent's read of a few outputs) in the
@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..executor.cuda_driver import Driver
+from harness.executor.cuda_driver import Driver
 
 
 def child(fd):
@@ -50,7 +50,7 @@ def child(fd):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python3 -m harness.tools.bound_noise")
+    p = argparse.ArgumentParser(prog="python3 -m tools.lab.bound_noise")
     p.add_argument("--pairs", type=int, default=256)
     p.add_argument("--kernel-us", type=float, nargs="+", default=[2.0, 20.0, 200.0])
     p.add_argument("--json")
@@ -70,7 +70,7 @@ def main(argv=None):
     socks, procs = [], []
     for _ in range(2):
         ours, theirs = socket.socketpair()
-        procs.append(subprocess.Popen([sys.executable, "-m", "harness.tools.bound_noise", "--child",
+        procs.append(subprocess.Popen([sys.executable, "-m", "tools.lab.bound_noise", "--child",
                                        str(theirs.fileno())], pass_fds=[theirs.fileno()]))
         theirs.close()
         socks.append(ours)

@@ -1,6 +1,6 @@
 // The stream-ordered allocator under the executor's seccomp filter (issue 39): which system calls do
 // cudaMallocAsync / cudaFreeAsync on a stream make once CUDA is up, and which of them does the
-// filter refuse? Loaded by harness/tools/alloc_syscalls.py into a fresh Python process, which
+// filter refuse? Loaded by tools/lab/alloc_syscalls.py into a fresh Python process, which
 // installs the executor's own filter with every "kill" turned into SECCOMP_RET_TRAP: each refused
 // call then raises SIGSYS instead of killing the process, and the handler below writes down its
 // number, its six arguments and, for open/openat, the path; the call returns -EPERM and the process
