@@ -25,7 +25,7 @@ export function renderDecisionCard(run: RunView, decision: DecisionReport): Slac
   const wait = decision.deadline
     ? `Answer with a button, *Reply…*, or a reply in this thread. If nobody has by ${slackTime(decision.deadline)}, the bank asks one. ${BINDING_HINT}`
     : 'Autonomous run: the bank asks a question now.';
-  const blocks: KnownBlock[] = [section(`:thinking_face: *Decision ${label}: ${decision.trigger.replace(/_/g, ' ')}* — ${escapeMrkdwn(reason.text)}`)];
+  const blocks: KnownBlock[] = [section(`:thinking_face: *Decision point: ${decision.trigger.replace(/_/g, ' ')}* (${label}) — ${escapeMrkdwn(reason.text)}`)];
   if (evidence.length > 0) blocks.push(fields(evidence));
   blocks.push(context(`${wait}\nCard \`${decision.id}\``));
   if (decision.deadline) {
@@ -59,7 +59,7 @@ export function renderDecisionCard(run: RunView, decision: DecisionReport): Slac
     });
   }
   return {
-    text: `Decision ${label} (${decision.trigger}) in ${run.id}: ${escapeMrkdwn(reason.text)}`,
+    text: `Decision point ${label} (${decision.trigger}) in ${run.id}: ${escapeMrkdwn(reason.text)}`,
     blocks,
     ...(reason.overflow ? { files: [{ filename: 'decision.txt', content: reason.overflow, title: 'Full text' }] } : {}),
   };

@@ -158,9 +158,11 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
   let fileCounter = 0;
   let baseUrl = '';
 
+  // Slack's ts is the time the message was stored (epoch seconds, microseconds), unique in a channel:
+  // the real clock, moved on by a microsecond when two messages share one.
   const nextTs = () => {
-    tsCounter += 1;
-    return `${1_700_000_000 + Math.floor(tsCounter / 1000)}.${String(tsCounter % 1_000_000).padStart(6, '0')}`;
+    tsCounter = Math.max(tsCounter + 1, Date.now() * 1000);
+    return `${Math.floor(tsCounter / 1_000_000)}.${String(tsCounter % 1_000_000).padStart(6, '0')}`;
   };
 
   const channelProblem = (channel: unknown): string | undefined => {
