@@ -12,8 +12,12 @@ export interface PathRoot {
   label: string;
 }
 
-/** An absolute path of two or more components, not part of a URL, a fraction or a `//` aside. */
-const ABSOLUTE_PATH = /(?<![\w.~:/\\-])\/(?!workspace(?:\/|\b))(?:[\w.+@%-]+\/)+[\w.+@%-]*/g;
+/**
+ * An absolute path of two or more components: one that starts a word (after a space, a quote, a
+ * bracket, `=`, a mrkdwn mark), so a URL (`https://host/a/b`), a fraction (`3/11`), a `//` aside or
+ * `slack#/types/link` is left alone.
+ */
+const ABSOLUTE_PATH = /(?<=^|[\s"'`(=[{,;|>*_~])\/(?!workspace(?:\/|\b))(?:[\w.+@%-]+\/)+[\w.+@%-]*/g;
 
 /** A scrubber for `roots` (longest first, so a data dir inside the checkout keeps its own label). */
 export function createPathScrubber(roots: PathRoot[]): (text: string) => string {

@@ -2,7 +2,7 @@ import { describeEnd, type RunSummary, type RunView } from '../agent-port.js';
 import { capText, escapeMrkdwn, INLINE_TEXT_CHARS } from '../poster/limits.js';
 import type { KnownBlock } from './block-kit.js';
 import { continueFromBestBlocks } from './continue-button.js';
-import { context, fields, fmtDuration, fmtSpeedup, fmtUsd, header, section, STATUS_LABEL, type SlackView } from './format.js';
+import { context, fields, fmtDuration, fmtSpeedup, fmtUsd, header, section, STATUS_LABEL, withMentions, type SlackView } from './format.js';
 
 /** The final message of a run's thread; the best kernel and the chart follow it as files. */
 export function renderRunSummary(run: RunView, summary: RunSummary, bestPeer: string | null): SlackView {
@@ -40,7 +40,7 @@ export function renderRunSummary(run: RunView, summary: RunSummary, bestPeer: st
     ]),
   );
   const error = summary.error ? capText(summary.error, INLINE_TEXT_CHARS) : undefined;
-  if (error) blocks.push(section(`:warning: ${escapeMrkdwn(error.text)}`));
+  if (error) blocks.push(section(`:warning: ${withMentions(escapeMrkdwn(error.text))}`));
   // Where the kernel came from, never where it lies on the server (DESIGN §12).
   if (best?.commit) blocks.push(context(`${run.id} · commit \`${best.commit.slice(0, 12)}\``));
   blocks.push(...continueFromBestBlocks(run, summary));

@@ -2,7 +2,7 @@ import type { EvaluationReport, QuestionReport, RunView } from '../agent-port.js
 import { capText, escapeMrkdwn, INLINE_TEXT_CHARS } from '../poster/limits.js';
 import { ACTION_IDS, PROMOTE_REACTIONS } from './action-ids.js';
 import type { KnownBlock } from './block-kit.js';
-import { context, fmtSpeedup, quote, section, who, type SlackView } from './format.js';
+import { context, fmtSpeedup, quote, section, who, withMentions, type SlackView } from './format.js';
 
 /**
  * The messages a run posts in its thread besides the status card: new bests, questions asked,
@@ -71,5 +71,5 @@ export function renderQuestionAsked(run: RunView, question: QuestionReport): Sla
 export function renderRunError(run: RunView, message: string, fatal: boolean): SlackView {
   const body = capText(message, INLINE_TEXT_CHARS);
   const head = fatal ? `:x: *${run.id} stopped because of an error*` : ':warning: *Error* (the run carries on)';
-  return { text: `${fatal ? 'Run failed' : 'Error'}: ${body.text}`, blocks: [section(`${head}\n${quote(body.text)}`)], files: overflowFile('error.txt', body.overflow) };
+  return { text: `${fatal ? 'Run failed' : 'Error'}: ${withMentions(escapeMrkdwn(body.text))}`, blocks: [section(`${head}\n${withMentions(quote(body.text))}`)], files: overflowFile('error.txt', body.overflow) };
 }

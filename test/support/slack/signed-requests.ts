@@ -55,7 +55,7 @@ export interface SlackSender {
   event(event: Record<string, unknown>, options?: Omit<EventOptions, 'eventId'> & { eventId?: string | null; secret?: string; timestamp?: number }): Promise<SentRequest & { eventId: string | undefined }>;
   action(fields: BlockActionFields, options?: { secret?: string; timestamp?: number }): Promise<SentRequest>;
   /** A modal's submit button: `values` maps block id → action id → the element's state. */
-  viewSubmission(fields: { user: string; callbackId: string; privateMetadata: string; values: Record<string, Record<string, unknown>> }): Promise<SentRequest>;
+  viewSubmission(fields: { user: string; callbackId: string; privateMetadata: string; values: Record<string, Record<string, unknown>>; viewId?: string }): Promise<SentRequest>;
   /** Posts a body as-is with the given headers (forged or missing signatures). */
   raw(body: string, headers: Record<string, string>): Promise<SentRequest>;
 }
@@ -134,7 +134,7 @@ export function createSlackSender(endpoint: string, signingSecret = TEST_SIGNING
         token: 'legacy-verification-token',
         trigger_id: `${Date.now()}.${randomBytes(4).toString('hex')}`,
         view: {
-          id: 'V0KSVIEW1',
+          id: fields.viewId ?? 'V0KSVIEW1',
           type: 'modal',
           callback_id: fields.callbackId,
           private_metadata: fields.privateMetadata,
