@@ -22,6 +22,7 @@ export const COMMANDS: readonly { name: string; args: string; summary: string; l
   { name: 'digest', args: '', summary: 'Show the digest of recent activity (runs, best speedups, cost, questions), or post it to Slack now', load: async () => (await import('./commands/digest.js')).registerDigest },
   { name: 'run', args: '[task]', summary: 'Run the agent on a task in this terminal (embedded database, in-process harness); questions are typed on standard input', load: async () => (await import('./commands/run.js')).registerRun },
   { name: 'runs', args: '', summary: 'List recent runs: task, status (interrupted: its process died), best, evaluations, cost, owner, where it runs', load: async () => (await import('./commands/runs.js')).registerRuns },
+  { name: 'chart', args: '<run>', summary: "Draw a run's chart: speedup per evaluation with its interval, the best so far, the baseline's, peers' and goal's lines (PNG)", load: async () => (await import('./commands/chart.js')).registerChart },
   { name: 'trace', args: '<run>', summary: "Export a run's whole trace (run, messages, model steps, tool calls, evaluations, questions) as JSON lines, secrets redacted", load: async () => (await import('./commands/trace.js')).registerTrace },
 ];
 
