@@ -21,14 +21,16 @@ const at = (ts: string) => new Date(tsToMillis(ts));
 
 describe('binding a thread reply to its card', () => {
   const cards = [
-    { id: 'ks-a.d1', slackTs: '1700000100.000100', closedAt: at('1700000200.000000') },
-    { id: 'ks-a.d2', slackTs: '1700000300.000100', closedAt: null },
-    // Posted by nobody yet (the poster has not answered): not a card a reply can be bound to.
-    { id: 'ks-a.d3', slackTs: null, closedAt: null },
+    { id: 'ks-a.d1', slackTs: '1700000100.000100', openedAt: at('1700000100.000000'), closedAt: at('1700000200.000000') },
+    { id: 'ks-a.d2', slackTs: '1700000300.000100', openedAt: at('1700000300.000000'), closedAt: at('1700000500.000000') },
+    // Reached, its message not recorded yet (the reporter's post is on its way): it counts from when it opened.
+    { id: 'ks-a.d3', slackTs: null, openedAt: at('1700000600.000000'), closedAt: null },
   ];
 
   it('answers the card open when the reply was written', () => {
-    expect(bindReply('1700000400.000000', cards)).toEqual({ kind: 'open', cardId: 'ks-a.d2' });
+    expect(bindReply('1700000400.000000', cards)).toEqual({ kind: 'closed', cardId: 'ks-a.d2' });
+    expect(bindReply('1700000600.500000', cards)).toEqual({ kind: 'open', cardId: 'ks-a.d3' });
+    expect(bindReply('1700000550.000000', cards)).toEqual({ kind: 'unbound' });
     // Written while d1 was open, arrived after it closed: refused, whatever came after.
     expect(bindReply('1700000150.000000', cards)).toEqual({ kind: 'closed', cardId: 'ks-a.d1' });
     expect(bindReply('1700000199.999999', cards)).toEqual({ kind: 'closed', cardId: 'ks-a.d1' });
@@ -37,7 +39,8 @@ describe('binding a thread reply to its card', () => {
     // Before any card.
     expect(bindReply('1700000000.000000', cards)).toEqual({ kind: 'unbound' });
     // In the same second as a card, after it by microseconds.
-    expect(bindReply('1700000300.000101', cards)).toEqual({ kind: 'open', cardId: 'ks-a.d2' });
+    expect(bindReply('1700000300.000101', cards)).toEqual({ kind: 'closed', cardId: 'ks-a.d2' });
+    expect(bindReply('1700000300.000101', cards.slice(0, 2).map((c) => ({ ...c, closedAt: c.id === 'ks-a.d2' ? null : c.closedAt })))).toEqual({ kind: 'open', cardId: 'ks-a.d2' });
     // Not after d2 (Slack gives no two messages of a channel one ts): d1 had closed by then.
     expect(bindReply('1700000300.000100', cards)).toEqual({ kind: 'unbound' });
   });

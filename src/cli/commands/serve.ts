@@ -134,7 +134,7 @@ async function startRoles(
     scheduler: createQueueTurnScheduler(queues),
     workers,
     questions: createBankQuestionSource({ store }),
-    ...(poster ? { reporter: createSlackReporter({ poster, store, logger: logger.child({ component: 'slack-reporter' }) }) } : {}),
+    ...(poster ? { reporter: createSlackReporter({ poster, store, goals: () => goalsOf({ loadTasks }), logger: logger.child({ component: 'slack-reporter' }) }) } : {}),
     logger: logger.child({ component: 'agent' }),
   });
   stops.push({ name: 'agent engine', stop: () => engine.close() });

@@ -5,7 +5,7 @@ import type { Logger } from '../../core/logger.js';
 import { describeEnd, type RunReporter, type RunSummary, type RunView } from '../agent-port.js';
 import type { PostResult, SlackPoster } from '../poster/poster.js';
 import type { KnownBlock } from '../views/block-kit.js';
-import { renderSpeedupChart, RUN_SERIES_STYLES, runSpeedupPoints } from '../../digest/index.js';
+import { renderRunChart, runChartData, type GoalOf } from '../../digest/index.js';
 import { renderRunSummary } from '../views/run-summary.js';
 import { renderStatusCard } from '../views/status-card.js';
 import { renderNewBest, renderQuestionAsked, renderRunError } from '../views/thread-messages.js';
@@ -22,6 +22,8 @@ export interface SlackReporterDeps {
   statusRefreshMs?: number;
   /** The status refresh's timers (tests drive a long evaluation with a clock of their own). */
   statusClock?: StatusClock;
+  /** Each task's goal, for the goal line of the final chart (none without it). */
+  goals?: () => Promise<GoalOf>;
 }
 
 /**
@@ -120,11 +122,13 @@ export function createSlackReporter(deps: SlackReporterDeps): RunReporter {
         logger.warn({ runId: run.id, file: summary.best.file }, 'best kernel source not found; summary posted without it');
       }
     }
-    // The digest's shared renderer: each counted candidate, and the best so far as a step line from 1.0.
-    const points = runSpeedupPoints(evaluations);
+    // The run's chart (as `/kernelseek chart`): each counted candidate with its interval, the best so
+    // far as a step line from 1.0, the baseline's, peers' and goal's lines.
+    const goalOf = await deps.goals?.().catch(() => undefined);
+    const input = { runId: run.id, task: run.task, target: run.target, goalVs: goalOf?.(run.task)?.vs, evaluations };
     // Nothing counted: the summary already says so, and an empty chart would only add noise.
-    if (points.length > 0) {
-      const png = await renderSpeedupChart(points, { x: 'evaluation', title: `${run.id} · ${run.task}: speedup vs baseline`, styles: RUN_SERIES_STYLES });
+    if (runChartData(input).points.length > 0) {
+      const png = await renderRunChart(input);
       void poster.uploadFile({ channel: slack.channel, threadTs: slack.threadTs, filename: `${run.id}-speedup.png`, content: png, title: `Speedup over evaluations, ${run.id}` });
     }
   }

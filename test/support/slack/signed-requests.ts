@@ -152,8 +152,15 @@ export function createSlackSender(endpoint: string, signingSecret = TEST_SIGNING
   };
 }
 
-/** A thread reply as Slack's `message` event carries it. */
+let replyCounter = 0;
+
+/**
+ * A thread reply as Slack's `message` event carries it. Its default ts is now, as Slack's is (the
+ * time the message was stored, to the microsecond), so it orders after the messages posted before it.
+ */
 export function threadReply(fields: { channel: string; threadTs: string; user: string; text: string; ts?: string }): Record<string, unknown> {
-  const ts = fields.ts ?? `${Math.floor(Date.now() / 1000)}.${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`;
+  replyCounter = (replyCounter + 1) % 500;
+  const micros = Date.now() * 1000 + 500 + replyCounter;
+  const ts = fields.ts ?? `${Math.floor(micros / 1e6)}.${String(micros % 1e6).padStart(6, '0')}`;
   return { type: 'message', channel: fields.channel, channel_type: 'channel', user: fields.user, text: fields.text, ts, thread_ts: fields.threadTs, event_ts: ts };
 }

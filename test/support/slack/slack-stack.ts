@@ -88,14 +88,15 @@ export async function startSlackStack(options: SlackStackOptions): Promise<Slack
     backoffMs: 50,
     scrub,
   });
+  const loadTasks = createTaskCatalogCache(() => loadTaskCatalog(config.core.tasksDir));
   const reporter = createSlackReporter({
     poster,
     store: options.store,
     logger: silentLogger,
+    goals: () => goalsOf({ loadTasks }),
     ...(options.statusRefreshMs ? { statusRefreshMs: options.statusRefreshMs } : {}),
     ...(options.statusClock ? { statusClock: options.statusClock } : {}),
   });
-  const loadTasks = createTaskCatalogCache(() => loadTaskCatalog(config.core.tasksDir));
   const agent = createLocalAgent({ config, store: options.store, logger: silentLogger, ...LOCAL_TEST_AGENT, reporter });
   const { engine, scheduler } = agent;
   const app = await startSlackApp(

@@ -16,7 +16,14 @@ export interface CardTimes {
   id: string;
   /** The card's message ts (Slack's clock); null until it was posted. */
   slackTs: string | null;
+  /** When the run reached the decision point (just before the card is posted). */
+  openedAt: Date;
   closedAt: Date | null;
+}
+
+/** A time as a Slack ts, for cards whose message ts is not known yet. */
+function millisToTs(ms: number): string {
+  return `${Math.floor(ms / 1000)}.${String((ms % 1000) * 1000).padStart(6, '0')}`;
 }
 
 export type ReplyBinding = { kind: 'open'; cardId: string } | { kind: 'closed'; cardId: string } | { kind: 'unbound' };
@@ -39,12 +46,16 @@ export function tsToMillis(ts: string): number {
 }
 
 export function bindReply(replyTs: string, cards: readonly CardTimes[]): ReplyBinding {
-  let latest: CardTimes | undefined;
+  let latest: { card: CardTimes; ts: string } | undefined;
   for (const card of cards) {
-    if (!card.slackTs || compareTs(card.slackTs, replyTs) >= 0) continue;
-    if (!latest || compareTs(card.slackTs, latest.slackTs!) > 0) latest = card;
+    // A card whose message ts is not recorded yet (the reply raced the reporter by milliseconds)
+    // counts from the moment its decision point was reached.
+    const ts = card.slackTs ?? millisToTs(card.openedAt.getTime());
+    if (compareTs(ts, replyTs) >= 0) continue;
+    if (!latest || compareTs(ts, latest.ts) > 0) latest = { card, ts };
   }
   if (!latest) return { kind: 'unbound' };
-  if (!latest.closedAt) return { kind: 'open', cardId: latest.id };
-  return latest.closedAt.getTime() > tsToMillis(replyTs) ? { kind: 'closed', cardId: latest.id } : { kind: 'unbound' };
+  const { card } = latest;
+  if (!card.closedAt) return { kind: 'open', cardId: card.id };
+  return card.closedAt.getTime() > tsToMillis(replyTs) ? { kind: 'closed', cardId: card.id } : { kind: 'unbound' };
 }
