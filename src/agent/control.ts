@@ -1,10 +1,12 @@
 import { describeError, UserInputError } from '../core/errors.js';
 import { canReopen, CONVERGED, isTerminal, type Question, type Run } from '../db/index.js';
 import { findTask } from '../harness/tasks.js';
+import { loadParentRun, summariseParent } from './lineage.js';
 import { buildTaskBrief } from './prompt/system-prompt.js';
 import { DEFAULT_BUDGETS, StartRunParamsSchema, type StartRunParams } from './run-params.js';
 import { parseRunState, RunStateSchema } from './run-state.js';
 import { describeRun, type RunView } from './run-view.js';
+import { openDecisionCard } from './turn/decision-step.js';
 import { endRun } from './turn/finish.js';
 import { transitionRun, type EngineServices } from './turn/services.js';
 import { openWorkspaceFor } from './turn/turn-context.js';
@@ -41,9 +43,11 @@ export async function startRun(services: EngineServices, input: StartRunParams):
     const existing = await services.store.runs.findByThread(params.slack.channel, params.slack.threadTs);
     if (existing) throw new UserInputError(`This thread already belongs to run ${existing.id}.`, { code: 'thread_taken' });
   }
+  const parent = params.continueFrom ? await loadParentRun(services.store, params.continueFrom, task.task.name) : undefined;
   const budgets = { ...DEFAULT_BUDGETS, ...params.budgets };
-  const target = params.target ?? task.task.goal.speedup;
+  const target = params.target ?? parent?.run.target ?? task.task.goal.speedup;
   const run = await services.store.runs.create({
+    ...(parent ? { parentRunId: parent.run.id } : {}),
     ...(params.id ? { id: params.id } : {}),
     task: task.task.name,
     owner: params.owner,
@@ -63,7 +67,8 @@ export async function startRun(services: EngineServices, input: StartRunParams):
   });
   try {
     await openWorkspaceFor(services, run, task);
-    const brief = buildTaskBrief({ task, scenarios: params.scenarios, target, arch, budgetEvals: budgets.evals });
+    const history = parent ? `\n\n${await summariseParent(services.store, parent)}` : '';
+    const brief = buildTaskBrief({ task, scenarios: params.scenarios, target, arch, budgetEvals: budgets.evals }) + history;
     await services.store.transcript.appendMessage(run.id, 0, 'user', [{ type: 'text', text: brief }]);
     await services.scheduler.schedule({ runId: run.id, turn: 0 }, { delayMs: 0 });
   } catch (error) {
@@ -101,7 +106,14 @@ export async function reopenRun(services: EngineServices, run: Run): Promise<Run
   const idleMs = run.finishedAt ? Math.max(0, now.getTime() - run.finishedAt.getTime()) : 0;
   // A converged run re-opens at a decision point (a person's question, else the bank's); a run that
   // an account limit or the network stopped goes on exactly where it was.
-  const decision = run.endReason === CONVERGED ? { decision: { trigger: 'stopped', reason: 'A person continued the converged run.', evidence: {}, at: now.toISOString(), deadline: null } } : {};
+  let decision = {};
+  if (run.endReason === CONVERGED) {
+    const card = await openDecisionCard({ store: services.store, run, state }, 'stopped', now);
+    decision = {
+      decision: { id: card.id, trigger: 'stopped', reason: 'A person continued the converged run.', evidence: {}, at: now.toISOString(), deadline: null },
+      decisionCount: card.seq,
+    };
+  }
   const reopened = await services.store.runs.reopen(run, { ...decision, stopStreak: 0, waitedMs: state.waitedMs + idleMs });
   if (!reopened) return undefined;
   await services.reporter.statusChanged({ run: describeRun(reopened, now), from: run.status, to: reopened.status });
@@ -150,10 +162,30 @@ export interface SubmittedQuestion {
   delivery: 'answers_decision' | 'next_turn';
 }
 
+/**
+ * A person answered a decision card that is no longer the run's open decision point (answered by
+ * someone else or the bank, superseded by a later one, or the run ended). The answer is not stored
+ * and never reaches the agent; `openDecisionId` names the card that is open now, if any.
+ */
+export class DecisionClosedError extends UserInputError {
+  readonly decisionId: string;
+  readonly openDecisionId: string | null;
+  constructor(decisionId: string, openDecisionId: string | null) {
+    super(
+      openDecisionId
+        ? `Decision ${decisionId} is closed; the open one is ${openDecisionId}. Your answer was not passed on.`
+        : `Decision ${decisionId} is closed and no decision is open now. Your answer was not passed on.`,
+      { code: 'decision_closed' },
+    );
+    this.decisionId = decisionId;
+    this.openDecisionId = openDecisionId;
+  }
+}
+
 export async function submitQuestion(
   services: EngineServices,
   runId: string,
-  input: { text: string; author: string; idempotencyKey: string },
+  input: { text: string; author: string; idempotencyKey: string; decisionId?: string | undefined },
 ): Promise<SubmittedQuestion> {
   const text = input.text.trim();
   if (text === '') throw new UserInputError('The question is empty.', { code: 'question_empty' });
@@ -162,6 +194,7 @@ export async function submitQuestion(
   }
   if (!input.idempotencyKey) throw new UserInputError('A question needs an idempotency key (e.g. the Slack message ts).', { code: 'question_key' });
   const existing = await services.store.runs.get(runId);
+  if (input.decisionId) return submitAnswer(services, existing, runId, { ...input, text, decisionId: input.decisionId });
   // A question to a converged run re-opens it; the question answers the decision point it re-opens at.
   const reopenable = existing !== undefined && canReopen(existing);
   const run = reopenable ? existing : await getLiveRun(services, runId);
@@ -180,6 +213,30 @@ export async function submitQuestion(
   return { question, created, delivery: state.decision ? 'answers_decision' : 'next_turn' };
 }
 
+/**
+ * An answer to one decision card: stored only while that card is open (checked under the run's row
+ * lock, so it is delivered with that decision point or refused, never handed to a later one).
+ */
+async function submitAnswer(
+  services: EngineServices,
+  existing: Run | undefined,
+  runId: string,
+  input: { text: string; author: string; idempotencyKey: string; decisionId: string },
+): Promise<SubmittedQuestion> {
+  if (!existing) throw new UserInputError(`There is no run '${runId}'.`, { code: 'run_unknown' });
+  const added = await services.store.agentRuns.addBoundQuestion(runId, input.decisionId, {
+    source: 'human',
+    text: input.text,
+    author: input.author,
+    externalId: input.idempotencyKey,
+  });
+  if (added.kind === 'closed') throw new DecisionClosedError(input.decisionId, isTerminal(existing.status) ? null : added.openDecisionId);
+  const after = (await services.store.runs.get(runId)) ?? existing;
+  const state = parseRunState(after.state);
+  if (added.created && state.decision && after.status !== 'paused') await services.scheduler.wake({ runId, turn: state.turn });
+  return { question: added.question, created: added.created, delivery: 'answers_decision' };
+}
+
 export async function askFromBankNow(services: EngineServices, runId: string): Promise<RunView> {
   const run = await getLiveRun(services, runId);
   const state = parseRunState(run.state);
@@ -195,7 +252,7 @@ export async function askFromBankNow(services: EngineServices, runId: string): P
 async function scheduleCurrentTurn(services: EngineServices, run: Run): Promise<void> {
   const state = parseRunState(run.state);
   const deadline = state.decision?.deadline ? Date.parse(state.decision.deadline) : null;
-  const pending = run.status === 'waiting' ? await services.store.agentRuns.pendingQuestions(run.id) : [];
+  const pending = run.status === 'waiting' ? await services.store.agentRuns.pendingQuestions(run.id, state.decision?.id) : [];
   const delayMs = run.status === 'waiting' && deadline && pending.length === 0 ? Math.max(0, deadline - services.now().getTime()) : 0;
   await services.scheduler.schedule({ runId: run.id, turn: state.turn }, { delayMs });
 }

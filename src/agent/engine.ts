@@ -51,9 +51,10 @@ export interface AgentEngine {
   /**
    * A person's question. At a decision point it is the next user message; at any other time it is
    * delivered at the next turn boundary, in arrival order, exactly once. The idempotency key (e.g.
-   * the Slack message ts) makes a redelivered event harmless.
+   * the Slack message ts) makes a redelivered event harmless. With `decisionId` it answers that
+   * decision card only: refused with a DecisionClosedError once the card has closed.
    */
-  submitQuestion(runId: string, input: { text: string; author: string; idempotencyKey: string }): Promise<control.SubmittedQuestion>;
+  submitQuestion(runId: string, input: { text: string; author: string; idempotencyKey: string; decisionId?: string | undefined }): Promise<control.SubmittedQuestion>;
   /** At a decision point: do not wait for the timeout, let the bank ask now. */
   askFromBankNow(runId: string): Promise<RunView>;
   getStatus(runId: string): Promise<RunView>;

@@ -10,7 +10,7 @@
  */
 export { createAgentEngine, type AgentEngine, type AgentEngineDeps } from './engine.js';
 export type { SubmittedQuestion } from './control.js';
-export { MAX_QUESTION_CHARS } from './control.js';
+export { MAX_QUESTION_CHARS, DecisionClosedError } from './control.js';
 export {
   noopReporter,
   composeReporters,

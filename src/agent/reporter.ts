@@ -13,6 +13,11 @@ import type { RunView } from './run-view.js';
 export interface RunReporter {
   /** The run moved between states (queued → running → waiting → …). Redraw the status card. */
   statusChanged(event: { run: RunView; from: RunStatus; to: RunStatus }): void | Promise<void>;
+  /**
+   * A model step is about to be sent: the agent is thinking until its response comes back. Optional:
+   * a reporter that shows no live status (the terminal) leaves it out.
+   */
+  stepStarted?(event: { run: RunView; step: number }): void | Promise<void>;
   /** One model step finished (step count, tokens and cost changed). Coalesce: it is frequent. */
   stepFinished(event: { run: RunView; step: number; stopReason: string | null; costUsd: number; toolCalls: string[] }): void | Promise<void>;
   /** A tool call started (terminal progress lines; Slack may ignore it). */
@@ -55,6 +60,8 @@ export interface EvaluationReport {
 }
 
 export interface DecisionReport {
+  /** The decision card's id (`<run>.d<n>`): an answer that names it reaches this decision point only. */
+  id: string;
   trigger: DecisionTrigger;
   /** One sentence on what happened, with the measured figures. */
   reason: string;
@@ -72,6 +79,8 @@ export interface QuestionReport {
   bankId: string | null;
   text: string;
   trigger: DecisionTrigger | null;
+  /** The decision card it answered, when it answered one. */
+  decisionId: string | null;
 }
 
 /** The best of a run on the quick subset, evaluated on the task's every scenario at the run's end. */
@@ -121,6 +130,7 @@ export interface RunSummary {
 /** A reporter that does nothing; spread it to implement only the events you care about. */
 export const noopReporter: RunReporter = {
   statusChanged: () => {},
+  stepStarted: () => {},
   stepFinished: () => {},
   toolStarted: () => {},
   evaluationProgress: () => {},
@@ -137,7 +147,7 @@ export function composeReporters(...reporters: RunReporter[]): RunReporter {
   const out = {} as Record<keyof RunReporter, (event: never) => Promise<void>>;
   for (const key of Object.keys(noopReporter) as (keyof RunReporter)[]) {
     out[key] = async (event: never) => {
-      for (const r of reporters) await (r[key] as (e: never) => unknown)(event);
+      for (const r of reporters) await (r[key] as ((e: never) => unknown) | undefined)?.(event);
     };
   }
   return out as unknown as RunReporter;
@@ -149,7 +159,7 @@ export function guardReporter(reporter: RunReporter, logger: Logger): RunReporte
   for (const key of Object.keys(noopReporter) as (keyof RunReporter)[]) {
     out[key] = async (event: never) => {
       try {
-        await (reporter[key] as (e: never) => unknown)(event);
+        await (reporter[key] as ((e: never) => unknown) | undefined)?.(event);
       } catch (error) {
         logger.warn({ err: error, event: key }, 'run reporter failed; the run continues');
       }

@@ -34,6 +34,11 @@ export const StartRunParamsSchema = z.object({
   autonomous: z.boolean().default(false),
   /** The scenario set a candidate must pass to count (`quick` for fast iteration on big tasks). */
   scenarios: z.enum(['quick', 'all']).default('all'),
+  /**
+   * Continue (or fork) this run: the new run starts from its best kernel, with its history
+   * summarised in the first message, and records it as its parent. Same task.
+   */
+  continueFrom: z.string().regex(/^[a-z0-9][a-z0-9-]{2,63}$/, { message: 'must be a run id such as ks-7f3a2c9d' }).optional(),
   /** Fixed run id (tests, replays); normally generated. */
   id: z.string().regex(/^[a-z0-9-]{3,64}$/).optional(),
 });

@@ -7,6 +7,8 @@ import { DECISION_TRIGGERS } from './decisions/triggers.js';
  * action (ask the bank now) and a turn never overwrite each other's keys.
  */
 export const DecisionStateSchema = z.object({
+  /** The decision card's id (`<run>.d<n>`); absent in states saved before cards had ids. */
+  id: z.string().optional(),
   trigger: z.enum(DECISION_TRIGGERS),
   reason: z.string(),
   evidence: z.record(z.string(), z.unknown()),
@@ -23,6 +25,8 @@ export const RunStateSchema = z.object({
   /** Number of the next turn job; a job for any other number is a stale duplicate. */
   turn: z.number().int().nonnegative().default(0),
   decision: DecisionStateSchema.nullable().default(null),
+  /** Decision points reached so far: the next card is `<run>.d<decisionCount + 1>`. */
+  decisionCount: z.number().int().nonnegative().default(0),
   /** Evaluation seq at the last decision point: plateau and failing streaks count after it. */
   lastDecisionEvalSeq: z.number().int().nonnegative().default(0),
   /** Assistant message seq whose claim of a limit was already acted on. */

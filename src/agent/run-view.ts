@@ -19,8 +19,10 @@ export interface RunView {
   elapsedSeconds: { used: number; budget: number };
   best: null | { evaluationId: number; speedupVsBaseline: number; speedupVsBestPeer: number | null };
   tokens: { input: number; output: number; cacheRead: number; cacheWrite: number };
-  /** The pending decision point, when the run waits for a question. */
-  waitingFor: null | { trigger: string; deadline: string | null };
+  /** The pending decision point, when the run waits for a question (`id`: its card, absent on older runs). */
+  waitingFor: null | { id?: string; trigger: string; deadline: string | null };
+  /** The run this one continues or forks, if any. */
+  parentRunId: string | null;
   createdAt: string;
   finishedAt: string | null;
   error: string | null;
@@ -48,7 +50,7 @@ export function activeSeconds(run: Run, now: Date = new Date()): number {
 }
 
 export function describeRun(run: Run, now: Date = new Date()): RunView {
-  const decision = (run.state as { decision?: { trigger: string; deadline: string | null } | null }).decision ?? null;
+  const decision = (run.state as { decision?: { id?: string; trigger: string; deadline: string | null } | null }).decision ?? null;
   return {
     id: run.id,
     task: run.task,
@@ -70,7 +72,8 @@ export function describeRun(run: Run, now: Date = new Date()): RunView {
         ? { evaluationId: run.bestEvaluationId, speedupVsBaseline: run.bestSpeedup, speedupVsBestPeer: run.bestSpeedupVsPeer }
         : null,
     tokens: { input: run.inputTokens, output: run.outputTokens, cacheRead: run.cacheReadTokens, cacheWrite: run.cacheWriteTokens },
-    waitingFor: decision ? { trigger: decision.trigger, deadline: decision.deadline } : null,
+    waitingFor: decision ? { ...(decision.id ? { id: decision.id } : {}), trigger: decision.trigger, deadline: decision.deadline } : null,
+    parentRunId: run.parentRunId ?? null,
     createdAt: run.createdAt.toISOString(),
     finishedAt: run.finishedAt ? run.finishedAt.toISOString() : null,
     error: run.error,

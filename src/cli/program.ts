@@ -25,6 +25,7 @@ export const COMMANDS: readonly { name: string; args: string; summary: string; l
   { name: 'export', args: '<run>', summary: "Export a run's result: the kernel, its diff against the task's baseline, and the evidence (JSON, Markdown, chart)", load: async () => (await import('./commands/export.js')).registerExport },
   { name: 'pr', args: '<run>', summary: "Open a pull request with a run's verified result on the team's repository: a new branch, the kernel, the evidence as its body", load: async () => (await import('./commands/pr.js')).registerPr },
   { name: 'doctor', args: '', summary: "Check this host for a role: every setting, the store, Redis, Slack, the model key, the GPU, CUDA, Python and the sandbox, each ok / warn / fail with its fix", load: async () => (await import('./commands/doctor.js')).registerDoctor },
+  { name: 'chart', args: '<run>', summary: "Draw a run's chart: speedup per evaluation with its interval, the best so far, the baseline's, peers' and goal's lines (PNG)", load: async () => (await import('./commands/chart.js')).registerChart },
   { name: 'trace', args: '<run>', summary: "Export a run's whole trace (run, messages, model steps, tool calls, evaluations, questions) as JSON lines, secrets redacted", load: async () => (await import('./commands/trace.js')).registerTrace },
 ];
 

@@ -98,9 +98,10 @@ export function loadConfig(env: Env, options: { cwd?: string } = {}): Config {
       allowedUsers: slack.KERNELSEEK_ALLOWED_USERS,
       allowedChannels: slack.KERNELSEEK_ALLOWED_CHANNELS,
       admins: slack.KERNELSEEK_ADMINS,
+      publicUrl: slack.KERNELSEEK_PUBLIC_URL?.replace(/\/+$/, ''),
     },
     harness: { python: harness.KERNELSEEK_PYTHON, nvcc: harness.KERNELSEEK_NVCC ?? 'nvcc' },
-    digest: { cron: digest.DIGEST_CRON, timezone: digest.DIGEST_TZ, channel: digest.DIGEST_CHANNEL },
+    digest: { cron: digest.DIGEST_CRON, timezone: digest.DIGEST_TZ, channel: digest.DIGEST_CHANNEL, window: digest.DIGEST_WINDOW },
     agent: buildAgentConfig(agent),
     publish: buildPublishConfig(publish),
   };

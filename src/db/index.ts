@@ -6,5 +6,6 @@ export type { RunMessage, AgentStep, ToolCall } from './repositories/transcript.
 export type { Evaluation, NewEvaluation, EvaluationOutcome } from './repositories/evaluations.js';
 export type { Question, NewQuestion } from './repositories/questions.js';
 export type { BankEntryRow } from './repositories/bank.js';
+export type { DecisionCard } from './repositories/decision-cards.js';
 export type { DigestRow } from './repositories/digests.js';
 export * as tables from './schema.js';

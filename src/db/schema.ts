@@ -7,6 +7,7 @@ import {
   index,
   integer,
   jsonb,
+  type AnyPgColumn,
   pgTable,
   text,
   timestamp,
@@ -54,6 +55,11 @@ export const runs = pgTable(
     outputTokens: tokens('output_tokens'),
     cacheReadTokens: tokens('cache_read_tokens'),
     cacheWriteTokens: tokens('cache_write_tokens'),
+    /**
+     * The run this one continues or forks (`/kernelseek continue`, `run --from`): it starts from that
+     * run's best kernel with its history summarised. Its children are the runs naming it here.
+     */
+    parentRunId: text('parent_run_id').references((): AnyPgColumn => runs.id, { onDelete: 'set null' }),
     /** Engine state that survives a worker's death (pending decision point, turn counter, …). */
     state: jsonb('state').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
     error: text('error'),
@@ -72,6 +78,7 @@ export const runs = pgTable(
     uniqueIndex('runs_slack_thread_uq').on(t.slackChannel, t.slackThreadTs),
     index('runs_status_idx').on(t.status),
     index('runs_created_idx').on(t.createdAt),
+    index('runs_parent_idx').on(t.parentRunId),
   ],
 );
 
@@ -184,6 +191,12 @@ export const questions = pgTable(
     trigger: text('trigger'),
     /** Measured evidence the question was asked with (filled placeholders, decision-point figures). */
     evidence: jsonb('evidence').$type<Record<string, unknown>>(),
+    /**
+     * The decision card this answers (`<run>.d<n>`), when the person answered a card: a button, the
+     * card's reply form, or a thread reply written while that card was open. Delivered only to that
+     * decision point, never to another.
+     */
+    decisionId: text('decision_id'),
     /** Idempotency key from the channel it came through (e.g. the Slack message ts). */
     externalId: text('external_id'),
     evalSeqAtAsk: integer('eval_seq_at_ask').notNull().default(0),
@@ -199,6 +212,30 @@ export const questions = pgTable(
     index('questions_run_idx').on(t.runId, t.id),
     index('questions_bank_idx').on(t.bankId),
   ],
+);
+
+/**
+ * Decision points as cards people answer: opened by the engine when a run reaches one, closed when
+ * a question answers it (or the run ends). The Slack reporter records the card's message, so a
+ * thread reply can be bound to the card that was open when it was written.
+ */
+export const decisionCards = pgTable(
+  'decision_cards',
+  {
+    /** `<run id>.d<n>`, n counting the run's decision points from 1. */
+    id: text('id').primaryKey(),
+    runId: text('run_id').notNull().references(() => runs.id, { onDelete: 'cascade' }),
+    seq: integer('seq').notNull(),
+    trigger: text('trigger').notNull(),
+    openedAt: timestamp('opened_at', { withTimezone: true }).notNull().defaultNow(),
+    closedAt: timestamp('closed_at', { withTimezone: true }),
+    /** What closed it: `question:<id>` (a person's or the bank's), `run_ended`, `superseded`. */
+    closedBy: text('closed_by'),
+    slackChannel: text('slack_channel'),
+    /** The card's message in the run's thread (Slack ts). */
+    slackTs: text('slack_ts'),
+  },
+  (t) => [uniqueIndex('decision_cards_run_seq_uq').on(t.runId, t.seq)],
 );
 
 /** Questions in the bank beyond the shipped YAML: promoted from people's questions. */

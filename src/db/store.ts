@@ -1,6 +1,7 @@
 import type { Database } from './client.js';
 import { createAgentRunRepository } from './repositories/agent-runs.js';
 import { createBankRepository } from './repositories/bank.js';
+import { createDecisionCardRepository } from './repositories/decision-cards.js';
 import { createDigestRepository } from './repositories/digests.js';
 import { createEvaluationRepository } from './repositories/evaluations.js';
 import { createQuestionLookupRepository } from './repositories/question-lookup.js';
@@ -22,6 +23,7 @@ export function createStore(db: Database) {
     digests: createDigestRepository(db),
     agentRuns: createAgentRunRepository(db),
     questionLookup: createQuestionLookupRepository(db),
+    decisionCards: createDecisionCardRepository(db),
   };
 }
 

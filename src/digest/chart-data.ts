@@ -1,5 +1,5 @@
 import type { Evaluation } from '../db/index.js';
-import type { SeriesStyle, SpeedupPoint } from './charts.js';
+import type { ChartRule, SeriesStyle, SpeedupPoint } from './charts.js';
 import type { DigestFigures, DigestTask } from './figures.js';
 import { countsForBest } from './summarize.js';
 
@@ -29,6 +29,30 @@ export function digestChartPoints(figures: DigestFigures): SpeedupPoint[] {
     points.push({ series, x: to, speedup: last });
   }
   return points;
+}
+
+/** What a task's goal is measured against and how far (task.yaml `goal`). */
+export type GoalOf = (task: string) => { vs: 'best_peer' | 'baseline'; speedup: number } | undefined;
+
+/**
+ * The digest chart's lines, the same as a run chart's: per task with a counted best in the window,
+ * its strongest peer's speedup over the baseline (measured beside that best) and its goal.
+ */
+export function digestChartRules(figures: DigestFigures, goalOf?: GoalOf): ChartRule[] {
+  const rules: ChartRule[] = [];
+  for (const task of figures.tasks) {
+    if (!task.best) continue;
+    const series = seriesName(task);
+    const { speedupVsBaseline, speedupVsPeer, peer } = task.best;
+    const peerLine = speedupVsPeer != null && speedupVsPeer > 0 && peer ? { peer, speedup: speedupVsBaseline / speedupVsPeer } : undefined;
+    if (peerLine) rules.push({ series: `${series} · ${peerLine.peer} (peer)`, kind: 'peer', y: peerLine.speedup });
+    const goal = goalOf?.(task.task);
+    if (goal) {
+      const y = goal.vs === 'baseline' ? goal.speedup : peerLine ? goal.speedup * peerLine.speedup : undefined;
+      if (y !== undefined) rules.push({ series: `${series} · goal ${goal.speedup.toFixed(2)}x vs ${goal.vs === 'baseline' ? 'baseline' : peerLine!.peer}`, kind: 'goal', y });
+    }
+  }
+  return rules;
 }
 
 /** Series names of a run's chart. */

@@ -36,12 +36,48 @@ export interface SpeedupChartOptions {
   yTitle?: string;
   /** What the chart says when there are no points. */
   emptyText?: string;
+  /**
+   * Horizontal lines across the chart, each a series of its own in the legend: the baseline, a
+   * peer's speedup over the baseline, the goal. Dashed by kind.
+   */
+  rules?: ChartRule[];
+  /** Vertical bars of 95 % intervals (a candidate's speedup from lo to hi), in their series' colour. */
+  intervals?: ChartInterval[];
   /** Extra font files or directories, for hosts without system fonts (see chartTextRenders). */
   fontFiles?: string[];
   fontDirs?: string[];
 }
 
 export const DEFAULT_CHART = { width: 800, height: 400, scale: 2 } as const;
+
+/** A horizontal line: `y` is a speedup over the baseline. */
+export interface ChartRule {
+  series: string;
+  kind: 'baseline' | 'peer' | 'goal';
+  y: number;
+}
+
+export interface ChartInterval {
+  series: string;
+  x: number;
+  lo: number;
+  hi: number;
+}
+
+/**
+ * Colours that read in Slack's light and dark themes alike: an opaque, neutral light-grey ground
+ * (never transparent: a transparent PNG takes the theme's background, and dark text vanishes on a
+ * dark one), near-black text, and a palette of mid-tone hues that keep their contrast on it.
+ */
+export const CHART_THEME = {
+  background: '#f2f2ef',
+  text: '#1d1d1b',
+  grid: '#d6d6d1',
+  muted: '#6b6b66',
+  palette: ['#1f6fb2', '#d4600f', '#2e8b3e', '#c23b3b', '#6a4fb3', '#8c6418', '#0f8a8a', '#b03c83', '#4d4d4d', '#7a8f1c'],
+} as const;
+
+const RULE_DASH: Record<ChartRule['kind'], number[]> = { baseline: [2, 3], peer: [7, 4], goal: [12, 3, 2, 3] };
 
 /** The PNG's size in pixels for these options. */
 export function chartPixelSize(options: Pick<SpeedupChartOptions, 'width' | 'height' | 'scale'>): { width: number; height: number } {
@@ -63,7 +99,7 @@ function resolveSize(options: Pick<SpeedupChartOptions, 'width' | 'height' | 'sc
 const FONT = 'DejaVu Sans, Liberation Sans, Arial, Helvetica, sans-serif';
 /** 24-hour clock labels; a new day shows its date (Vega's default is a 12-hour clock). */
 const TIME_FORMAT = { year: '%Y', quarter: '%b %d', month: '%b %d', week: '%b %d', date: '%b %d', hours: '%H:%M', minutes: '%H:%M', seconds: '%H:%M:%S', milliseconds: '%H:%M:%S' };
-const PALETTE = ['#4c78a8', '#f58518', '#54a24b', '#e45756', '#72b7b2', '#b279a2', '#eeca3b', '#9d755d', '#ff9da6', '#bab0ac'];
+const PALETTE = [...CHART_THEME.palette];
 
 function xValue(p: SpeedupPoint, options: SpeedupChartOptions): number {
   if (options.x === 'evaluation') {
@@ -86,13 +122,21 @@ export function buildSpeedupChartSpec(points: SpeedupPoint[], options: SpeedupCh
     // `fit` + `padding`: the whole picture (axes, legend, title) is exactly width × height.
     autosize: { type: 'fit', contains: 'padding' },
     padding: 12,
-    background: 'white',
+    background: CHART_THEME.background,
     config: {
       font: FONT,
       view: { stroke: null },
-      axis: { labelFontSize: 11, titleFontSize: 12, gridColor: '#e6e6e6' },
-      legend: { labelFontSize: 11, titleFontSize: 12, orient: 'bottom', symbolStrokeWidth: 2, labelLimit: 360, columns: 3 },
-      title: { fontSize: 14, anchor: 'start' },
+      axis: {
+        labelFontSize: 11,
+        titleFontSize: 12,
+        gridColor: CHART_THEME.grid,
+        labelColor: CHART_THEME.text,
+        titleColor: CHART_THEME.text,
+        domainColor: CHART_THEME.muted,
+        tickColor: CHART_THEME.muted,
+      },
+      legend: { labelFontSize: 11, titleFontSize: 12, orient: 'bottom', symbolStrokeWidth: 2, labelLimit: 360, columns: 3, labelColor: CHART_THEME.text, titleColor: CHART_THEME.text },
+      title: { fontSize: 14, anchor: 'start', color: CHART_THEME.text },
     },
     ...(options.title ? { title: options.title } : {}),
   } as const;
@@ -101,13 +145,15 @@ export function buildSpeedupChartSpec(points: SpeedupPoint[], options: SpeedupCh
     return {
       ...base,
       data: { values: [{ text: options.emptyText ?? 'No correct candidates yet' }] },
-      mark: { type: 'text', fontSize: 14, color: '#666' },
+      mark: { type: 'text', fontSize: 14, color: CHART_THEME.muted },
       encoding: { text: { field: 'text', type: 'nominal' } },
     } as TopLevelSpec;
   }
   const styleOf = (series: string): SeriesStyle => options.styles?.[series] ?? 'step';
   const rows = valid.map((p) => ({ series: p.series, x: xValue(p, options), speedup: p.speedup }));
-  const seriesNames = [...new Set(rows.map((r) => r.series))];
+  const rules = (options.rules ?? []).filter((r) => Number.isFinite(r.y));
+  const intervals = (options.intervals ?? []).filter((i) => Number.isFinite(i.lo) && Number.isFinite(i.hi));
+  const seriesNames = [...new Set([...rows.map((r) => r.series), ...rules.map((r) => r.series)])];
   const xEncoding =
     options.x === 'time'
       ? { field: 'x', type: 'temporal', scale: { type: 'utc' }, axis: { format: TIME_FORMAT, labelOverlap: true }, title: `time (${options.timeZone ?? 'UTC'})` }
@@ -121,8 +167,26 @@ export function buildSpeedupChartSpec(points: SpeedupPoint[], options: SpeedupCh
   if (options.reference !== null) {
     layer.push({
       data: { values: [{ y: options.reference ?? 1 }] },
-      mark: { type: 'rule', strokeDash: [4, 4], color: '#999' },
+      mark: { type: 'rule', strokeDash: [4, 4], color: CHART_THEME.muted },
       encoding: { y: { field: 'y', type: 'quantitative' } },
+    });
+  }
+  if (rules.length > 0) {
+    layer.push({
+      data: { values: rules.map((r) => ({ series: r.series, kind: r.kind, speedup: r.y })) },
+      mark: { type: 'rule', strokeWidth: 1.5 },
+      encoding: {
+        y: { field: 'speedup', type: 'quantitative' },
+        color: encoding.color,
+        strokeDash: { field: 'kind', type: 'nominal', scale: { domain: Object.keys(RULE_DASH), range: Object.values(RULE_DASH) }, legend: null },
+      },
+    });
+  }
+  if (intervals.length > 0) {
+    layer.push({
+      data: { values: intervals.map((i) => ({ series: i.series, x: i.x, lo: i.lo, hi: i.hi })) },
+      mark: { type: 'rule', strokeWidth: 1.5, opacity: 0.7 },
+      encoding: { x: xEncoding, y: { field: 'lo', type: 'quantitative' }, y2: { field: 'hi' }, color: encoding.color },
     });
   }
   for (const style of ['step', 'line', 'points'] as const) {
@@ -162,7 +226,7 @@ export async function renderVegaLitePng(spec: TopLevelSpec, options: Pick<Speedu
 
 function resvgOptions(options: Pick<SpeedupChartOptions, 'fontFiles' | 'fontDirs' | 'scale'>): ResvgRenderOptions {
   return {
-    background: 'white',
+    background: CHART_THEME.background,
     fitTo: { mode: 'zoom', value: options.scale ?? DEFAULT_CHART.scale },
     font: {
       loadSystemFonts: true,

@@ -5,12 +5,12 @@ import { AppError, describeError, NonRetryableError } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
 import { attributeGains } from '../questions/index.js';
 import { renderDigestBlocks, digestHeadline } from './blocks.js';
-import { digestChartPoints } from './chart-data.js';
+import { digestChartPoints, digestChartRules, type GoalOf } from './chart-data.js';
 import { renderSpeedupChart, type SpeedupChartOptions } from './charts.js';
 import { computeDigest } from './compute.js';
 import { DigestFiguresSchema, type DigestFigures } from './figures.js';
 import type { DigestPoster } from './poster.js';
-import { scheduledWindow, windowSince } from './window.js';
+import { scheduledWindow, sinceOf, windowSince, type DigestWindowName } from './window.js';
 
 /** What posting a digest needs. */
 export interface DigestDeps {
@@ -21,6 +21,10 @@ export interface DigestDeps {
   logger?: Logger;
   chart?: Pick<SpeedupChartOptions, 'width' | 'height' | 'scale' | 'fontFiles' | 'fontDirs'>;
   now?: () => Date;
+  /** How much time a digest covers (DIGEST_WINDOW); default a day. */
+  window?: DigestWindowName;
+  /** Each task's goal, for the chart's goal lines (none without it); read when a chart is drawn. */
+  goals?: () => Promise<GoalOf>;
 }
 
 export type ChartState = 'pending' | 'posted' | 'none';
@@ -51,7 +55,7 @@ export type DeliveryResult =
 async function postChart(deps: DigestDeps, channel: string, figures: DigestFigures, title: string): Promise<'posted' | 'none'> {
   const points = digestChartPoints(figures);
   if (points.length === 0) return 'none';
-  const png = await renderSpeedupChart(points, { x: 'time', timeZone: deps.timeZone, title: 'Best speedup vs baseline, per task', ...deps.chart });
+  const png = await renderSpeedupChart(points, { x: 'time', timeZone: deps.timeZone, title: 'Best speedup vs baseline, per task', rules: digestChartRules(figures, await deps.goals?.().catch(() => undefined)), ...deps.chart });
   const stamp = figures.window.to.slice(0, 16).replace(/[-:T]/g, '');
   await deps.poster.uploadFile(channel, png, `kernelseek-digest-${stamp}.png`, {
     title,
@@ -75,7 +79,7 @@ export async function computeCurrentDigest(store: Store, window: { from: Date; t
  * cannot be uploaded does not hold back the message; the result says so.
  */
 export async function postDigestNow(deps: DigestDeps, request: { channel: string; since?: string }): Promise<PostedDigest> {
-  const window = windowSince(request.since ?? '24h', (deps.now ?? (() => new Date()))());
+  const window = windowSince(request.since ?? sinceOf(deps.window ?? 'day'), (deps.now ?? (() => new Date()))());
   const figures = await computeCurrentDigest(deps.store, window);
   const title = 'KernelSeek digest';
   const options = { timeZone: deps.timeZone, title };
@@ -101,7 +105,7 @@ export async function deliverScheduledDigest(
 ): Promise<DeliveryResult> {
   const { store } = deps;
   const log = deps.logger ?? silentLogger;
-  const { from, to, day } = scheduledWindow(request.scheduledAt, deps.timeZone);
+  const { from, to, day } = scheduledWindow(request.scheduledAt, deps.timeZone, deps.window);
   let row = await store.digests.find(request.channel, day);
   if (!row) {
     const figures = await computeCurrentDigest(store, { from, to });
@@ -118,7 +122,7 @@ export async function deliverScheduledDigest(
     log.info({ channel: request.channel, day, claimedBy: stored.claimedBy }, 'digest already claimed');
     return { status: row.sentAt ? 'already_sent' : 'claimed_elsewhere', day };
   }
-  const title = `KernelSeek daily digest · ${day}`;
+  const title = `KernelSeek ${deps.window === 'week' ? 'weekly' : 'daily'} digest · ${day}`;
   let messageTs = row.messageTs;
   if (!row.sentAt || !messageTs) {
     const options = { timeZone: stored.timeZone, title };

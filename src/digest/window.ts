@@ -38,10 +38,19 @@ export function zoneOffsetMs(at: Date, timeZone: string): number {
   return asUtc - Math.floor(at.getTime() / 1000) * 1000;
 }
 
-/** The window of a scheduled digest: the period that ends at the time it was scheduled for. */
-export function scheduledWindow(scheduledAt: Date, timeZone: string): DigestWindow & { day: string } {
+/** The windows a digest can cover (DIGEST_WINDOW, `/kernelseek digest week`), in seconds. */
+export const DIGEST_WINDOWS = { day: DIGEST_PERIOD_SECONDS, week: 7 * DIGEST_PERIOD_SECONDS } as const;
+export type DigestWindowName = keyof typeof DIGEST_WINDOWS;
+
+/** `--since` for a named window. */
+export function sinceOf(window: DigestWindowName): string {
+  return window === 'week' ? '7d' : '24h';
+}
+
+/** The window of a scheduled digest: the period (a day by default) that ends at the time it was scheduled for. */
+export function scheduledWindow(scheduledAt: Date, timeZone: string, window: DigestWindowName = 'day'): DigestWindow & { day: string } {
   return {
-    from: new Date(scheduledAt.getTime() - DIGEST_PERIOD_SECONDS * 1000),
+    from: new Date(scheduledAt.getTime() - DIGEST_WINDOWS[window] * 1000),
     to: scheduledAt,
     day: formatDayInZone(scheduledAt, timeZone),
   };

@@ -10,6 +10,7 @@ import { registerListeners } from './listeners/index.js';
 import { EVENT_MEMORY_MS } from './listeners/middleware/dedupe-events.js';
 import { createStoreReplayGuard } from './receiver/replay-guard.js';
 import { SignedRequestReceiver } from './receiver/signed-receiver.js';
+import { createRunPageRoute } from './run-page.js';
 
 /** Bolt's default events path; the manifest's request URLs point here. */
 export const EVENTS_PATH = '/slack/events';
@@ -52,7 +53,8 @@ export async function startSlackApp(deps: SlackDeps, options: SlackAppOptions): 
     : new SignedRequestReceiver({
         signingSecret: slack.signingSecret!,
         path: EVENTS_PATH,
-        routes: [healthRoute],
+        // A run's public link redirects to its thread (and unfurls when pasted: link_shared).
+        routes: [healthRoute, createRunPageRoute({ store: deps.store, directory: deps.directory, logger: deps.logger })],
         replay: createStoreReplayGuard(deps.store),
         logger: deps.logger.child({ component: 'slack-receiver' }),
       });

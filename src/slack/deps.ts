@@ -3,6 +3,7 @@ import type { Logger } from '../core/logger.js';
 import type { Store } from '../db/index.js';
 import type { TaskCatalog } from '../harness/tasks.js';
 import type { RunControl } from './agent-port.js';
+import type { SlackDirectory } from './directory.js';
 import type { SlackPoster } from './poster/poster.js';
 import type { ResultsPort } from './results-port.js';
 import type { BankLine } from './views/lists.js';
@@ -16,8 +17,8 @@ export interface BankPort {
 
 /** The daily digest, posted on demand by `/kernelseek digest`. */
 export interface DigestPort {
-  /** Posts the digest of the last 24 hours to `channel`; returns a line for the person who asked. */
-  postNow(input: { channel: string; by: string }): Promise<string>;
+  /** Posts the digest of the last day (or week) to `channel`; returns a line for the person who asked. */
+  postNow(input: { channel: string; by: string; window?: 'day' | 'week' | undefined }): Promise<string>;
 }
 
 /** Everything the listeners use, passed in once (no globals; configuration comes from config/). */
@@ -35,4 +36,8 @@ export interface SlackDeps {
   digest?: DigestPort | undefined;
   /** A run's result taken out: the final card's *Export* and *Open pull request*. */
   results?: ResultsPort | undefined;
+  /** The poster's guard against server paths, for what goes out another way (slash-command answers). */
+  scrub?: ((text: string) => string) | undefined;
+  /** Permalinks and display names (cached reads); without it runs show as ids and people as mentions. */
+  directory?: SlackDirectory | undefined;
 }

@@ -1,7 +1,7 @@
 import { webApi } from '@slack/bolt';
 import type { Logger } from '../core/logger.js';
 import type { Store } from '../db/index.js';
-import { classifySlackError, postDigestNow, type DigestPoster } from '../digest/index.js';
+import { classifySlackError, postDigestNow, type DigestPoster, type DigestWindowName, type GoalOf } from '../digest/index.js';
 import type { DigestPort } from './deps.js';
 import type { PostResult, SlackPoster } from './poster/poster.js';
 
@@ -36,14 +36,18 @@ export function createDigestPoster(poster: SlackPoster): DigestPoster {
   };
 }
 
-/** `/kernelseek digest`: the last 24 hours' digest, posted in the channel now (not the daily one). */
-export function createDigestPort(deps: { store: Store; poster: SlackPoster; timeZone: string; logger: Logger }): DigestPort {
+/** `/kernelseek digest [day|week]`: the digest of the last day (DIGEST_WINDOW by default) or week, posted in the channel now (not the scheduled one). */
+export function createDigestPort(deps: { store: Store; poster: SlackPoster; timeZone: string; logger: Logger; window?: DigestWindowName; goals?: () => Promise<GoalOf> }): DigestPort {
   const digestPoster = createDigestPoster(deps.poster);
   return {
-    async postNow({ channel }) {
-      const posted = await postDigestNow({ store: deps.store, poster: digestPoster, timeZone: deps.timeZone, logger: deps.logger }, { channel });
+    async postNow({ channel, window }) {
+      const name = window ?? deps.window ?? 'day';
+      const posted = await postDigestNow(
+        { store: deps.store, poster: digestPoster, timeZone: deps.timeZone, logger: deps.logger, window: name, ...(deps.goals ? { goals: deps.goals } : {}) },
+        { channel },
+      );
       const chart = posted.chart === 'posted' ? ' with its chart' : posted.chart === 'none' ? ' (no chart: nothing counted in the window)' : ` (the chart failed: ${posted.chartError ?? 'unknown error'})`;
-      return `:newspaper: Posted the digest of the last 24 hours in this channel${chart}.`;
+      return `:newspaper: Posted the digest of the last ${name === 'week' ? '7 days' : '24 hours'} in this channel${chart}.`;
     },
   };
 }

@@ -9,6 +9,8 @@
  */
 export { startSlackApp, EVENTS_PATH, type RunningSlackApp, type SlackAppOptions } from './app.js';
 export { createSlackWebClient } from './client.js';
+export { createSlackDirectory, type SlackDirectory } from './directory.js';
+export { createPathScrubber, type PathRoot } from './poster/server-paths.js';
 export {
   createSlackPoster,
   SLACK_PACING,
@@ -25,6 +27,8 @@ export {
 } from './poster/poster.js';
 export { SLACK_TEXT_LIMITS, capText } from './poster/limits.js';
 export { createSlackReporter, type SlackReporterDeps } from './reporter/slack-reporter.js';
+export { STATUS_REFRESH_MS, SLACK_STATUS_LIFETIME_MS, type StatusClock } from './reporter/live-status.js';
+export { goalsOf } from './listeners/commands/chart.js';
 export { createBankPort } from './bank-port.js';
 export { createResultsPort, type ResultsPort, type ResultOffer } from './results-port.js';
 export { createTaskCatalogCache } from './task-cache.js';

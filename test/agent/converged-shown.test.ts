@@ -13,7 +13,7 @@ function runRow(over: Partial<Run>): Run {
     id: 'ks-1', task: 'cpu_softmax', owner: 'U1', origin: 'slack', slackChannel: 'C1', slackThreadTs: '1.1', statusMessageTs: null, status: 'running', endReason: null,
     arch: 'sm_90', model: 'm', autonomous: false, target: 1, questionTimeoutSeconds: 60, budgetEvals: 10, budgetSteps: 10, budgetUsd: 1, budgetSeconds: 60,
     evalsUsed: 0, stepsUsed: 0, bestEvaluationId: null, bestSpeedup: null, bestSpeedupVsPeer: null, costUsd: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0,
-    cacheWriteTokens: 0, state: {}, error: null, leaseOwner: null, leaseExpiresAt: null, createdAt: now, startedAt: now, updatedAt: now, finishedAt: null, ...over,
+    cacheWriteTokens: 0, parentRunId: null, state: {}, error: null, leaseOwner: null, leaseExpiresAt: null, createdAt: now, startedAt: now, updatedAt: now, finishedAt: null, ...over,
   };
 }
 

@@ -10,7 +10,7 @@ describe('loadConfig', () => {
     expect(config.core.dataDir).toBe('/srv/ks/.kernelseek');
     expect(config.core.tasksDir).toBe(path.join(REPO_ROOT, 'kernels'));
     expect(config.redis.url).toBe('redis://127.0.0.1:6379');
-    expect(config.digest).toEqual({ cron: '0 9 * * *', timezone: 'UTC', channel: undefined });
+    expect(config.digest).toEqual({ cron: '0 9 * * *', timezone: 'UTC', channel: undefined, window: 'day' });
     expect(config.slack.port).toBe(3000);
     expect(config.slack.allowedUsers).toEqual([]);
     expect(config.harness.nvcc).toBe('nvcc');

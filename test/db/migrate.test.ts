@@ -26,7 +26,7 @@ async function tableNames(url: string | undefined, dataDir: string | undefined):
 const MIGRATIONS: number = JSON.parse(readFileSync(path.join(import.meta.dirname, '../../migrations/meta/_journal.json'), 'utf8')).entries.length;
 const APPLIED_ALL = new RegExp(`Applied ${MIGRATIONS} migration`);
 
-const EXPECTED_TABLES = ['agent_steps', 'bank_entries', 'digests', 'evaluations', 'questions', 'run_messages', 'runs', 'slack_events', 'tool_calls'];
+const EXPECTED_TABLES = ['agent_steps', 'bank_entries', 'decision_cards', 'digests', 'evaluations', 'questions', 'run_messages', 'runs', 'slack_events', 'tool_calls'];
 
 describe('kernelseek migrate', () => {
   it('succeeds twice in a row on an empty PostgreSQL database', async () => {

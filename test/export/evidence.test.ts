@@ -40,7 +40,7 @@ function runRow(over: Partial<Run> = {}): Run {
     id: 'ks-abcdefgh', task: 'cpu_softmax', owner: 'U1', origin: 'terminal', slackChannel: null, slackThreadTs: null, statusMessageTs: null, status: 'finished', endReason: 'budget_evals',
     arch: null, model: 'm', autonomous: false, target: 1, questionTimeoutSeconds: 60, budgetEvals: 10, budgetSteps: 10, budgetUsd: 1, budgetSeconds: 60,
     evalsUsed: 2, stepsUsed: 5, bestEvaluationId: 2, bestSpeedup: 4, bestSpeedupVsPeer: null, costUsd: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0,
-    cacheWriteTokens: 0, state: {}, error: null, leaseOwner: null, leaseExpiresAt: null, createdAt: now, startedAt: now, updatedAt: now, finishedAt: now, ...over,
+    cacheWriteTokens: 0, state: {}, error: null, parentRunId: null, leaseOwner: null, leaseExpiresAt: null, createdAt: now, startedAt: now, updatedAt: now, finishedAt: now, ...over,
   };
 }
 

@@ -95,7 +95,8 @@ describe('a run driven from Slack (acceptance)', () => {
     const done = await waitForRun(run.id, (r) => r?.status === 'finished', 120_000);
     expect(done.endReason).toBe('budget_evals');
     const asked = fx.service!.anthropic.requests[questionRequest!]!;
-    expect(userTexts(asked).join('\n')).toContain(`Question from ${BOB}: ${QUESTION}`);
+    // Bob replied to the open decision card: the agent reads which card his question answers.
+    expect(userTexts(asked).join('\n')).toContain(`Question from ${BOB} (answering decision ${run.id}.d1): ${QUESTION}`);
     const questions = await fx.db.store.questions.forRun(run.id);
     expect(questions.filter((q) => q.source === 'human')).toHaveLength(1);
     expect(questions[0]).toMatchObject({ author: BOB, text: QUESTION, externalId: `${CHANNEL}:${bobReply.ts}` });

@@ -7,7 +7,7 @@ import { EVENTS_PATH } from '../../src/slack/index.js';
 import { SLASH_COMMAND } from '../../src/slack/listeners/commands/kernelseek.js';
 
 interface Manifest {
-  features: { slash_commands: { command: string; url: string }[] };
+  features: { slash_commands: { command: string; url: string }[]; app_home?: { home_tab_enabled?: boolean }; unfurl_domains?: string[] };
   oauth_config: { scopes: { bot: string[] } };
   settings: { event_subscriptions: { request_url: string; bot_events: string[] }; interactivity: { is_enabled: boolean; request_url: string }; socket_mode_enabled: boolean };
 }
@@ -46,12 +46,27 @@ describe('slack/manifest.yaml', () => {
       'chat.postEphemeral': 'chat:write',
       filesUploadV2: 'files:write',
       'reactions.add': 'reactions:write',
+      'assistant.threads.setStatus': 'chat:write',
       'users.info': 'users:read',
+      'chat.unfurl': 'links:write',
+      'entity.presentDetails': 'links:write',
+      'files.upload': 'files:write',
     };
+    // Methods that need no scope of their own.
+    const unscoped = ['views.open', 'views.publish', 'auth.test', 'chat.getPermalink'];
     const scopes = manifest.oauth_config.scopes.bot;
     for (const [method, scope] of Object.entries(needs)) {
       if (code.includes(method)) expect(scopes, `${method} needs ${scope}`).toContain(scope);
     }
     expect(scopes).toEqual(expect.arrayContaining(['commands', 'reactions:read', 'channels:history', 'groups:history']));
+    // Every call the code makes is one the scope table knows: a new method fails here until its scope is named.
+    const called = new Set([...code.matchAll(/client\.([a-z]+(?:\.[a-zA-Z]+)+)\(/g)].map((m) => m[1]!).concat([...code.matchAll(/kind: '([a-z]+\.[a-zA-Z.]+)'/g)].map((m) => m[1]!)));
+    for (const method of called) expect([...Object.keys(needs), ...unscoped], `${method} has a scope listed here`).toContain(method);
+    // link_shared needs the app's domain, App Home needs its tab.
+    if (handled.has('link_shared')) {
+      expect(scopes).toEqual(expect.arrayContaining(['links:read', 'links:write']));
+      expect(manifest.features.unfurl_domains?.length).toBeGreaterThan(0);
+    }
+    if (handled.has('app_home_opened')) expect(manifest.features.app_home?.home_tab_enabled).toBe(true);
   });
 });

@@ -57,7 +57,7 @@ describe('parseSlashCommand', () => {
     expect(err('strat cpu_softmax')).toMatch(/Unknown command `strat`\. Did you mean `\/kernelseek start`\?/);
     expect(err('lsit')).toMatch(/Did you mean `\/kernelseek list`\?/);
     expect(err('stauts ks-aaaaaaaa')).toMatch(/Did you mean `\/kernelseek status`\?/);
-    expect(err('frobnicate')).toMatch(/Commands: start, status, stop, list, tasks, bank, digest, help/);
+    expect(err('frobnicate')).toMatch(/Commands: start, continue, fork, status, stop, chart, list, tasks, bank, digest, help/);
     // A word that is no typo of a command gets the list, not a guess.
     expect(err('frobnicate')).not.toMatch(/Did you mean/);
     expect(err('deploy')).not.toMatch(/Did you mean/);

@@ -67,10 +67,10 @@ describe('Slack reporter', () => {
     const deadline = new Date(Date.now() + 600_000);
     await reporter.decisionPoint({
       run: viewOf(fresh, { status: 'waiting', waitingFor: { trigger: 'plateau', deadline: deadline.toISOString() } }),
-      decision: { trigger: 'plateau', reason: '5 evaluations without a new best', evidence: { evals_since_gain: 5, pct_of_peak: 31.2 }, deadline },
+      decision: { id: `${run.id}.d1`, trigger: 'plateau', reason: '5 evaluations without a new best', evidence: { evals_since_gain: 5, pct_of_peak: 31.2 }, deadline },
     });
-    await reporter.questionAsked({ run: viewOf(fresh), question: { id: 7, source: 'human', author: 'UALICE01', bankId: null, text: 'What bounds the slowest scenario? <!channel>', trigger: 'plateau' } });
-    await reporter.questionAsked({ run: viewOf(fresh), question: { id: 8, source: 'bank', author: 'bank', bankId: 'layer-shift-03', text: 'Which layer have you not looked at?', trigger: 'plateau' } });
+    await reporter.questionAsked({ run: viewOf(fresh), question: { id: 7, source: 'human', author: 'UALICE01', bankId: null, text: 'What bounds the slowest scenario? <!channel>', trigger: 'plateau', decisionId: `${run.id}.d1` } });
+    await reporter.questionAsked({ run: viewOf(fresh), question: { id: 8, source: 'bank', author: 'bank', bankId: 'layer-shift-03', text: 'Which layer have you not looked at?', trigger: 'plateau', decisionId: null } });
     await poster.idle();
 
     const [, best, decision, human, bank] = fake.thread('CRUNS', threadTs);

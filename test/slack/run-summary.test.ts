@@ -11,7 +11,7 @@ function runRow(over: Partial<Run>): Run {
     id: 'ks-1', task: 'cpu_softmax', owner: 'U1', origin: 'slack', slackChannel: 'C1', slackThreadTs: '1.1', statusMessageTs: null, status: 'finished', endReason: 'budget_evals',
     arch: null, model: 'm', autonomous: false, target: 2, questionTimeoutSeconds: 60, budgetEvals: 10, budgetSteps: 10, budgetUsd: 1, budgetSeconds: 60,
     evalsUsed: 3, stepsUsed: 5, bestEvaluationId: 7, bestSpeedup: 1.4, bestSpeedupVsPeer: null, costUsd: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0,
-    cacheWriteTokens: 0, state: {}, error: null, leaseOwner: null, leaseExpiresAt: null, createdAt: now, startedAt: now, updatedAt: now, finishedAt: now, ...over,
+    cacheWriteTokens: 0, parentRunId: null, state: {}, error: null, leaseOwner: null, leaseExpiresAt: null, createdAt: now, startedAt: now, updatedAt: now, finishedAt: now, ...over,
   };
 }
 

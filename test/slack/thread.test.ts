@@ -99,8 +99,12 @@ describe('a run steered from its thread', () => {
     const seen = () => fx.service!.anthropic.requests.slice(requestsBefore).map((r) => userTexts(r).join('\n'));
     await fake.waitFor(() => seen().some((t) => t.includes(FOLLOW_UP)), 10_000, 'the follow-up to reach the model');
     const delivered = seen().join('\n');
-    expect(delivered.split(`Question from ${BOB}: ${QUESTION}`)).toHaveLength(2);
-    expect(delivered.split(`Question from ${CAROL}: ${FOLLOW_UP}`)).toHaveLength(2);
+    // Bob wrote while the first decision card was open: his reply answers that card, and says so.
+    expect(delivered.split(`Question from ${BOB} (answering decision ${run.id}.d1): ${QUESTION}`)).toHaveLength(2);
+    // Carol's follow-up answers the card open when she wrote it (the first, if Bob's answer had not
+    // been delivered yet; the second, if it was already posted), else it is a plain question.
+    const carols = ['', ` (answering decision ${run.id}.d1)`, ` (answering decision ${run.id}.d2)`].map((card) => `Question from ${CAROL}${card}: ${FOLLOW_UP}`);
+    expect(carols.map((q) => delivered.split(q).length - 1).reduce((a, b) => a + b)).toBe(1);
     expect(delivered.indexOf(QUESTION)).toBeLessThan(delivered.indexOf(FOLLOW_UP));
     const humanQuestions = (await fx.db.store.questions.forRun(run.id)).filter((q) => q.source === 'human');
     expect(humanQuestions.map((q) => q.author)).toEqual([BOB, CAROL]);

@@ -39,8 +39,10 @@ export async function checkForDecision(ctx: TurnContext, rows: StoredMessage[], 
 export async function enterDecision(ctx: TurnContext, decision: Decision): Promise<{ deadline: Date | null }> {
   const now = ctx.now();
   const deadline = ctx.run.autonomous ? null : new Date(now.getTime() + ctx.run.questionTimeoutSeconds * 1000);
+  const card = await openDecisionCard(ctx, decision.trigger, now);
   await patchState(ctx, {
-    decision: { trigger: decision.trigger, reason: decision.reason, evidence: decision.evidence, at: now.toISOString(), deadline: deadline?.toISOString() ?? null },
+    decision: { id: card.id, trigger: decision.trigger, reason: decision.reason, evidence: decision.evidence, at: now.toISOString(), deadline: deadline?.toISOString() ?? null },
+    decisionCount: card.seq,
     lastDecisionEvalSeq: ctx.run.evalsUsed,
     ...(decision.trigger === 'target_reached' ? { targetAnnounced: ctx.run.target } : {}),
   });
@@ -48,20 +50,36 @@ export async function enterDecision(ctx: TurnContext, decision: Decision): Promi
   if (moved) await refreshRun(ctx);
   await ctx.reporter.decisionPoint({
     run: describeRun(ctx.run, now),
-    decision: { trigger: decision.trigger, reason: decision.reason, evidence: decision.evidence, deadline },
+    decision: { id: card.id, trigger: decision.trigger, reason: decision.reason, evidence: decision.evidence, deadline },
   });
   return { deadline };
+}
+
+/**
+ * The card of the run's next decision point, `<run>.d<n>`: an answer names it, so it reaches this
+ * decision point and no other. A crash between opening it and recording it in the state reopens the
+ * same card (same n), never a second one.
+ */
+export async function openDecisionCard(ctx: Pick<TurnContext, 'store' | 'run' | 'state'>, trigger: DecisionTrigger, at: Date): Promise<{ id: string; seq: number }> {
+  const seq = ctx.state.decisionCount + 1;
+  const id = `${ctx.run.id}.d${seq}`;
+  await ctx.store.decisionCards.open({ id, runId: ctx.run.id, seq, trigger, openedAt: at });
+  return { id, seq };
 }
 
 function questionBlocks(questions: Question[]): unknown[] {
   return questions.map((q) => ({
     type: 'text',
-    text: q.source === 'human' ? `Question from ${q.author}: ${q.text}` : `Question (from the question bank): ${q.text}`,
+    // A person's answer to a card names the card, so the agent knows which decision point it answers.
+    text:
+      q.source === 'human'
+        ? `Question from ${q.author}${q.decisionId ? ` (answering decision ${q.decisionId})` : ''}: ${q.text}`
+        : `Question (from the question bank): ${q.text}`,
   }));
 }
 
 function report(q: Question): QuestionReport {
-  return { id: q.id, source: q.source, author: q.author, bankId: q.bankId, text: q.text, trigger: (q.trigger as DecisionTrigger | null) ?? null };
+  return { id: q.id, source: q.source, author: q.author, bankId: q.bankId, text: q.text, trigger: (q.trigger as DecisionTrigger | null) ?? null, decisionId: q.decisionId };
 }
 
 async function deliver(
@@ -75,7 +93,7 @@ async function deliver(
   const delivered = await ctx.store.agentRuns.deliverQuestions(
     ctx.run.id,
     seq,
-    { evalSeqAtAsk: ctx.run.evalsUsed, bestBefore: ctx.run.bestSpeedup, trigger, evidence },
+    { evalSeqAtAsk: ctx.run.evalsUsed, bestBefore: ctx.run.bestSpeedup, trigger, evidence, decisionId: trigger ? (ctx.state.decision?.id ?? null) : null },
     bank ? { source: 'bank', bankId: bank.bankId, text: bank.text, author: 'bank', trigger, evidence: { ...(evidence ?? {}), ...bank.evidence } } : null,
     questionBlocks,
   );
@@ -88,7 +106,7 @@ async function deliver(
 
 /** Delivers people's questions that arrived outside a decision point (turn boundary), in order. */
 export async function deliverPendingQuestions(ctx: TurnContext, rows: StoredMessage[]): Promise<number> {
-  const pending = await ctx.store.agentRuns.pendingQuestions(ctx.run.id);
+  const pending = await ctx.store.agentRuns.pendingQuestions(ctx.run.id, null);
   if (pending.length === 0) return 0;
   return (await deliver(ctx, rows, null, null, null)).length;
 }
@@ -101,7 +119,7 @@ export async function resolveDecision(ctx: TurnContext, rows: StoredMessage[]): 
   const decision = ctx.state.decision!;
   const now = ctx.now();
   const deadline = decision.deadline ? new Date(decision.deadline) : null;
-  const pending = await ctx.store.agentRuns.pendingQuestions(ctx.run.id);
+  const pending = await ctx.store.agentRuns.pendingQuestions(ctx.run.id, decision.id);
   const bankRequested = ctx.state.bankRequestedAt !== null && ctx.state.bankRequestedAt >= decision.at;
   let delivered: Question[] = [];
   if (pending.length > 0) {

@@ -70,6 +70,7 @@ export async function endRun(
   const waited = Number((final.state as { waitedMs?: number }).waitedMs ?? 0);
   const patch = decisionAt ? { decision: null, waitedMs: waited + Math.max(0, (final.finishedAt ?? services.now()).getTime() - Date.parse(decisionAt)) } : { decision: null };
   let patched = (await services.store.agentRuns.patchState(run.id, patch)) ?? final;
+  await services.store.decisionCards.closeOpen(run.id, 'run_ended', final.finishedAt ?? services.now());
   // Finished runs only: a stop asks for a quick end (the summary then says the full set was not run).
   if (status === 'finished') patched = await confirmOnFullSet(services, patched);
   try {

@@ -42,6 +42,7 @@ export async function runModelStep(ctx: TurnContext, rows: StoredMessage[], opti
   const prepared = await prepareRequest(ctx, rows, options);
   const seq = await ctx.store.transcript.nextStepSeq(ctx.run.id);
   await ctx.store.transcript.recordStep({ runId: ctx.run.id, seq, model: ctx.run.model, request: prepared.record });
+  await ctx.reporter.stepStarted?.({ run: describeRun(ctx.run, ctx.now()), step: seq });
   const started = Date.now();
   // Failed attempts (429, 529, …) belong to this step: they are listed in its request record.
   const retries: { attempt: number; delayMs: number; reason: string }[] = [];

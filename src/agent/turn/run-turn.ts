@@ -39,7 +39,7 @@ async function wait(ctx: TurnContext, job: TurnJob, deadline: Date | null): Prom
     if (moved) await refreshRun(ctx);
   }
   // A person may have answered while the decision point was being recorded: go at once.
-  const pending = await ctx.store.agentRuns.pendingQuestions(ctx.run.id);
+  const pending = await ctx.store.agentRuns.pendingQuestions(ctx.run.id, ctx.state.decision?.id);
   const delayMs = pending.length > 0 || !deadline ? 0 : deadline.getTime() - ctx.now().getTime() + 25;
   const closed = await closeTurn(ctx, job, { delayMs });
   // A question that arrived between the check above and the scheduling may have tried to wake a
@@ -47,7 +47,7 @@ async function wait(ctx: TurnContext, job: TurnJob, deadline: Date | null): Prom
   if (closed && delayMs > 0) {
     await refreshRun(ctx);
     const bankRequested = ctx.state.bankRequestedAt !== null && ctx.state.decision !== null && ctx.state.bankRequestedAt >= ctx.state.decision.at;
-    if (bankRequested || (await ctx.store.agentRuns.pendingQuestions(ctx.run.id)).length > 0) {
+    if (bankRequested || (await ctx.store.agentRuns.pendingQuestions(ctx.run.id, ctx.state.decision?.id)).length > 0) {
       await ctx.scheduler.wake({ runId: ctx.run.id, turn: job.turn + 1 });
     }
   }

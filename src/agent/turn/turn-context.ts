@@ -34,6 +34,10 @@ export async function openWorkspaceFor(services: EngineServices, run: Run, task:
       const evaluations = await services.store.evaluations.forRun(run.id);
       const last = evaluations.filter((e) => e.status !== 'pending').at(-1);
       if (last) return { source: last.source, message: `restored from evaluation #${last.seq} (the workspace was not on this host)` };
+      // A continuation starts from its parent's best kernel, not the baseline.
+      const parent = run.parentRunId ? await services.store.runs.get(run.parentRunId) : undefined;
+      const best = parent?.bestEvaluationId != null ? await services.store.evaluations.get(parent.bestEvaluationId) : undefined;
+      if (parent && best) return { source: best.source, message: `best kernel of ${parent.id} (eval #${best.seq})` };
       return { source: await readFile(path.join(task.dir, task.task.kernel.baseline), 'utf8'), message: `baseline of ${task.task.name}` };
     },
   );

@@ -83,6 +83,7 @@ export function registerRun(program: Command, ctx: RunCommandContext): void {
     .description('Run the agent on a task in this terminal (embedded database, in-process harness); questions are typed on standard input')
     .argument('[task]', 'task name (see `kernelseek tasks`); leave out with --resume')
     .option('--resume <run>', 'continue a run instead: after a crash (kill -9), Ctrl-C, convergence or a fixed model error')
+    .option('--from <run>', "start a new run from that run's best kernel, with its history summarised (the task may be left out)")
     .option('--target <x>', "goal: geomean speedup over the task's goal reference (default: the task's goal)")
     .option('--budget-evals <n>', 'evaluations (default 50)')
     .option('--budget-steps <n>', 'model steps (default 200)')
@@ -93,11 +94,12 @@ export function registerRun(program: Command, ctx: RunCommandContext): void {
     .option('--question-timeout <t>', 'how long a decision point waits for your question before the bank asks', '60s')
     .option('--autonomous', 'the question bank answers every decision point at once')
     .option('--scenarios <set>', 'scenarios a candidate must pass: all or quick', 'all')
-    .action(async (task: string | undefined, opts: RunOpts & { resume?: string }) => {
-      if (!task && !opts.resume) throw new UserInputError('Give a task to start (`kernelseek run <task>`) or a run to continue (`kernelseek run --resume <run>`).', { code: 'run_option' });
+    .action(async (task: string | undefined, opts: RunOpts & { resume?: string; from?: string }) => {
+      if (!task && !opts.resume && !opts.from) throw new UserInputError('Give a task to start (`kernelseek run <task>`) or a run to continue (`kernelseek run --resume <run>`).', { code: 'run_option' });
       if (task && opts.resume) throw new UserInputError(`Give either a task (${task}) or --resume ${opts.resume}, not both: a resumed run keeps its task and options.`, { code: 'run_option' });
+      if (opts.from && opts.resume) throw new UserInputError('Give --from (a new run from that run\'s best) or --resume (the same run goes on), not both.', { code: 'run_option' });
       const owner = ctx.env.USER ?? ctx.env.LOGNAME ?? 'terminal';
-      const params = task ? parseRunOptions(task, opts, owner) : null;
+      let params = task ? parseRunOptions(task, opts, owner) : null;
       const config = configOf(ctx);
       const logger = loggerOf(config, 'run');
       const handle = await openDatabase(config.db);
@@ -107,6 +109,12 @@ export function registerRun(program: Command, ctx: RunCommandContext): void {
       try {
         await handle.migrate();
         const store = createStore(handle.db);
+        if (opts.from) {
+          // The new run optimises its parent's task; the parent is looked up here only to name it.
+          const parent = await store.runs.get(opts.from);
+          if (!parent) throw new UserInputError(`There is no run '${opts.from}' to start from; \`kernelseek runs\` lists them.`, { code: 'run_unknown' });
+          params = { ...(params ?? parseRunOptions(parent.task, opts, owner)), continueFrom: parent.id };
+        }
         let resolveFinished!: (summary: RunSummary) => void;
         const finished = new Promise<RunSummary>((r) => (resolveFinished = r));
         const reporter = composeReporters(createTerminalReporter(ctx.stdout, { live: ctx.interactive }), { ...noopReporter, runFinished: ({ summary }) => resolveFinished(summary) });
@@ -118,6 +126,7 @@ export function registerRun(program: Command, ctx: RunCommandContext): void {
           run = await engine.startRun(params);
           lease = await holdRunLease(store, run.id, leaseOptions);
           writeLine(ctx.stdout, `Run ${run.id} on ${run.task} with ${run.model}: target ${run.target}x, budgets ${run.evaluations.budget} evaluations / ${run.steps.budget} steps / $${run.costUsd.budget}.`);
+          if (run.parentRunId) writeLine(ctx.stdout, `It continues ${run.parentRunId} from its best kernel, with its history summarised for the agent.`);
         } else {
           const id = opts.resume!;
           const stored = await store.runs.get(id);

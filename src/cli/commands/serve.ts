@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Command } from 'commander';
 import { createAgentEngine, createBankQuestionSource, createQueueTurnScheduler, startAgentTurnWorker, startRunReconciler, createRedisWorkerAvailability } from '../../agent/index.js';
-import type { Config } from '../../config/index.js';
+import { REPO_ROOT, type Config } from '../../config/index.js';
 import { startDigestScheduler } from '../../digest/index.js';
 import { UserInputError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
@@ -19,6 +19,9 @@ import {
   createSlackPoster,
   createSlackReporter,
   createSlackWebClient,
+  createSlackDirectory,
+  createPathScrubber,
+  goalsOf,
   createTaskCatalogCache,
   EVENTS_PATH,
   HEALTH_PATH,
@@ -94,8 +97,21 @@ async function serve(ctx: CliContext, config: Config, options: { role: Role; por
   }
 }
 
+/** Server paths never reach Slack: the data directory, the tasks and this checkout are named, any other absolute path cut. */
+function serverPathScrubber(config: Config): (text: string) => string {
+  return createPathScrubber([
+    { path: config.core.dataDir, label: '(data dir)' },
+    { path: config.core.tasksDir, label: '(tasks)' },
+    { path: REPO_ROOT, label: '(kernelseek)' },
+  ]);
+}
+
 function createPoster(config: Config, logger: Logger): SlackPoster {
-  return createSlackPoster({ client: createSlackWebClient({ token: config.slack.botToken!, apiUrl: config.slack.apiUrl }), logger: logger.child({ component: 'slack-poster' }) });
+  return createSlackPoster({
+    client: createSlackWebClient({ token: config.slack.botToken!, apiUrl: config.slack.apiUrl }),
+    logger: logger.child({ component: 'slack-poster' }),
+    scrub: serverPathScrubber(config),
+  });
 }
 
 async function startRoles(
@@ -107,6 +123,7 @@ async function startRoles(
   stops: { name: string; stop: () => Promise<unknown> }[],
 ): Promise<string> {
   const has = (r: Role) => options.role === 'all' || options.role === r;
+  const loadTasks = createTaskCatalogCache(() => loadTaskCatalog(config.core.tasksDir));
   const connection = redisOptionsFromUrl(config.redis.url);
   const prefix = config.queue.prefix;
   const queues = createQueueClient({ connection, prefix });
@@ -127,7 +144,7 @@ async function startRoles(
     scheduler: createQueueTurnScheduler(queues),
     workers,
     questions: createBankQuestionSource({ store }),
-    ...(poster ? { reporter: createSlackReporter({ poster, store, logger: logger.child({ component: 'slack-reporter' }), results: createResultsPort({ config, store }) }) } : {}),
+    ...(poster ? { reporter: createSlackReporter({ poster, store, goals: () => goalsOf({ loadTasks }), logger: logger.child({ component: 'slack-reporter' }), results: createResultsPort({ config, store }) }) } : {}),
     logger: logger.child({ component: 'agent' }),
   });
   stops.push({ name: 'agent engine', stop: () => engine.close() });
@@ -161,7 +178,7 @@ async function startRoles(
         connection,
         prefix,
         config: config.digest,
-        deps: { store, poster: createDigestPoster(poster), timeZone: config.digest.timezone, logger: logger.child({ component: 'digest' }) },
+        deps: { store, poster: createDigestPoster(poster), timeZone: config.digest.timezone, window: config.digest.window, goals: () => goalsOf({ loadTasks }), logger: logger.child({ component: 'digest' }) },
         logger: logger.child({ component: 'digest' }),
       });
       stops.push({ name: 'digest scheduler', stop: () => digest.close() });
@@ -179,9 +196,11 @@ async function startRoles(
         control: engine,
         poster,
         logger: logger.child({ component: 'slack' }),
-        loadTasks: createTaskCatalogCache(() => loadTaskCatalog(config.core.tasksDir)),
+        loadTasks,
         bank: createBankPort(store),
-        digest: createDigestPort({ store, poster, timeZone: config.digest.timezone, logger: logger.child({ component: 'digest' }) }),
+        digest: createDigestPort({ store, poster, timeZone: config.digest.timezone, window: config.digest.window, goals: () => goalsOf({ loadTasks }), logger: logger.child({ component: 'digest' }) }),
+        directory: createSlackDirectory({ client: createSlackWebClient({ token: config.slack.botToken!, apiUrl: config.slack.apiUrl }), logger: logger.child({ component: 'slack-directory' }) }),
+        scrub: serverPathScrubber(config),
         results: createResultsPort({ config, store }),
       },
       { health, port: options.port },

@@ -43,6 +43,7 @@ export const DigestEnvSchema = z.object({
   ),
   DIGEST_TZ: z.preprocess(blank, z.string().default('UTC').refine(validZone, { message: 'must be an IANA time zone, e.g. UTC or Europe/Berlin' })),
   DIGEST_CHANNEL: optionalString(),
+  DIGEST_WINDOW: z.preprocess(blank, z.enum(['day', 'week'], { message: 'must be day or week (how much time one digest covers)' }).default('day')),
 });
 
 export interface DigestConfig {
@@ -50,4 +51,6 @@ export interface DigestConfig {
   timezone: string;
   /** No channel: the scheduler posts nothing (the terminal digest still works). */
   channel: string | undefined;
+  /** How much time one digest covers, ending when it is posted: the last day or the last week. */
+  window: 'day' | 'week';
 }

@@ -19,6 +19,7 @@ export const SlackEnvSchema = z.object({
   KERNELSEEK_ALLOWED_USERS: csv(SLACK_USER, 'Slack user ids', 'U012AB3CD,U045EF6GH'),
   KERNELSEEK_ALLOWED_CHANNELS: csv(SLACK_CHANNEL, 'Slack channel ids', 'C012AB3CD'),
   KERNELSEEK_ADMINS: csv(SLACK_USER, 'Slack user ids', 'U012AB3CD'),
+  KERNELSEEK_PUBLIC_URL: url('https://kernelseek.example.com', ['https:', 'http:']),
 });
 
 export interface SlackConfig {
@@ -34,4 +35,10 @@ export interface SlackConfig {
   allowedChannels: string[];
   /** May stop or steer any run; a run's owner may always steer their own. */
   admins: string[];
+  /**
+   * The app's public address (the manifest's unfurl domain): a run's link is `<publicUrl>/runs/<id>`,
+   * which unfurls in any channel and redirects to the run's thread. Unset: runs link to their
+   * thread only, and nothing unfurls.
+   */
+  publicUrl: string | undefined;
 }

@@ -1,6 +1,6 @@
 import { and, asc, eq, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Database } from '../client.js';
-import { agentSteps, questions, runMessages, runs, toolCalls } from '../schema.js';
+import { agentSteps, decisionCards, questions, runMessages, runs, toolCalls } from '../schema.js';
 import type { Question } from './questions.js';
 import type { Run } from './runs.js';
 
@@ -17,7 +17,23 @@ export interface DeliveryContext {
   bestBefore: number | null;
   trigger: string | null;
   evidence: Record<string, unknown> | null;
+  /**
+   * The decision card being answered (`<run>.d<n>`), or null at a turn boundary. Questions bound to
+   * another card are never claimed; a delivery that answers the card closes it and clears the run's
+   * pending decision in the same transaction, under the run's row lock (see addBoundQuestion).
+   */
+  decisionId?: string | null;
 }
+
+/** Questions that may be delivered now: unbound ones, and those bound to the open card `decisionId`. */
+function deliverable(decisionId: string | null | undefined) {
+  return decisionId ? or(isNull(questions.decisionId), eq(questions.decisionId, decisionId)) : isNull(questions.decisionId);
+}
+
+export type BoundQuestionResult =
+  | { kind: 'added'; question: Question; created: boolean }
+  /** The card is not the run's open decision point (answered, superseded, or the run ended). */
+  | { kind: 'closed'; openDecisionId: string | null };
 
 /**
  * Repository functions the agent engine needs beyond the basic ones: atomic state merges, sequence
@@ -134,10 +150,13 @@ export function createAgentRunRepository(db: Database) {
     ): Promise<Question[]> {
       return db.transaction(async (tx) => {
         const now = new Date();
+        const decisionId = context.decisionId ?? null;
+        // The run's row lock orders this delivery against answers bound to the card (addBoundQuestion).
+        if (decisionId) await tx.select({ id: runs.id }).from(runs).where(eq(runs.id, runId)).for('update');
         const claimed = await tx
           .update(questions)
           .set({ deliveredAt: now, evalSeqAtAsk: context.evalSeqAtAsk, bestBefore: context.bestBefore })
-          .where(and(eq(questions.runId, runId), isNull(questions.deliveredAt)))
+          .where(and(eq(questions.runId, runId), isNull(questions.deliveredAt), deliverable(decisionId)))
           .returning();
         claimed.sort((a, b) => a.id - b.id);
         // The question that answers a decision point carries its trigger and evidence.
@@ -154,12 +173,24 @@ export function createAgentRunRepository(db: Database) {
         if (extra && claimed.length === 0) {
           const [row] = await tx
             .insert(questions)
-            .values({ ...extra, runId, deliveredAt: now, evalSeqAtAsk: context.evalSeqAtAsk, bestBefore: context.bestBefore })
+            .values({ ...extra, runId, deliveredAt: now, evalSeqAtAsk: context.evalSeqAtAsk, bestBefore: context.bestBefore, decisionId })
             .returning();
           delivered.push(row!);
         }
         if (delivered.length === 0) return [];
         await tx.insert(runMessages).values({ runId, seq, role: 'user', content: buildContent(delivered) });
+        if (decisionId) {
+          // Answered: the card closes and the run no longer waits on it, before the lock is released,
+          // so an answer bound to it that comes later is refused instead of waiting forever.
+          await tx
+            .update(decisionCards)
+            .set({ closedAt: now, closedBy: `question:${delivered[0]!.id}` })
+            .where(and(eq(decisionCards.id, decisionId), isNull(decisionCards.closedAt)));
+          await tx
+            .update(runs)
+            .set({ state: sql`${runs.state} || '{"decision":null}'::jsonb`, updatedAt: now })
+            .where(and(eq(runs.id, runId), sql`${runs.state}->'decision'->>'id' = ${decisionId}`));
+        }
         return delivered;
       });
     },
@@ -196,8 +227,45 @@ export function createAgentRunRepository(db: Database) {
         .where(owner ? and(eq(runs.id, id), eq(runs.leaseOwner, owner)) : and(eq(runs.id, id), lt(runs.leaseExpiresAt, sql`now()`)));
     },
 
-    async pendingQuestions(runId: string): Promise<Question[]> {
-      return db.select().from(questions).where(and(eq(questions.runId, runId), isNull(questions.deliveredAt))).orderBy(asc(questions.id));
+    /**
+     * Undelivered questions that may be delivered now: unbound ones, and those bound to `decisionId`
+     * (the open decision card, if any). An answer bound to a card that closed without it (the run
+     * ended while it waited) is never delivered to another decision point.
+     */
+    async pendingQuestions(runId: string, decisionId?: string | null): Promise<Question[]> {
+      return db
+        .select()
+        .from(questions)
+        .where(and(eq(questions.runId, runId), isNull(questions.deliveredAt), deliverable(decisionId)))
+        .orderBy(asc(questions.id));
+    },
+
+    /**
+     * A person's answer to one decision card. Stored only while that card is the run's open decision
+     * point, checked under the run's row lock that deliverQuestions also takes: either the answer is
+     * stored before the card is answered (and delivered with it), or the card has closed and the
+     * answer is refused. A redelivery (same external id) returns the stored question, open or not.
+     */
+    async addBoundQuestion(
+      runId: string,
+      decisionId: string,
+      input: Omit<typeof questions.$inferInsert, 'runId' | 'decisionId' | 'deliveredAt'> & { externalId: string },
+    ): Promise<BoundQuestionResult> {
+      return db.transaction(async (tx) => {
+        const [run] = await tx.select({ state: runs.state }).from(runs).where(eq(runs.id, runId)).for('update');
+        const [existing] = await tx
+          .select()
+          .from(questions)
+          .where(and(eq(questions.runId, runId), eq(questions.externalId, input.externalId)));
+        if (existing) return { kind: 'added', question: existing, created: false };
+        const open = (run?.state as { decision?: { id?: string } | null } | undefined)?.decision?.id ?? null;
+        if (open !== decisionId) return { kind: 'closed', openDecisionId: open };
+        const [row] = await tx
+          .insert(questions)
+          .values({ ...input, runId, decisionId })
+          .returning();
+        return { kind: 'added', question: row!, created: true };
+      });
     },
   };
 }

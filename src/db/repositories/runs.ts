@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNotNull, sql } from 'drizzle-orm';
 import { newRunId } from '../../core/ids.js';
 import type { Database } from '../client.js';
 import { allowedSources, canReopen, isTerminal, type RunStatus } from '../run-status.js';
@@ -42,6 +42,27 @@ export function createRunRepository(db: Database) {
       const query = db.select().from(runs);
       const filtered = options.statuses?.length ? query.where(inArray(runs.status, options.statuses)) : query;
       return filtered.orderBy(desc(runs.createdAt)).limit(options.limit ?? 50);
+    },
+
+    /** Runs that continue or fork `runId` (its children), oldest first. */
+    async childrenOf(runId: string): Promise<Run[]> {
+      return db.select().from(runs).where(eq(runs.parentRunId, runId)).orderBy(asc(runs.createdAt));
+    },
+
+    /** A person's runs, newest first. */
+    async listByOwner(owner: string, limit = 20): Promise<Run[]> {
+      return db.select().from(runs).where(eq(runs.owner, owner)).orderBy(desc(runs.createdAt)).limit(limit);
+    },
+
+    /** Per task and architecture, the run with the best speedup vs the baseline (the team's bests). */
+    async bestPerTask(limit = 50): Promise<Run[]> {
+      const rows = await db
+        .selectDistinctOn([runs.task, runs.arch])
+        .from(runs)
+        .where(isNotNull(runs.bestSpeedup))
+        .orderBy(runs.task, runs.arch, desc(runs.bestSpeedup), asc(runs.createdAt))
+        .limit(limit);
+      return rows;
     },
 
     /**

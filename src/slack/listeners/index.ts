@@ -1,15 +1,21 @@
 import type { App } from '@slack/bolt';
 import type { SlackDeps } from '../deps.js';
+import { registerAnswerCardActions } from './actions/answer-card.js';
 import { registerAskBankAction } from './actions/ask-bank.js';
 import { registerExportAction } from './actions/export.js';
 import { registerOpenPullRequestAction } from './actions/open-pr.js';
+import { registerContinueRunAction } from './actions/continue-run.js';
 import { registerPromoteQuestionAction } from './actions/promote-question.js';
 import { registerStopRunAction } from './actions/stop-run.js';
 import { registerKernelseekCommand } from './commands/kernelseek.js';
+import { registerAppHomeOpened } from './events/app-home-opened.js';
+import { registerEntityDetails } from './events/entity-details.js';
+import { registerLinkShared } from './events/link-shared.js';
 import { registerReactionAdded } from './events/reaction-added.js';
 import { registerThreadReplies } from './messages/thread-reply.js';
 import { registerEventDedupe } from './middleware/dedupe-events.js';
 import { registerThreadOrdering } from './middleware/order-thread-events.js';
+import { registerAnswerSubmitted } from './views/answer-submitted.js';
 import { registerPromoteQuestionSubmitted } from './views/promote-question-submitted.js';
 import { createWorkQueue, type WorkQueue } from './work-queue.js';
 
@@ -33,5 +39,11 @@ export function registerListeners(app: App, deps: SlackDeps): WorkQueue {
   registerExportAction(app, deps);
   registerOpenPullRequestAction(app, deps);
   registerPromoteQuestionSubmitted(app, deps);
+  registerAnswerCardActions(app, deps);
+  registerAnswerSubmitted(app, deps);
+  registerContinueRunAction(app, deps, heavy);
+  registerLinkShared(app, deps);
+  registerEntityDetails(app, deps);
+  registerAppHomeOpened(app, deps);
   return heavy;
 }

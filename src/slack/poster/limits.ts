@@ -20,6 +20,10 @@ export const SLACK_TEXT_LIMITS = {
   buttonText: 75,
   /** A button's value. */
   buttonValue: 2000,
+  /** assistant.threads.setStatus: loading messages Slack rotates through. */
+  loadingMessages: 10,
+  /** A status line (and each loading message): kept short, as Slack shows one line. */
+  statusText: 100,
 } as const;
 
 /** How much of a long piece of text (a question, an error) is shown inline before "see the file". */

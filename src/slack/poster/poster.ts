@@ -4,9 +4,23 @@ import type { webApi } from '@slack/bolt';
 import type { Logger } from '../../core/logger.js';
 import { classifyCallError, type CallFailure } from './classify-error.js';
 import { createLane, laneWaitMs, type Lane, type LanePolicy } from './lane.js';
-import { capText, SLACK_TEXT_LIMITS } from './limits.js';
+import { capText, clip, SLACK_TEXT_LIMITS } from './limits.js';
 import { sendOperation } from './send.js';
-import { SLACK_PACING, type EphemeralPayload, type FilePayload, type MessagePayload, type Operation, type PosterPacing, type PostResult, type ReactionPayload, type UpdatePayload } from './types.js';
+import {
+  SLACK_PACING,
+  type EphemeralPayload,
+  type FilePayload,
+  type HomePayload,
+  type MessagePayload,
+  type Operation,
+  type PosterPacing,
+  type PostResult,
+  type ReactionPayload,
+  type ThreadStatusPayload,
+  type UnfurlPayload,
+  type UpdatePayload,
+} from './types.js';
+import { scrubStrings } from './server-paths.js';
 import type { KnownBlock } from '../views/block-kit.js';
 
 /** Waits `ms`, or less when `signal` fires: a stop ends the wait, it is not an error. */
@@ -36,6 +50,12 @@ export interface PosterOptions {
   maxTransientRetries?: number;
   backoffMs?: number;
   now?: () => number;
+  /**
+   * Applied to every string of what goes into Slack (message text and blocks, status lines, unfurls,
+   * App Home, the text files a long message overflows into): the last guard against a server path
+   * reaching Slack (server-paths.ts). Kernel sources and charts uploaded with uploadFile are not touched.
+   */
+  scrub?: (text: string) => string;
 }
 
 export interface PosterStats {
@@ -55,6 +75,14 @@ export interface SlackPoster {
   postEphemeral(payload: EphemeralPayload): Promise<PostResult>;
   uploadFile(payload: FilePayload): Promise<PostResult>;
   addReaction(payload: ReactionPayload): Promise<PostResult>;
+  /**
+   * Sets (or, with an empty status, clears) a thread's status line. A pending status of the same
+   * thread is replaced: only the latest is sent.
+   */
+  setThreadStatus(payload: ThreadStatusPayload): Promise<PostResult>;
+  unfurl(payload: UnfurlPayload): Promise<PostResult>;
+  /** Publishes a person's App Home; a pending publish for the same person is replaced. */
+  publishHome(payload: HomePayload): Promise<PostResult>;
   /** Resolves when nothing is queued or in flight. */
   idle(): Promise<void>;
   stats(): PosterStats;
@@ -88,6 +116,7 @@ export function createSlackPoster(options: PosterOptions): SlackPoster {
   const maxTransientRetries = options.maxTransientRetries ?? 3;
   const backoffMs = options.backoffMs ?? 1000;
   const now = options.now ?? Date.now;
+  const clean = <T>(value: T): T => (options.scrub ? scrubStrings(value, options.scrub) : value);
 
   const lanes = new Map<string, Lane<Job>>();
   const pendingEdits = new Map<string, Job>();
@@ -121,6 +150,18 @@ export function createSlackPoster(options: PosterOptions): SlackPoster {
       case 'reactions.add':
         key = 'reactions';
         policy = { minIntervalMs: pacing.reactionIntervalMs };
+        break;
+      case 'assistant.threads.setStatus':
+        key = 'status';
+        policy = { minIntervalMs: pacing.statusIntervalMs };
+        break;
+      case 'chat.unfurl':
+        key = 'unfurl';
+        policy = { minIntervalMs: pacing.unfurlIntervalMs };
+        break;
+      case 'views.publish':
+        key = 'views';
+        policy = { minIntervalMs: pacing.viewIntervalMs };
         break;
     }
     let lane = lanes.get(key);
@@ -226,7 +267,8 @@ export function createSlackPoster(options: PosterOptions): SlackPoster {
   }
 
   return {
-    postMessage(payload) {
+    postMessage(raw) {
+      const payload = { ...clean({ ...raw, files: undefined }), files: raw.files?.map((f) => (typeof f.content === 'string' ? clean(f) : { ...f, title: f.title && clean(f.title) })) };
       const capped = capText(payload.text, SLACK_TEXT_LIMITS.messageText);
       const files = [...(payload.files ?? [])];
       if (capped.overflow) files.push({ filename: 'message.txt', content: capped.overflow, title: 'Full message' });
@@ -237,15 +279,27 @@ export function createSlackPoster(options: PosterOptions): SlackPoster {
       );
       return uploads.length === 0 ? posted : Promise.all([posted, ...uploads]).then(([first]) => first!);
     },
-    updateMessage(payload) {
+    updateMessage(raw) {
+      const payload = clean(raw);
       const text = capText(payload.text, SLACK_TEXT_LIMITS.messageText).text;
       return enqueue({ kind: 'chat.update', payload: { ...payload, text } }, `${payload.channel}/${payload.ts}`);
     },
-    postEphemeral(payload) {
+    postEphemeral(raw) {
+      const payload = clean(raw);
       return enqueue({ kind: 'chat.postEphemeral', payload: { ...payload, text: capText(payload.text, SLACK_TEXT_LIMITS.messageText).text } });
     },
     uploadFile: (payload) => enqueue({ kind: 'files.upload', payload }),
     addReaction: (payload) => enqueue({ kind: 'reactions.add', payload }),
+    setThreadStatus(raw) {
+      const payload = clean(raw);
+      const loadingMessages = payload.loadingMessages?.slice(0, SLACK_TEXT_LIMITS.loadingMessages).map((m) => clip(m, SLACK_TEXT_LIMITS.statusText));
+      return enqueue(
+        { kind: 'assistant.threads.setStatus', payload: { ...payload, status: clip(payload.status, SLACK_TEXT_LIMITS.statusText), ...(loadingMessages ? { loadingMessages } : {}) } },
+        `status:${payload.channel}/${payload.threadTs}`,
+      );
+    },
+    unfurl: (payload) => enqueue({ kind: 'chat.unfurl', payload: clean(payload) }),
+    publishHome: (payload) => enqueue({ kind: 'views.publish', payload: clean(payload) }, `home:${payload.user}`),
     idle() {
       if (outstanding === 0) return Promise.resolve();
       return new Promise((resolve) => idleWaiters.push(resolve));

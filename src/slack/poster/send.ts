@@ -49,6 +49,30 @@ export async function sendOperation(client: WebClient, op: Operation): Promise<P
       const fileId = res.files?.[0]?.files?.[0]?.id;
       return { ok: true, ...(fileId ? { fileId } : {}) };
     }
+    case 'assistant.threads.setStatus': {
+      const p = op.payload;
+      await client.assistant.threads.setStatus({
+        channel_id: p.channel,
+        thread_ts: p.threadTs,
+        status: p.status,
+        ...(p.loadingMessages?.length ? { loading_messages: p.loadingMessages.slice(0, 10) } : {}),
+      });
+      return { ok: true };
+    }
+    case 'chat.unfurl': {
+      const p = op.payload;
+      // Work Objects go as `metadata`; a workspace without them gets the plain `unfurls` (the poster's caller decides).
+      const args = p.entities
+        ? { channel: p.channel, ts: p.ts, metadata: { entities: p.entities } }
+        : { channel: p.channel, ts: p.ts, unfurls: p.unfurls ?? {} };
+      await client.chat.unfurl(args as Parameters<WebClient['chat']['unfurl']>[0]);
+      return { ok: true };
+    }
+    case 'views.publish': {
+      const p = op.payload;
+      await client.views.publish({ user_id: p.user, view: p.view });
+      return { ok: true };
+    }
     case 'reactions.add': {
       const p = op.payload;
       try {

@@ -42,6 +42,31 @@ export interface ReactionPayload {
   name: string;
 }
 
+/** The thread's status line (`assistant.threads.setStatus`); an empty `status` clears it. */
+export interface ThreadStatusPayload {
+  channel: string;
+  threadTs: string;
+  status: string;
+  /** Messages Slack rotates through while the status shows (at most 10). */
+  loadingMessages?: string[];
+}
+
+/** `chat.unfurl`: Work Objects metadata, or plain unfurl blocks per URL. */
+export interface UnfurlPayload {
+  channel: string;
+  ts: string;
+  /** Block Kit per shared URL (the plain unfurl). */
+  unfurls?: Record<string, { blocks: KnownBlock[] }>;
+  /** Work Objects entities (`metadata.entities`), where the workspace supports them. */
+  entities?: Record<string, unknown>[];
+}
+
+/** `views.publish`: a person's App Home tab. */
+export interface HomePayload {
+  user: string;
+  view: { type: 'home'; blocks: KnownBlock[]; private_metadata?: string };
+}
+
 export type PostResult = { ok: true; ts?: string; fileId?: string } | { ok: false; error: string };
 
 export interface PosterPacing {
@@ -53,9 +78,23 @@ export interface PosterPacing {
   ephemeralIntervalMs: number;
   /** reactions.add is Tier 3. */
   reactionIntervalMs: number;
+  /** assistant.threads.setStatus has limits of its own: paced like Tier 3, per workspace. */
+  statusIntervalMs: number;
+  /** chat.unfurl is Tier 3. */
+  unfurlIntervalMs: number;
+  /** views.publish is Tier 4. */
+  viewIntervalMs: number;
 }
 
-export const SLACK_PACING: PosterPacing = { messageIntervalMs: 1000, updateIntervalMs: 1200, ephemeralIntervalMs: 600, reactionIntervalMs: 1200 };
+export const SLACK_PACING: PosterPacing = {
+  messageIntervalMs: 1000,
+  updateIntervalMs: 1200,
+  ephemeralIntervalMs: 600,
+  reactionIntervalMs: 1200,
+  statusIntervalMs: 1200,
+  unfurlIntervalMs: 1200,
+  viewIntervalMs: 600,
+};
 
 /** One Slack call the poster queues. */
 export type Operation =
@@ -63,4 +102,7 @@ export type Operation =
   | { kind: 'chat.update'; payload: UpdatePayload }
   | { kind: 'chat.postEphemeral'; payload: EphemeralPayload }
   | { kind: 'files.upload'; payload: FilePayload }
-  | { kind: 'reactions.add'; payload: ReactionPayload };
+  | { kind: 'reactions.add'; payload: ReactionPayload }
+  | { kind: 'assistant.threads.setStatus'; payload: ThreadStatusPayload }
+  | { kind: 'chat.unfurl'; payload: UnfurlPayload }
+  | { kind: 'views.publish'; payload: HomePayload & { channel?: undefined } };

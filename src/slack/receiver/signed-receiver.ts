@@ -19,6 +19,8 @@ export interface SlackResponseState {
 export interface ReceiverRoute {
   path: string;
   method: string[];
+  /** Match every path under `path` (e.g. `/runs/`), not only `path` itself. */
+  prefix?: boolean;
   handler(req: IncomingMessage, res: ServerResponse): void;
 }
 
@@ -100,7 +102,7 @@ export class SignedRequestReceiver implements Receiver {
     const { pathname } = new URL(req.url ?? '/', 'http://localhost');
     const method = (req.method ?? 'GET').toUpperCase();
     if (pathname === this.options.path && method === 'POST') return this.receive(req, res);
-    const route = this.options.routes?.find((r) => r.path === pathname && r.method.includes(method));
+    const route = this.options.routes?.find((r) => (r.prefix ? pathname.startsWith(r.path) : r.path === pathname) && r.method.includes(method));
     if (route) return route.handler(req, res);
     refuse(req, res, 404, 'not found');
   }

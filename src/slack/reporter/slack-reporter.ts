@@ -5,11 +5,13 @@ import type { Logger } from '../../core/logger.js';
 import { describeEnd, type RunReporter, type RunSummary, type RunView } from '../agent-port.js';
 import type { PostResult, SlackPoster } from '../poster/poster.js';
 import type { KnownBlock } from '../views/block-kit.js';
-import { renderSpeedupChart, RUN_SERIES_STYLES, runSpeedupPoints } from '../../digest/index.js';
+import { renderRunChart, runChartData, type GoalOf } from '../../digest/index.js';
 import { renderRunSummary } from '../views/run-summary.js';
 import { renderStatusCard } from '../views/status-card.js';
-import { renderDecisionCard, renderNewBest, renderQuestionAsked, renderRunError } from '../views/thread-messages.js';
+import { renderNewBest, renderQuestionAsked, renderRunError } from '../views/thread-messages.js';
+import { renderDecisionCard } from '../views/decision-card.js';
 import { context, who, type SlackView } from '../views/format.js';
+import { createLiveStatus, statusForProgress, statusForTool, THINKING, THINKING_MESSAGES, type StatusClock } from './live-status.js';
 import { createRunExtrasCache } from './run-extras.js';
 import type { ResultsPort } from '../results-port.js';
 
@@ -19,6 +21,12 @@ export interface SlackReporterDeps {
   logger: Logger;
   /** What the final card offers (*Export*, *Open pull request*); without it, no buttons. */
   results?: Pick<ResultsPort, 'offer'> | undefined;
+  /** How often an unchanged thread status is sent again (default 90 s, inside Slack's 2-minute clear). */
+  statusRefreshMs?: number;
+  /** The status refresh's timers (tests drive a long evaluation with a clock of their own). */
+  statusClock?: StatusClock;
+  /** Each task's goal, for the goal line of the final chart (none without it). */
+  goals?: () => Promise<GoalOf>;
 }
 
 /**
@@ -39,24 +47,51 @@ export function createSlackReporter(deps: SlackReporterDeps): RunReporter {
     void poster.updateMessage({ channel: run.slack.channel, ts: run.slack.threadTs, text: card.text, blocks: card.blocks });
   }
 
+  const live = createLiveStatus({ poster, ...(deps.statusRefreshMs ? { refreshMs: deps.statusRefreshMs } : {}), ...(deps.statusClock ? { clock: deps.statusClock } : {}) });
+  const threadOf = (run: RunView) => run.slack!;
+
+  /** Posts in the thread; Slack clears the thread's status line on a message, so it is shown again after. */
   function post(run: RunView, view: SlackView): Promise<PostResult> {
     if (!run.slack) return Promise.resolve({ ok: false, error: 'no_thread' });
-    return poster.postMessage({ channel: run.slack.channel, threadTs: run.slack.threadTs, text: view.text, blocks: view.blocks, ...(view.files ? { files: view.files } : {}) });
+    const thread = run.slack;
+    const posted = poster.postMessage({ channel: thread.channel, threadTs: thread.threadTs, text: view.text, blocks: view.blocks, ...(view.files ? { files: view.files } : {}) });
+    void posted.then((r) => r.ok && live.posted(thread));
+    return posted;
   }
 
-  // Decision cards whose buttons are still live, per run: once the decision is answered (or the run
-  // ends) the buttons give way to a line saying so, so nobody presses a button that no longer applies.
-  const openDecisions = new Map<string, Promise<{ channel: string; ts: string; blocks: KnownBlock[] } | undefined>>();
+  /** The thread's status line for a run in state `run.status` (cleared while it waits for people or is over). */
+  function showState(run: RunView): void {
+    if (!run.slack) return;
+    if (run.status === 'running' || run.status === 'queued') {
+      if (run.waitingForWorker) live.set(threadOf(run), `is ${run.waitingForWorker}`);
+      else live.set(threadOf(run), THINKING, THINKING_MESSAGES);
+    } else {
+      live.clear(threadOf(run));
+    }
+  }
 
-  function closeDecision(runId: string, note: string): void {
-    const open = openDecisions.get(runId);
+  // Decision cards whose buttons are still live, by card id (and per run, oldest first): once a card
+  // is answered (or the run ends) its buttons give way to a line saying so, so nobody presses a
+  // button that no longer applies.
+  const openDecisions = new Map<string, Promise<{ channel: string; ts: string; blocks: KnownBlock[] } | undefined>>();
+  const cardsOfRun = new Map<string, string[]>();
+
+  function closeCard(runId: string, cardId: string, note: string): void {
+    const open = openDecisions.get(cardId);
+    cardsOfRun.set(runId, (cardsOfRun.get(runId) ?? []).filter((id) => id !== cardId));
     if (!open) return;
-    openDecisions.delete(runId);
+    openDecisions.delete(cardId);
     void open.then((card) => {
       if (!card) return;
       const blocks: KnownBlock[] = [...card.blocks.filter((b) => b.type !== 'actions'), context(note)];
       void poster.updateMessage({ channel: card.channel, ts: card.ts, text: note, blocks });
     });
+  }
+
+  /** Closes `cardId`, or (no id: an answer delivered at the open decision point) every open card of the run. */
+  function closeDecision(runId: string, note: string, cardId?: string | null): void {
+    const ids = cardId ? [cardId] : [...(cardsOfRun.get(runId) ?? [])];
+    for (const id of ids) closeCard(runId, id, note);
   }
 
   /** Never lets a reporter failure (a database blip while reading extras) reach the run. */
@@ -90,23 +125,34 @@ export function createSlackReporter(deps: SlackReporterDeps): RunReporter {
         logger.warn({ runId: run.id, file: summary.best.file }, 'best kernel source not found; summary posted without it');
       }
     }
-    // The digest's shared renderer: each counted candidate, and the best so far as a step line from 1.0.
-    const points = runSpeedupPoints(evaluations);
+    // The run's chart (as `/kernelseek chart`): each counted candidate with its interval, the best so
+    // far as a step line from 1.0, the baseline's, peers' and goal's lines.
+    const goalOf = await deps.goals?.().catch(() => undefined);
+    const input = { runId: run.id, task: run.task, target: run.target, goalVs: goalOf?.(run.task)?.vs, evaluations };
     // Nothing counted: the summary already says so, and an empty chart would only add noise.
-    if (points.length > 0) {
-      const png = await renderSpeedupChart(points, { x: 'evaluation', title: `${run.id} · ${run.task}: speedup vs baseline`, styles: RUN_SERIES_STYLES });
+    if (runChartData(input).points.length > 0) {
+      const png = await renderRunChart(input);
       void poster.uploadFile({ channel: slack.channel, threadTs: slack.threadTs, filename: `${run.id}-speedup.png`, content: png, title: `Speedup over evaluations, ${run.id}` });
     }
   }
 
   return {
-    statusChanged: guarded('statusChanged', async ({ run }) => redraw(run)),
+    statusChanged: guarded('statusChanged', async ({ run }) => {
+      showState(run);
+      await redraw(run);
+    }),
+    stepStarted: guarded('stepStarted', async ({ run }) => live.set(threadOf(run), THINKING, THINKING_MESSAGES)),
     stepFinished: guarded('stepFinished', async ({ run }) => redraw(run)),
-    toolStarted: async () => {},
-    // The status card is edited at most every few seconds and a thread is no place for a ticker.
-    evaluationProgress: async () => {},
+    toolStarted: guarded('toolStarted', async ({ run, name }) => live.set(threadOf(run), statusForTool(name))),
+    // The status card is edited at most every few seconds and a thread is no place for a ticker: the
+    // harness's progress shows in the thread's status line only.
+    evaluationProgress: guarded('evaluationProgress', async ({ run, progress }) => {
+      const status = statusForProgress(progress);
+      if (status) live.set(threadOf(run), status);
+    }),
     evaluationFinished: guarded('evaluationFinished', async ({ run, evaluation }) => {
       extras.noteEvaluation(run.id, evaluation);
+      live.set(threadOf(run), THINKING, THINKING_MESSAGES);
       await redraw(run);
     }),
     newBest: guarded('newBest', async ({ run, evaluation, previousSpeedup }) => {
@@ -116,16 +162,25 @@ export function createSlackReporter(deps: SlackReporterDeps): RunReporter {
       await redraw(run);
     }),
     decisionPoint: guarded('decisionPoint', async ({ run, decision }) => {
+      // The run waits for people now: the card says so, the status line would only contradict it.
+      live.clear(threadOf(run));
       const card = renderDecisionCard(run, decision);
       const posted = post(run, card);
+      const channel = run.slack!.channel;
+      // The card's message is stored with its id, so a thread reply can be bound to the card open when it was written.
+      void posted.then((r) => (r.ok && r.ts ? store.decisionCards.setMessage(decision.id, channel, r.ts) : undefined)).catch((error: unknown) => {
+        logger.warn({ err: error, runId: run.id, card: decision.id }, 'could not record the decision card message');
+      });
       if (card.blocks.some((b) => b.type === 'actions')) {
-        const channel = run.slack!.channel;
-        openDecisions.set(run.id, posted.then((r) => (r.ok && r.ts ? { channel, ts: r.ts, blocks: card.blocks } : undefined)));
+        openDecisions.set(decision.id, posted.then((r) => (r.ok && r.ts ? { channel, ts: r.ts, blocks: card.blocks } : undefined)));
+        cardsOfRun.set(run.id, [...(cardsOfRun.get(run.id) ?? []), decision.id]);
       }
       await redraw(run);
     }),
     questionAsked: guarded('questionAsked', async ({ run, question }) => {
-      closeDecision(run.id, question.source === 'bank' ? ':books: The bank asked a question.' : `:speech_balloon: ${who(question.author)} asked a question.`);
+      if (question.trigger || question.decisionId) {
+        closeDecision(run.id, question.source === 'bank' ? ':books: The bank asked a question.' : `:speech_balloon: ${who(question.author)} asked a question.`, question.decisionId);
+      }
       void post(run, renderQuestionAsked(run, question));
       await redraw(run);
     }),
@@ -134,6 +189,7 @@ export function createSlackReporter(deps: SlackReporterDeps): RunReporter {
       await redraw(run);
     }),
     runFinished: guarded('runFinished', async ({ run, summary }) => {
+      live.clear(threadOf(run));
       closeDecision(run.id, `The run has ended: ${describeEnd(summary.endReason)}.${summary.endReason === 'converged' ? ' Reply in this thread (or say `resume`) to continue it.' : ''}`);
       await redraw(run);
       const { bestPeer } = await extras.get(run.id);
@@ -141,6 +197,7 @@ export function createSlackReporter(deps: SlackReporterDeps): RunReporter {
       void post(run, renderRunSummary(run, summary, bestPeer ?? null, offer));
       await attachResults(run, summary);
       extras.forget(run.id);
+      cardsOfRun.delete(run.id);
     }),
   };
 }

@@ -27,6 +27,17 @@ export function who(author: string): string {
   return /^[UW][A-Z0-9]{2,}$/.test(author) ? `<@${author}>` : escapeMrkdwn(author);
 }
 
+/** A bare Slack user id (`U012AB3CD`) in text that is not already a mention. */
+const BARE_USER_ID = /(?<![<@\w])([UW](?=[A-Z0-9]*\d)[A-Z0-9]{8,10})\b/g;
+
+/**
+ * Text from the engine (an error, "stopped by U012AB3CD") with every bare user id made a mention,
+ * so Slack shows the person's name, never the raw id. Apply after escaping.
+ */
+export function withMentions(text: string): string {
+  return text.replace(BARE_USER_ID, '<@$1>');
+}
+
 /** A time Slack shows in each reader's own time zone. */
 export function slackTime(iso: string | Date): string {
   const d = typeof iso === 'string' ? new Date(iso) : iso;

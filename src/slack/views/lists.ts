@@ -83,8 +83,10 @@ export function renderHelp(): SlackView {
     `• ${START_USAGE} — start a run; its thread shows a status card, new bests, decision points and questions. Options: ${options}.`,
     '• `/kernelseek status [run]` — a run’s status card (the latest in this channel without a run id).',
     '• `/kernelseek stop <run>` — stop a run (its owner or an admin).',
-    '• `/kernelseek list` — this channel’s recent runs · `/kernelseek tasks` — the tasks · `/kernelseek bank` — the question bank · `/kernelseek digest` — post today’s digest here.',
-    '*In a run’s thread*: a reply is the agent’s next question. A reply of just `stop`, `pause`, `resume`, `status` or `budget +N` steers the run. ' +
+    '• `/kernelseek continue <run>` — a new run from that run’s best kernel, its history summarised · `/kernelseek fork <run> --goal 1.5 [--arch sm_100]` — the same for another goal or GPU.',
+    '• `/kernelseek chart <run>` — the run’s chart in its thread: speedup per evaluation with intervals, the best so far, the peers’ and goal’s lines.',
+    '• `/kernelseek list` — this channel’s recent runs · `/kernelseek tasks` — the tasks · `/kernelseek bank` — the question bank · `/kernelseek digest [week]` — post the digest here.',
+    '*In a run’s thread*: a reply is the agent’s next question; written while a decision card is open, it answers that card (or use its buttons). A reply of just `stop`, `pause`, `resume`, `status` or `budget +N` steers the run. ' +
       `Lines starting with ${ASIDE_PREFIXES.map((p) => `\`${p}\``).join(' or ')} are asides and never reach the agent.`,
   ].join('\n');
   return { text: 'KernelSeek help', blocks: [section(text)] };

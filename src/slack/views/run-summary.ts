@@ -2,7 +2,8 @@ import { describeEnd, type RunSummary, type RunView } from '../agent-port.js';
 import { capText, escapeMrkdwn, INLINE_TEXT_CHARS } from '../poster/limits.js';
 import type { ResultOffer } from '../results-port.js';
 import type { KnownBlock } from './block-kit.js';
-import { context, fields, fmtDuration, fmtSpeedup, fmtUsd, header, section, STATUS_LABEL, type SlackView } from './format.js';
+import { continueFromBestBlocks } from './continue-button.js';
+import { context, fields, fmtDuration, fmtSpeedup, fmtUsd, header, section, STATUS_LABEL, withMentions, type SlackView } from './format.js';
 import { renderResultActions } from './result-actions.js';
 
 /** The final message of a run's thread; the best kernel and the chart follow it as files. */
@@ -41,10 +42,11 @@ export function renderRunSummary(run: RunView, summary: RunSummary, bestPeer: st
     ]),
   );
   const error = summary.error ? capText(summary.error, INLINE_TEXT_CHARS) : undefined;
-  if (error) blocks.push(section(`:warning: ${escapeMrkdwn(error.text)}`));
+  if (error) blocks.push(section(`:warning: ${withMentions(escapeMrkdwn(error.text))}`));
   // Where the history lives, by name only: a path on the server means nothing in a channel.
   if (best) blocks.push(context(`Every evaluated candidate is a commit in the run's git repository on the KernelSeek server${best.commit ? ` (this one: tag \`${best.commit.slice(0, 40)}\`)` : ''}. There, \`${summary.exportCommand ?? `kernelseek export ${run.id}`}\` writes the kernel, its diff against the baseline and the evidence.`));
   blocks.push(...renderResultActions(offer));
+  blocks.push(...continueFromBestBlocks(run, summary));
   const bestText = best ? `best ${fmtSpeedup(best.speedupVsBaseline)} vs baseline` : 'no correct candidate';
   return {
     text: `${run.id} ${s.label.toLowerCase()}: ${bestText}, ${summary.evaluations} evaluations, ${fmtUsd(summary.costUsd)}`,

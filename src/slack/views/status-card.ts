@@ -1,6 +1,6 @@
 import { describeEnd, type EvaluationReport, type RunView } from '../agent-port.js';
 import { capText, escapeMrkdwn, INLINE_TEXT_CHARS } from '../poster/limits.js';
-import { context, fields, fmtDuration, fmtSpeedup, fmtUsd, header, section, slackTime, STATUS_LABEL, who, type SlackView } from './format.js';
+import { context, fields, fmtDuration, fmtSpeedup, fmtUsd, header, section, slackTime, STATUS_LABEL, who, withMentions, type SlackView } from './format.js';
 
 /** What the status card shows beyond the run's own view: the latest evaluation and the peer's name. */
 export interface CardExtras {
@@ -47,7 +47,7 @@ export function renderStatusCard(run: RunView, extras: CardExtras = {}): SlackVi
     const when = run.waitingFor.deadline ? `; the bank asks at ${slackTime(run.waitingFor.deadline)} if nobody does` : '';
     blocks.push(section(`:raising_hand: Waiting for a question (${run.waitingFor.trigger})${when}.`));
   }
-  if (run.error) blocks.push(section(`:warning: ${escapeMrkdwn(capText(run.error, INLINE_TEXT_CHARS, '…').text)}`));
+  if (run.error) blocks.push(section(`:warning: ${withMentions(escapeMrkdwn(capText(run.error, INLINE_TEXT_CHARS, '…').text))}`));
   const meta = [`Started by ${who(run.owner)}`, `model \`${run.model}\``];
   if (run.arch) meta.push(`arch \`${run.arch}\``);
   if (run.autonomous) meta.push('autonomous (the bank answers at once)');
@@ -59,7 +59,7 @@ export function renderStatusCard(run: RunView, extras: CardExtras = {}): SlackVi
 /** The thread's root while the run is being created (the run needs the thread to exist first). */
 export function renderStartingCard(task: string, owner: string): SlackView {
   return {
-    text: `Starting a KernelSeek run of ${task} for ${owner}…`,
+    text: `Starting a KernelSeek run of ${task} for ${who(owner)}…`,
     blocks: [header(`KernelSeek · ${task}`), section(`:hourglass_flowing_sand: Starting a run of \`${task}\` for ${who(owner)}…`)],
   };
 }

@@ -1,12 +1,12 @@
-import type { DecisionReport, EvaluationReport, QuestionReport, RunView } from '../agent-port.js';
+import type { EvaluationReport, QuestionReport, RunView } from '../agent-port.js';
 import { capText, escapeMrkdwn, INLINE_TEXT_CHARS } from '../poster/limits.js';
 import { ACTION_IDS, PROMOTE_REACTIONS } from './action-ids.js';
 import type { KnownBlock } from './block-kit.js';
-import { context, fields, fmtSpeedup, quote, section, slackTime, who, type SlackView } from './format.js';
+import { context, fmtSpeedup, quote, section, who, withMentions, type SlackView } from './format.js';
 
 /**
- * The messages a run posts in its thread besides the status card: new bests, decision cards,
- * questions asked, errors. Each is one message; long text is cut and attached in full.
+ * The messages a run posts in its thread besides the status card: new bests, questions asked,
+ * errors (decision cards: decision-card.ts). Each is one message; long text is cut and attached in full.
  */
 
 function overflowFile(name: string, full: string | undefined): SlackView['files'] {
@@ -23,7 +23,7 @@ export function renderNewBest(run: RunView, evaluation: EvaluationReport, previo
 }
 
 /** Names of the evidence a decision point carries (the engine's and the bank's), as people read them. */
-const EVIDENCE_LABELS: Record<string, string> = {
+export const EVIDENCE_LABELS: Record<string, string> = {
   evaluations: 'Evaluations',
   evals: 'Evaluations',
   best_speedup_vs_baseline: 'Best vs baseline',
@@ -40,49 +40,13 @@ const EVIDENCE_LABELS: Record<string, string> = {
 
 const SPEEDUPS = new Set(['best_speedup_vs_baseline', 'best_speedup', 'best_speedup_vs_peer', 'best_vs_peer', 'target', 'last_gain', 'weakest_speedup']);
 
-function evidenceValue(key: string, v: unknown): string {
+export function evidenceValue(key: string, v: unknown): string {
   if (typeof v === 'number' && SPEEDUPS.has(key)) return fmtSpeedup(v);
   if (typeof v === 'number' && key === 'best_evaluation') return `#${v}`;
   if (typeof v === 'number') return Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(3)));
   if (typeof v === 'string') return escapeMrkdwn(v.length > 200 ? `${v.slice(0, 199)}…` : v);
   if (Array.isArray(v)) return escapeMrkdwn(v.slice(0, 5).map(String).join(', ') + (v.length > 5 ? ', …' : ''));
   return escapeMrkdwn(JSON.stringify(v)?.slice(0, 200) ?? String(v));
-}
-
-export function renderDecisionCard(run: RunView, decision: DecisionReport): SlackView {
-  const reason = capText(decision.reason, INLINE_TEXT_CHARS);
-  const evidence = Object.entries(decision.evidence)
-    // The claim is already quoted in the reason.
-    .filter(([k, v]) => v !== null && v !== undefined && k !== 'claim')
-    .map(([k, v]) => [EVIDENCE_LABELS[k] ?? k.replace(/_/g, ' '), evidenceValue(k, v)] as [string, string]);
-  const wait = decision.deadline
-    ? `Reply in this thread with a question for the agent. If nobody has by ${slackTime(decision.deadline)}, the bank asks one.`
-    : 'Autonomous run: the bank asks a question now.';
-  const blocks: KnownBlock[] = [section(`:thinking_face: *Decision point: ${decision.trigger.replace(/_/g, ' ')}* — ${escapeMrkdwn(reason.text)}`)];
-  if (evidence.length > 0) blocks.push(fields(evidence));
-  blocks.push(context(wait));
-  if (decision.deadline) {
-    blocks.push({
-      type: 'actions',
-      elements: [
-        { type: 'button', action_id: ACTION_IDS.askBank, style: 'primary', text: { type: 'plain_text', text: 'Ask from the bank' }, value: run.id },
-        {
-          type: 'button',
-          action_id: ACTION_IDS.stopRun,
-          style: 'danger',
-          text: { type: 'plain_text', text: 'Stop' },
-          value: run.id,
-          confirm: {
-            title: { type: 'plain_text', text: `Stop ${run.id}?` },
-            text: { type: 'mrkdwn', text: 'The run ends now; its best kernel so far is posted in this thread.' },
-            confirm: { type: 'plain_text', text: 'Stop the run' },
-            deny: { type: 'plain_text', text: 'Keep it running' },
-          },
-        },
-      ],
-    });
-  }
-  return { text: `Decision point (${decision.trigger}) in ${run.id}: ${reason.text}`, blocks, files: overflowFile('decision.txt', reason.overflow) };
 }
 
 export function renderQuestionAsked(run: RunView, question: QuestionReport): SlackView {
@@ -99,12 +63,13 @@ export function renderQuestionAsked(run: RunView, question: QuestionReport): Sla
     });
     blocks.push(context(`Or react with :${PROMOTE_REACTIONS[0]}: to the reply that asked it. Question ${question.id}.`));
   }
-  const by = question.source === 'bank' ? 'the bank' : question.author;
-  return { text: `Question from ${by}: ${body.text}`, blocks, files: overflowFile('question.txt', body.overflow) };
+  // People are named as mentions (Slack renders them), never as raw ids, in the notification text too.
+  const by = question.source === 'bank' ? 'the bank' : who(question.author);
+  return { text: `Question from ${by}: ${escapeMrkdwn(body.text)}`, blocks, files: overflowFile('question.txt', body.overflow) };
 }
 
 export function renderRunError(run: RunView, message: string, fatal: boolean): SlackView {
   const body = capText(message, INLINE_TEXT_CHARS);
   const head = fatal ? `:x: *${run.id} stopped because of an error*` : ':warning: *Error* (the run carries on)';
-  return { text: `${fatal ? 'Run failed' : 'Error'}: ${body.text}`, blocks: [section(`${head}\n${quote(body.text)}`)], files: overflowFile('error.txt', body.overflow) };
+  return { text: `${fatal ? 'Run failed' : 'Error'}: ${withMentions(escapeMrkdwn(body.text))}`, blocks: [section(`${head}\n${withMentions(quote(body.text))}`)], files: overflowFile('error.txt', body.overflow) };
 }

@@ -75,6 +75,17 @@ export interface FakeSlackOptions {
    * API answer (the client reads them into response_metadata.scopes). Unset: no header.
    */
   scopes?: string[];
+  /** Whether the workspace takes Work Objects (`chat.unfurl` with `metadata`); default true. */
+  workObjects?: boolean;
+}
+
+/** A `chat.unfurl` Slack accepted. */
+export interface StoredUnfurl {
+  channel: string;
+  ts: string;
+  kind: 'work_object' | 'blocks';
+  /** `metadata.entities` or `unfurls`, as sent. */
+  payload: unknown;
 }
 
 export interface FakeSlack {
@@ -89,6 +100,9 @@ export interface FakeSlack {
   messages: StoredMessage[];
   files: StoredFile[];
   responses: RecordedResponse[];
+  unfurls: StoredUnfurl[];
+  /** The App Home view last published per user. */
+  homes: Map<string, { type: string; blocks: unknown[] }>;
   /** The next `times` calls of `method` (that `match`, if given) answer 429 with Retry-After. */
   rateLimit(method: string, options: { times: number; retryAfter: number; match?: (args: Record<string, unknown>) => boolean }): void;
   /** The next `times` calls of `method` answer `{ ok: false, error }`. */
@@ -141,15 +155,19 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
   const messages: StoredMessage[] = [];
   const files: StoredFile[] = [];
   const responses: RecordedResponse[] = [];
+  const unfurls: StoredUnfurl[] = [];
+  const homes = new Map<string, { type: string; blocks: unknown[] }>();
   const pendingUploads = new Map<string, { filename: string; length: number; content?: Buffer }>();
   const rules: Rule[] = [];
   let tsCounter = 0;
   let fileCounter = 0;
   let baseUrl = '';
 
+  // Slack's ts is the time the message was stored (epoch seconds, microseconds), unique in a channel:
+  // the real clock, moved on by a microsecond when two messages share one.
   const nextTs = () => {
-    tsCounter += 1;
-    return `${1_700_000_000 + Math.floor(tsCounter / 1000)}.${String(tsCounter % 1_000_000).padStart(6, '0')}`;
+    tsCounter = Math.max(tsCounter + 1, Date.now() * 1000);
+    return `${Math.floor(tsCounter / 1_000_000)}.${String(tsCounter % 1_000_000).padStart(6, '0')}`;
   };
 
   const channelProblem = (channel: unknown): string | undefined => {
@@ -205,18 +223,67 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
       message.reactions.push(String(args.name));
       return { ok: true };
     },
-    'users.info': (args) => ({ ok: true, user: { id: args.user, name: `user-${String(args.user).toLowerCase()}`, real_name: `User ${args.user}`, is_bot: false } }),
+    'users.info': (args) => {
+      const id = String(args.user ?? '');
+      if (!/^[UW][A-Z0-9]{2,}$/.test(id)) return { ok: false, error: 'user_not_found' };
+      const short = id.slice(1).toLowerCase().replace(/\d+$/, '');
+      const display = short.charAt(0).toUpperCase() + short.slice(1);
+      return { ok: true, user: { id, name: `user-${id.toLowerCase()}`, real_name: `${display} Example`, is_bot: false, profile: { display_name: display, real_name: `${display} Example` } } };
+    },
+    'chat.getPermalink': (args) => {
+      const message = messages.find((m) => m.channel === args.channel && m.ts === args.message_ts);
+      if (!message) return { ok: false, error: channelProblem(args.channel) ?? 'message_not_found' };
+      return { ok: true, channel: args.channel, permalink: `https://kernelseek-test.slack.com/archives/${message.channel}/p${message.ts.replace('.', '')}` };
+    },
+    'chat.unfurl': (args) => {
+      if (typeof args.channel !== 'string' || typeof args.ts !== 'string') return { ok: false, error: 'invalid_arguments' };
+      const metadata = args.metadata as { entities?: Record<string, unknown>[] } | undefined;
+      if (metadata) {
+        if (options.workObjects === false) return { ok: false, error: 'feature_not_enabled' };
+        const entities = metadata.entities;
+        if (!Array.isArray(entities) || entities.length === 0) return { ok: false, error: 'invalid_metadata' };
+        for (const e of entities as { entity_type?: string; url?: string; app_unfurl_url?: string; external_ref?: { id?: string }; entity_payload?: { attributes?: { title?: { text?: string } } } }[]) {
+          // What @slack/types says chat.unfurl needs of an entity.
+          if (!e.entity_type || !e.url || !e.app_unfurl_url || !e.external_ref?.id || !e.entity_payload?.attributes?.title?.text) return { ok: false, error: 'invalid_metadata' };
+        }
+        unfurls.push({ channel: args.channel, ts: args.ts, kind: 'work_object', payload: entities });
+        return { ok: true };
+      }
+      const given = args.unfurls as Record<string, { blocks?: unknown[] }> | undefined;
+      if (!given || typeof given !== 'object' || Object.keys(given).length === 0) return { ok: false, error: 'invalid_unfurls_format' };
+      for (const u of Object.values(given)) {
+        const problem = blocksProblem(u.blocks);
+        if (problem) return { ok: false, error: problem };
+      }
+      unfurls.push({ channel: args.channel, ts: args.ts, kind: 'blocks', payload: given });
+      return { ok: true };
+    },
+    'views.publish': (args) => {
+      const view = (typeof args.view === 'string' ? JSON.parse(args.view) : args.view) as { type?: string; blocks?: unknown[] } | undefined;
+      if (typeof args.user_id !== 'string' || !view || view.type !== 'home') return { ok: false, error: 'invalid_arguments' };
+      if (!Array.isArray(view.blocks) || view.blocks.length > 100) return { ok: false, error: 'invalid_blocks' };
+      homes.set(args.user_id, { type: view.type, blocks: view.blocks });
+      return { ok: true, view: { id: `VHOME${args.user_id}`, ...view } };
+    },
+    'entity.presentDetails': (args) => {
+      if (typeof args.trigger_id !== 'string' || !args.trigger_id) return { ok: false, error: 'invalid_trigger_id' };
+      if (!args.metadata && !args.error) return { ok: false, error: 'invalid_metadata' };
+      return { ok: true };
+    },
     'conversations.info': (args) => {
       const problem = options.channels && !options.channels.includes(String(args.channel)) ? 'channel_not_found' : undefined;
       if (problem) return { ok: false, error: problem };
       return { ok: true, channel: { id: args.channel, name: `chan-${String(args.channel).toLowerCase()}`, is_member: !options.memberOf || options.memberOf.includes(String(args.channel)) } };
     },
-    'chat.getPermalink': (args) => {
-      const message = messages.find((m) => m.channel === args.channel && m.ts === args.message_ts);
-      if (!message) return { ok: false, error: channelProblem(args.channel) ?? 'message_not_found' };
-      return { ok: true, channel: message.channel, permalink: `https://kernelseek-test.slack.com/archives/${message.channel}/p${message.ts.replace('.', '')}` };
+    'assistant.threads.setStatus': (args) => {
+      if (typeof args.status !== 'string' || typeof args.thread_ts !== 'string') return { ok: false, error: 'invalid_arguments' };
+      const problem = channelProblem(args.channel_id);
+      if (problem) return { ok: false, error: problem };
+      if (!messages.some((m) => m.channel === args.channel_id && m.ts === args.thread_ts)) return { ok: false, error: 'thread_not_found' };
+      // Slack rotates through at most 10 loading messages.
+      if (args.loading_messages !== undefined && (!Array.isArray(args.loading_messages) || args.loading_messages.length > 10)) return { ok: false, error: 'invalid_arguments' };
+      return { ok: true };
     },
-    'assistant.threads.setStatus': () => ({ ok: true }),
     'apps.connections.open': () => ({ ok: true, url: socket.url }),
     'views.open': (args) => {
       if (typeof args.trigger_id !== 'string' || !args.trigger_id) return { ok: false, error: 'invalid_trigger_id' };
@@ -329,6 +396,8 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
     messages,
     files,
     responses,
+    unfurls,
+    homes,
     rateLimit(method, { times, retryAfter, match }) {
       rules.push({ method, remaining: times, kind: 'rate_limited', retryAfter, ...(match ? { match } : {}) });
     },

@@ -4,7 +4,7 @@
  */
 
 /** Fields the client JSON-encodes inside a form body. */
-const JSON_FIELDS = new Set(['blocks', 'attachments', 'files', 'metadata', 'view']);
+const JSON_FIELDS = new Set(['blocks', 'attachments', 'files', 'metadata', 'view', 'unfurls', 'loading_messages']);
 
 export function parseRequestBody(raw: Buffer, contentType: string): Record<string, unknown> {
   const text = raw.toString('utf8');

@@ -55,7 +55,7 @@ export interface SlackSender {
   event(event: Record<string, unknown>, options?: Omit<EventOptions, 'eventId'> & { eventId?: string | null; secret?: string; timestamp?: number }): Promise<SentRequest & { eventId: string | undefined }>;
   action(fields: BlockActionFields, options?: { secret?: string; timestamp?: number }): Promise<SentRequest>;
   /** A modal's submit button: `values` maps block id → action id → the element's state. */
-  viewSubmission(fields: { user: string; callbackId: string; privateMetadata: string; values: Record<string, Record<string, unknown>> }): Promise<SentRequest>;
+  viewSubmission(fields: { user: string; callbackId: string; privateMetadata: string; values: Record<string, Record<string, unknown>>; viewId?: string }): Promise<SentRequest>;
   /** Posts a body as-is with the given headers (forged or missing signatures). */
   raw(body: string, headers: Record<string, string>): Promise<SentRequest>;
 }
@@ -134,7 +134,7 @@ export function createSlackSender(endpoint: string, signingSecret = TEST_SIGNING
         token: 'legacy-verification-token',
         trigger_id: `${Date.now()}.${randomBytes(4).toString('hex')}`,
         view: {
-          id: 'V0KSVIEW1',
+          id: fields.viewId ?? 'V0KSVIEW1',
           type: 'modal',
           callback_id: fields.callbackId,
           private_metadata: fields.privateMetadata,
@@ -152,8 +152,15 @@ export function createSlackSender(endpoint: string, signingSecret = TEST_SIGNING
   };
 }
 
-/** A thread reply as Slack's `message` event carries it. */
+let replyCounter = 0;
+
+/**
+ * A thread reply as Slack's `message` event carries it. Its default ts is now, as Slack's is (the
+ * time the message was stored, to the microsecond), so it orders after the messages posted before it.
+ */
 export function threadReply(fields: { channel: string; threadTs: string; user: string; text: string; ts?: string }): Record<string, unknown> {
-  const ts = fields.ts ?? `${Math.floor(Date.now() / 1000)}.${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`;
+  replyCounter = (replyCounter + 1) % 500;
+  const micros = Date.now() * 1000 + 500 + replyCounter;
+  const ts = fields.ts ?? `${Math.floor(micros / 1e6)}.${String(micros % 1e6).padStart(6, '0')}`;
   return { type: 'message', channel: fields.channel, channel_type: 'channel', user: fields.user, text: fields.text, ts, thread_ts: fields.threadTs, event_ts: ts };
 }

@@ -4,7 +4,23 @@ import { loadConfig, REPO_ROOT, type Config, type Env } from '../../../src/confi
 import { silentLogger } from '../../../src/core/logger.js';
 import type { Store } from '../../../src/db/index.js';
 import { loadTaskCatalog } from '../../../src/harness/tasks.js';
-import { createBankPort, createDigestPort, createResultsPort, createSlackPoster, createTaskCatalogCache, createSlackReporter, createSlackWebClient, startSlackApp, type PosterPacing, type RunningSlackApp, type SlackPoster } from '../../../src/slack/index.js';
+import {
+  createBankPort,
+  createDigestPort,
+  createPathScrubber,
+  createResultsPort,
+  createSlackDirectory,
+  createSlackPoster,
+  createTaskCatalogCache,
+  createSlackReporter,
+  createSlackWebClient,
+  goalsOf,
+  startSlackApp,
+  type PosterPacing,
+  type RunningSlackApp,
+  type SlackPoster,
+  type StatusClock,
+} from '../../../src/slack/index.js';
 import { LOCAL_TEST_AGENT } from '../../agent/test-config.js';
 import { startFakeAnthropic, type FakeAnthropic, type FakeAnthropicOptions } from '../anthropic/server.js';
 import { startFakeSlack, type FakeSlack, type FakeSlackOptions } from './fake-slack.js';
@@ -36,6 +52,9 @@ export interface SlackStackOptions {
   slack?: FakeSlackOptions;
   env?: Env;
   pacing?: Partial<PosterPacing>;
+  /** The thread status line's refresh (default: the product's 90 s) and its clock. */
+  statusRefreshMs?: number;
+  statusClock?: StatusClock;
 }
 
 export async function startSlackStack(options: SlackStackOptions): Promise<SlackStack> {
@@ -58,14 +77,31 @@ export async function startSlackStack(options: SlackStackOptions): Promise<Slack
     },
     { cwd: options.dataDir },
   );
+  // As serve does: the data directory, the tasks and the checkout never reach Slack.
+  const scrub = createPathScrubber([
+    { path: config.core.dataDir, label: '(data dir)' },
+    { path: config.core.tasksDir, label: '(tasks)' },
+    { path: REPO_ROOT, label: '(kernelseek)' },
+  ]);
+  const client = createSlackWebClient({ token: config.slack.botToken!, apiUrl: config.slack.apiUrl });
   const poster = createSlackPoster({
-    client: createSlackWebClient({ token: config.slack.botToken!, apiUrl: config.slack.apiUrl }),
+    client,
     logger: silentLogger,
-    pacing: { messageIntervalMs: 50, updateIntervalMs: 50, ephemeralIntervalMs: 20, reactionIntervalMs: 20, ...options.pacing },
+    pacing: { messageIntervalMs: 50, updateIntervalMs: 50, ephemeralIntervalMs: 20, reactionIntervalMs: 20, statusIntervalMs: 20, unfurlIntervalMs: 20, viewIntervalMs: 20, ...options.pacing },
     backoffMs: 50,
+    scrub,
   });
+  const loadTasks = createTaskCatalogCache(() => loadTaskCatalog(config.core.tasksDir));
   const results = createResultsPort({ config, store: options.store });
-  const reporter = createSlackReporter({ poster, store: options.store, logger: silentLogger, results });
+  const reporter = createSlackReporter({
+    results,
+    poster,
+    store: options.store,
+    logger: silentLogger,
+    goals: () => goalsOf({ loadTasks }),
+    ...(options.statusRefreshMs ? { statusRefreshMs: options.statusRefreshMs } : {}),
+    ...(options.statusClock ? { statusClock: options.statusClock } : {}),
+  });
   const agent = createLocalAgent({ config, store: options.store, logger: silentLogger, ...LOCAL_TEST_AGENT, reporter });
   const { engine, scheduler } = agent;
   const app = await startSlackApp(
@@ -75,9 +111,11 @@ export async function startSlackStack(options: SlackStackOptions): Promise<Slack
       control: engine,
       poster,
       logger: silentLogger,
-      loadTasks: createTaskCatalogCache(() => loadTaskCatalog(config.core.tasksDir)),
+      loadTasks,
       bank: createBankPort(options.store),
-      digest: createDigestPort({ store: options.store, poster, timeZone: 'UTC', logger: silentLogger }),
+      digest: createDigestPort({ store: options.store, poster, timeZone: 'UTC', goals: () => goalsOf({ loadTasks }), logger: silentLogger }),
+      directory: createSlackDirectory({ client, logger: silentLogger }),
+      scrub,
       results,
     },
     { health: async () => ({ ok: true, checks: {} }), port: 0 },

@@ -4,7 +4,10 @@ import { canUse } from '../../auth.js';
 import type { SlackDeps } from '../../deps.js';
 import type { SlackView } from '../../views/format.js';
 import { section } from '../../views/format.js';
+import { scrubStrings } from '../../poster/server-paths.js';
 import { handleBankCommand } from './bank.js';
+import { handleChartCommand } from './chart.js';
+import { handleContinueCommand } from './continue.js';
 import type { CommandContext } from './command-context.js';
 import { handleDigestCommand } from './digest.js';
 import { handleHelpCommand } from './help.js';
@@ -28,7 +31,7 @@ export function registerKernelseekCommand(app: App, deps: SlackDeps, heavy: Work
     const parsed = parseSlashCommand(command.text ?? '');
     // Starting and stopping runs is the heavy work: it queues, so later acks are not held behind it.
     const task = () => handleCommand(parsed, command, respond, deps);
-    if (parsed.ok && (parsed.command.kind === 'start' || parsed.command.kind === 'stop')) return void heavy.run(task);
+    if (parsed.ok && (parsed.command.kind === 'start' || parsed.command.kind === 'stop' || parsed.command.kind === 'continue')) return void heavy.run(task);
     await task();
   });
 }
@@ -41,7 +44,9 @@ async function handleCommand(
 ): Promise<void> {
   const reply = async (view: SlackView | string) => {
     const v = typeof view === 'string' ? { text: view, blocks: [section(view)] } : view;
-    await respond({ response_type: 'ephemeral', text: v.text, blocks: v.blocks });
+    // Answers go through response_url, not the poster: the same guard against server paths applies.
+    const out = deps.scrub ? scrubStrings({ text: v.text, blocks: v.blocks }, deps.scrub) : v;
+    await respond({ response_type: 'ephemeral', text: out.text, blocks: out.blocks });
   };
   const ctx: CommandContext = { deps, user: command.user_id, channel: command.channel_id, reply };
   try {
@@ -66,7 +71,11 @@ async function handleCommand(
       case 'bank':
         return await handleBankCommand(ctx);
       case 'digest':
-        return await handleDigestCommand(ctx);
+        return await handleDigestCommand(ctx, c.window);
+      case 'continue':
+        return await handleContinueCommand(ctx, c);
+      case 'chart':
+        return await handleChartCommand(ctx, c.runId);
       case 'help':
         return await handleHelpCommand(ctx);
     }

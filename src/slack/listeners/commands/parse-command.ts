@@ -25,12 +25,20 @@ export type SlashCommand =
   | { kind: 'list' }
   | { kind: 'tasks' }
   | { kind: 'bank' }
-  | { kind: 'digest' }
+  | { kind: 'digest'; window?: DigestWindowName | undefined }
+  /** `continue <run>` (same goal) or `fork <run> --goal … | --arch …` (another goal or GPU). */
+  | { kind: 'continue'; runId: string; fork: boolean; options: StartOptions }
+  | { kind: 'chart'; runId: string }
   | { kind: 'help' };
+
+export type DigestWindowName = 'day' | 'week';
 
 export type ParsedCommand = { ok: true; command: SlashCommand } | { ok: false; error: string };
 
-export const SUBCOMMANDS = ['start', 'status', 'stop', 'list', 'tasks', 'bank', 'digest', 'help'] as const;
+export const SUBCOMMANDS = ['start', 'continue', 'fork', 'status', 'stop', 'chart', 'list', 'tasks', 'bank', 'digest', 'help'] as const;
+
+export const CONTINUE_USAGE = '`/kernelseek continue <run> [budget=…] [timeout=…] [auto]`';
+export const FORK_USAGE = '`/kernelseek fork <run> --goal 1.5 [--arch sm_100] [budget=…]`';
 
 export const START_USAGE = '`/kernelseek start <task> [target=1.1] [budget=200] [model=…] [arch=sm_90] [timeout=10m] [auto]`';
 
@@ -86,6 +94,52 @@ export function closest(word: string, candidates: readonly string[]): string | u
     }
   }
   return bestD <= Math.max(1, Math.floor(word.length / 3)) ? best : undefined;
+}
+
+/**
+ * `--goal 1.5`, `--goal=1.5`, `—gpu sm_100` (phones turn `--` into a dash) → `target=1.5`,
+ * `arch=sm_100`: the flag forms `fork` is documented with, read as the start options they mean.
+ */
+function flagsToOptions(tokens: string[]): string[] | { error: string } {
+  const aliases: Record<string, string> = { goal: 'target', gpu: 'arch' };
+  const out: string[] = [];
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!.replace(/^[\u2013\u2014]/, '--');
+    if (!token.startsWith('--')) {
+      out.push(token);
+      continue;
+    }
+    const [rawKey, inline] = token.slice(2).split('=', 2) as [string, string | undefined];
+    const key = aliases[rawKey.toLowerCase()] ?? rawKey.toLowerCase();
+    if (key === 'auto') {
+      out.push(inline === undefined ? 'auto' : `auto=${inline}`);
+      continue;
+    }
+    const value = inline ?? tokens[i + 1];
+    if (inline === undefined) i += 1;
+    if (value === undefined || value.startsWith('--')) return { error: `\`--${rawKey}\` needs a value, e.g. \`--goal 1.5\` or \`--arch sm_90\`.` };
+    out.push(`${key}=${value}`);
+  }
+  return out;
+}
+
+function parseOptions(rest: string[]): { ok: true; options: StartOptions } | { ok: false; error: string } {
+  const tokens = flagsToOptions(rest);
+  if (!Array.isArray(tokens)) return { ok: false, error: tokens.error };
+  const parsed = parseStart(['task', ...tokens]);
+  return parsed.ok ? { ok: true, options: (parsed.command as { options: StartOptions }).options } : parsed;
+}
+
+function parseContinue(args: string[], fork: boolean): ParsedCommand {
+  const sub = fork ? 'fork' : 'continue';
+  const r = parseRunId(args[0], sub, true);
+  if (!r.ok) return r;
+  const parsed = parseOptions(args.slice(1));
+  if (!parsed.ok) return { ok: false, error: `${parsed.error.replace(/ Usage: .*$/, '')} Usage: ${fork ? FORK_USAGE : CONTINUE_USAGE}` };
+  if (fork && parsed.options.target === undefined && parsed.options.arch === undefined) {
+    return { ok: false, error: `A fork changes the goal or the GPU: ${FORK_USAGE}. To go on with the same goal, \`/kernelseek continue ${r.runId}\`.` };
+  }
+  return { ok: true, command: { kind: 'continue', runId: r.runId!, fork, options: parsed.options } };
 }
 
 function parseStart(args: string[]): ParsedCommand {
@@ -181,10 +235,23 @@ export function parseSlashCommand(raw: string): ParsedCommand {
       if (!r.ok) return r;
       return extra(1) ?? { ok: true, command: { kind: 'stop', runId: r.runId! } };
     }
+    case 'continue':
+    case 'fork':
+      return parseContinue(args, sub === 'fork');
+    case 'chart': {
+      const r = parseRunId(args[0], 'chart', true);
+      if (!r.ok) return r;
+      return extra(1) ?? { ok: true, command: { kind: 'chart', runId: r.runId! } };
+    }
+    case 'digest': {
+      const window = args[0]?.toLowerCase();
+      if (window === undefined) return { ok: true, command: { kind: 'digest' } };
+      if (window !== 'day' && window !== 'week') return { ok: false, error: `\`/kernelseek digest\` covers a \`day\` (the default) or a \`week\`, e.g. \`/kernelseek digest week\`; not \`${args[0]}\`.` };
+      return extra(1) ?? { ok: true, command: { kind: 'digest', window } };
+    }
     case 'list':
     case 'tasks':
     case 'bank':
-    case 'digest':
       return extra(0) ?? { ok: true, command: { kind: sub } };
     case 'help':
       return { ok: true, command: { kind: 'help' } };

@@ -4,7 +4,11 @@ import { canReopen, isTerminal } from '../../../db/index.js';
 import { canAsk, canControl } from '../../auth.js';
 import type { SlackDeps } from '../../deps.js';
 import { createRunExtrasCache } from '../../reporter/run-extras.js';
+import { section, who } from '../../views/format.js';
 import { renderStatusCard } from '../../views/status-card.js';
+import { describeClosedCard } from '../answers/closed-card.js';
+import { submitCardAnswer } from '../answers/submit-answer.js';
+import { bindReply } from './bind-reply.js';
 import { parseThreadReply } from './parse-reply.js';
 
 /** Reactions that tell the person their reply was taken, without adding messages to the thread. */
@@ -25,7 +29,9 @@ interface ReplyEvent {
 
 /**
  * A reply in a run's thread. A thread belongs to exactly one run (looked up by channel + thread ts);
- * the reply becomes the agent's next question (idempotency key = channel:ts, so a redelivery asks
+ * a reply written while a decision card was open answers that card (or, when the card closed before
+ * the reply got here, is answered "that question is closed" in the thread); any other reply becomes
+ * the agent's next question (idempotency key = channel:ts, so a redelivery asks
  * nothing twice), or steers the run when it is a control word. Bot messages, edits and asides are
  * ignored.
  */
@@ -49,6 +55,21 @@ export function registerThreadReplies(app: App, deps: SlackDeps): void {
         case 'question': {
           const allowed = canAsk(deps.slack, m.user);
           if (!allowed.ok) return whisper(`:no_entry: ${allowed.reason}`);
+          // A reply answers the card that was open when it was written (bind-reply.ts).
+          const binding = bindReply(m.ts, await deps.store.decisionCards.forRun(run.id));
+          // Said in the thread, to its author: the answer reached nobody, and the others see why too.
+          const sayInThread = (why: string) => {
+            const text = `:lock: ${who(m.user!)} ${why.charAt(0).toLowerCase()}${why.slice(1)}`;
+            void deps.poster.postMessage({ channel: m.channel, threadTs: m.thread_ts!, text, blocks: [section(text)] });
+          };
+          if (binding.kind === 'closed') return sayInThread(await describeClosedCard(deps, run.id, binding.cardId));
+          if (binding.kind === 'open') {
+            const outcome = await submitCardAnswer(deps, { cardId: binding.cardId, channel: m.channel, user: m.user, text: reply.text, idempotencyKey: `${m.channel}:${m.ts}` });
+            if (outcome.kind === 'closed') return sayInThread(outcome.message);
+            if (outcome.kind === 'refused') return whisper(outcome.message);
+            if (outcome.created) react(ACK_REACTIONS.queued);
+            return;
+          }
           if (isTerminal(run.status) && !canReopen(run)) {
             return whisper(`:information_source: ${run.id} has ended (${run.status}), so your reply was not passed on. Start a new run with \`/kernelseek start ${run.task}\`.`);
           }
