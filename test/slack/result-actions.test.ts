@@ -124,7 +124,7 @@ describe('the final card of a verified run: Export and Open pull request', () =>
     expect(link.text).toBe(`:twisted_rightwards_arrows: <@${BOB}> opened a pull request: <https://github.com/acme/kernels/pull/1|acme/kernels#1> (branch \`kernelseek/${run.id}-eval2\` into \`main\`).`);
     expect(await showFile(team.bare, `kernelseek/${run.id}-eval2`, 'kernels/softmax.cpp', team.env)).toBe(FAST);
     expect(github.pulls).toHaveLength(1);
-    expect(github.pulls[0]!.body).toContain(`Requested by **User ${BOB} (Slack ${BOB})** through KernelSeek`);
+    expect(github.pulls[0]!.body).toContain(`Requested by **Bob Example (Slack ${BOB})** through KernelSeek`);
     expect(fake.callsOf('chat.postEphemeral').some((c) => c.args.user === BOB && String(c.args.text).includes('Opening a pull request'))).toBe(true);
 
     // A second press: the branch exists; Bob is told privately, nothing is pushed or opened.
