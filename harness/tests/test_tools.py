@@ -52,3 +52,24 @@ def test_lanes_reads_how_far_a_peers_processes_read_apart(tmp_path):
     assert rows["flash"].split()[1:6] == ["2", "0.25%", "0.50%", "0", "0"]
     path.write_text(json.dumps(_result([1.0])))
     assert compare_results.lanes(path).startswith("no scenario")
+
+
+def test_every_import_in_the_lab_tools_resolves():
+    """The tools import the harness lazily, inside main(): an import that no longer resolves (a relative
+    one left from when they lived in the package) fails only on the GPU host. Resolve each here."""
+    import ast
+    import importlib.util
+    from pathlib import Path
+    lab = Path(__file__).resolve().parents[2] / "tools" / "lab"
+    broken = []
+    for path in sorted(lab.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom):
+                name = ("." * node.level) + (node.module or "")
+                try:
+                    found = importlib.util.find_spec(importlib.util.resolve_name(name, "tools.lab"))
+                except (ImportError, ValueError):
+                    found = None
+                if found is None:
+                    broken.append(f"{path.name}:{node.lineno}: from {name} import ...")
+    assert not broken, broken

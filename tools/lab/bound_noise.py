@@ -60,8 +60,8 @@ def main(argv=None):
         return child(args.child)
     import torch
 
-    from ..timing.rounds import Pinning
-    from ..timing.stats import median, median_ci, percentile
+    from harness.timing.rounds import Pinning
+    from harness.timing.stats import median, median_ci, percentile
     dev = torch.device("cuda")
     torch.zeros(1, device=dev)
     l2 = torch.cuda.get_device_properties(dev).L2_cache_size

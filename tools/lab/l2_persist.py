@@ -165,7 +165,7 @@ def main(argv=None):
         flush_buf.zero_()
         torch.cuda.synchronize()
 
-    from ..timing.l2_guard import PersistingGuard
+    from harness.timing.l2_guard import PersistingGuard
 
     def make_buffer(nbytes, stream):
         buf = torch.empty(max(1, nbytes // 4), dtype=torch.float32, device=dev)
