@@ -79,7 +79,7 @@ export function createAgentEngine(deps: AgentEngineDeps): AgentEngine {
     scheduler: deps.scheduler,
     reporter: guardReporter(deps.reporter ?? noopReporter, logger),
     logger,
-    model: deps.model ?? createAnthropicModelClient(deps.config.anthropic, { logger }),
+    model: deps.model ?? createAnthropicModelClient(deps.config.anthropic, { logger, idleTimeoutMs: deps.config.agent.stepLimits.idleTimeoutSeconds * 1000 }),
     questions: deps.questions,
     retryPolicy: { ...DEFAULT_RETRY_POLICY, ...deps.retryPolicy },
     now: deps.now ?? (() => new Date()),

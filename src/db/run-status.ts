@@ -41,12 +41,12 @@ export const CONVERGED = 'converged';
 
 /**
  * Ends a person may continue from: a converged run (with a question), a terminal run stopped with
- * Ctrl-C (`interrupted`), and a run stopped by an account limit or an unreachable model API (once fixed). Every other end is final.
+ * Ctrl-C (`interrupted`), and a run stopped by an account limit, an unreachable model API or a stalled one (once fixed). Every other end is final.
  */
 export const REOPENABLE: Partial<Record<RunStatus, readonly string[]>> = {
   finished: [CONVERGED],
   stopped: ['interrupted'],
-  failed: ['model_unreachable', 'credit_balance', 'spend_limit', 'quota'],
+  failed: ['model_unreachable', 'model_stalled', 'credit_balance', 'spend_limit', 'quota'],
 };
 
 export function canReopen(run: { status: RunStatus; endReason: string | null }): boolean {

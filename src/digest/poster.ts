@@ -1,6 +1,7 @@
 import { webApi, type types } from '@slack/bolt';
 import type { SlackConfig } from '../config/index.js';
 import { AppError, ConfigError, NonRetryableError } from '../core/errors.js';
+import { guardSlackPayload } from '../core/mrkdwn.js';
 
 /**
  * Where a digest goes. The Slack app's rate-aware poster satisfies this once it lands; until then
@@ -75,7 +76,7 @@ export function createWebApiDigestPoster(client: webApi.WebClient): DigestPoster
   return {
     async postMessage(channel, blocks, text) {
       try {
-        const res = await client.chat.postMessage({ channel, blocks, text, unfurl_links: false, unfurl_media: false });
+        const res = await client.chat.postMessage({ channel, blocks: guardSlackPayload(blocks), text: guardSlackPayload(text), unfurl_links: false, unfurl_media: false });
         if (!res.ts) throw new Error('chat.postMessage returned no ts');
         return { ts: res.ts };
       } catch (error) {
@@ -87,7 +88,7 @@ export function createWebApiDigestPoster(client: webApi.WebClient): DigestPoster
         const common = {
           file,
           filename: name,
-          ...(options.title ? { title: options.title } : {}),
+          ...(options.title ? { title: guardSlackPayload(options.title) } : {}),
           ...(options.altText ? { alt_text: options.altText } : {}),
         };
         await client.filesUploadV2(

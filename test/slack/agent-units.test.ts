@@ -73,9 +73,11 @@ describe('no server path reaches Slack', () => {
 });
 
 describe('people as mentions', () => {
-  it('makes every bare Slack user id in engine text a mention, once', () => {
+  it("makes the person the engine names a mention, and never an id someone else wrote", () => {
     expect(withMentions('stopped by UALICE001')).toBe('stopped by <@UALICE001>');
-    expect(withMentions('already <@UALICE001>, and W0123ABCD too')).toBe('already <@UALICE001>, and <@W0123ABCD> too');
+    // A refusal or a crash's output quoting an id is not the engine naming a person (issue 39).
+    expect(withMentions('The model refused to continue: ping W0123ABCD')).toBe('The model refused to continue: ping W0123ABCD');
+    expect(withMentions('runtime_error: stopped by UALICE001 and others')).toBe('runtime_error: stopped by UALICE001 and others');
     expect(withMentions('USD UPPERCASEWORD ks-u12345678')).toBe('USD UPPERCASEWORD ks-u12345678');
   });
 });

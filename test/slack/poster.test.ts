@@ -177,3 +177,33 @@ describe('Slack poster', () => {
     expect(fake.callsOf('chat.postMessage')).toHaveLength(1);
   });
 });
+
+describe('the broadcast guard at the poster (issue 39)', () => {
+  const BROADCASTS = '<!channel> <!here|here> <!everyone> <!subteam^S0TEAM01|@kernels> <!group>';
+
+  it('escapes every channel, workspace and group mention in every kind of call, and leaves our own syntax, plain text and file contents alone', async () => {
+    poster = makePoster({ pacing: { statusIntervalMs: 10, unfurlIntervalMs: 10, viewIntervalMs: 10 } });
+    const ours = '<@UALICE001> <#CKERNELS1> <!date^1767225600^{time}|00:00 UTC> <https://example.com/runs/ks-1|ks-1>';
+    const section = (text: string) => ({ type: 'section' as const, text: { type: 'mrkdwn' as const, text } });
+    const header = { type: 'header' as const, text: { type: 'plain_text' as const, text: `plain ${BROADCASTS}` } };
+    await Promise.all([
+      poster.postMessage({ channel: 'C1', text: `${BROADCASTS} ${ours}`, blocks: [header, section(BROADCASTS), { type: 'context', elements: [{ type: 'mrkdwn', text: BROADCASTS }] }] }),
+      poster.updateMessage({ channel: 'C1', ts: '1.1', text: BROADCASTS, blocks: [{ type: 'section', fields: [{ type: 'mrkdwn', text: BROADCASTS }] }] }),
+      poster.postEphemeral({ channel: 'C1', user: 'UALICE001', text: BROADCASTS }),
+      poster.uploadFile({ channel: 'C1', filename: 'k.txt', content: BROADCASTS, title: BROADCASTS, initialComment: BROADCASTS }),
+      poster.setThreadStatus({ channel: 'C1', threadTs: '1.1', status: BROADCASTS, loadingMessages: [BROADCASTS] }),
+      poster.unfurl({ channel: 'C1', ts: '1.2', unfurls: { 'https://x': { blocks: [section(BROADCASTS)] } } }),
+      poster.publishHome({ user: 'UALICE001', view: { type: 'home', blocks: [section(BROADCASTS)] } }),
+    ]);
+    await poster.idle();
+    const sent = JSON.stringify(fake.calls.filter((c) => c.method !== 'upload').map((c) => c.args));
+    // The only live ones left are in the plain-text header, which Slack never parses for mentions.
+    const live = sent.match(/<!(channel|here|everyone|subteam|group)/g) ?? [];
+    expect(live).toHaveLength(5);
+    expect(sent).toContain(`plain ${BROADCASTS}`);
+    expect(sent).toContain('&lt;!channel&gt; &lt;!here|here&gt; &lt;!everyone&gt; &lt;!subteam^S0TEAM01|@kernels&gt; &lt;!group&gt;');
+    expect(sent).toContain(ours);
+    // The file's bytes are what was uploaded.
+    expect(fake.files.some((f) => f.content.toString('utf8') === BROADCASTS)).toBe(true);
+  });
+});

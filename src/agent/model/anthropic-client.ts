@@ -3,16 +3,19 @@ import type { AnthropicConfig } from '../../config/index.js';
 import { ConfigError } from '../../core/errors.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { ModelUnreachableError } from './model-errors.js';
+import { StreamStalledError, watchedFetch, watchIdle } from './stream-idle.js';
 import type { ModelClient } from './types.js';
 
 const ANTHROPIC_API = 'https://api.anthropic.com';
+/** KERNELSEEK_MODEL_IDLE_TIMEOUT's default, for clients built without the agent's config. */
+const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 
 /**
  * The Messages API client. Streaming, so long outputs never hit the non-streaming time limit; the
  * SDK's own retries are off (`maxRetries: 0`) because model-retry.ts retries with rules the SDK
  * does not have (a spend-limit 429 is final, retry-after plus jitter, the run's abort signal).
  */
-export function createAnthropicModelClient(config: AnthropicConfig, options: { timeoutMs?: number; logger?: Logger } = {}): ModelClient {
+export function createAnthropicModelClient(config: AnthropicConfig, options: { timeoutMs?: number; idleTimeoutMs?: number; logger?: Logger } = {}): ModelClient {
   const log = options.logger ?? silentLogger;
   const baseURL = config.baseUrl ?? ANTHROPIC_API;
   if (!config.apiKey && baseURL.replace(/\/+$/, '') === ANTHROPIC_API) {
@@ -34,15 +37,23 @@ export function createAnthropicModelClient(config: AnthropicConfig, options: { t
     },
   });
   const endpoint = `${baseURL.replace(/\/+$/, '')}/v1/messages`;
+  const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   return {
     async createMessage(request, { signal }) {
+      const idle = watchIdle(idleTimeoutMs);
+      const watched = client.withOptions({ fetch: watchedFetch(globalThis.fetch.bind(globalThis), idle) });
+      let stream: ReturnType<typeof client.messages.stream> | undefined;
       try {
-        const stream = client.messages.stream(request, { signal });
+        stream = watched.messages.stream(request, { signal: signal ? AbortSignal.any([signal, idle.signal]) : idle.signal });
         return await stream.finalMessage();
       } catch (error) {
+        // The run's own stop wins over a stall that happened at the same moment.
+        if (idle.fired() && !signal?.aborted) throw new StreamStalledError(idleTimeoutMs, stream?.currentMessage?.usage);
         // No connection at all: name the URL and the cause, so one line says what to fix.
         if (error instanceof APIConnectionError) throw new ModelUnreachableError(endpoint, error);
         throw error;
+      } finally {
+        idle.stop();
       }
     },
   };

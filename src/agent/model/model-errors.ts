@@ -1,11 +1,14 @@
 import { APIConnectionError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
 import { AppError, NonRetryableError } from '../../core/errors.js';
+import { StreamStalledError } from './stream-idle.js';
 
 /** What the engine does about a failed model call. */
 export type ModelFailure =
   | { kind: 'retry'; retryAfterMs: number | null; reason: string }
   /** No connection could be made: retried a few times at most, then the run ends with `error`. */
   | { kind: 'unreachable'; error: ModelUnreachableError }
+  /** The response stopped sending (stream-idle.ts): retried a few times at most, then the run ends with `model_stalled`. */
+  | { kind: 'stalled'; error: StreamStalledError }
   | { kind: 'context_overflow'; reason: string }
   | { kind: 'aborted' }
   | { kind: 'fatal'; error: AppError };
@@ -106,6 +109,7 @@ export function endReasonOf(code: string): string {
 export function classifyModelError(error: unknown): ModelFailure {
   if (error instanceof APIUserAbortError) return { kind: 'aborted' };
   if (error instanceof ModelUnreachableError) return { kind: 'unreachable', error };
+  if (error instanceof StreamStalledError) return { kind: 'stalled', error };
   if (error instanceof APIConnectionError) return { kind: 'retry', retryAfterMs: null, reason: `connection failed: ${connectionCause(error)}` };
   if (error instanceof APIError) {
     const status = error.status;

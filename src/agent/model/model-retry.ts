@@ -1,7 +1,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { AppError } from '../../core/errors.js';
+import { AppError, NonRetryableError } from '../../core/errors.js';
 import { classifyModelError } from './model-errors.js';
-import type { Message, ModelClient, ModelRequest } from './types.js';
+import { formatSeconds } from './stream-idle.js';
+import type { Message, ModelClient, ModelRequest, Usage } from './types.js';
 
 /** The context window is full: the caller compacts and calls again. */
 export class ContextOverflowError extends AppError {
@@ -36,10 +37,18 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = { attempts: 6, baseDelayMs: 100
  */
 export const CONNECT_ATTEMPTS = 3;
 
+/**
+ * Attempts when the response stream stalls (no data for KERNELSEEK_MODEL_IDLE_TIMEOUT): one stall is
+ * a blip, three in a row end the run with `model_stalled` rather than hold it for the full retry budget.
+ */
+export const STALL_ATTEMPTS = 3;
+
 export interface RetryNotice {
   attempt: number;
   delayMs: number;
   reason: string;
+  /** Usage a failed attempt had reported before it was abandoned (a stalled stream): billed all the same. */
+  usage?: Usage;
 }
 
 /** Waits `ms`; a stop of the run ends the wait as the step's own abort, not as a timer's AbortError. */
@@ -92,15 +101,24 @@ export async function callModelWithRetry(
       if (failure.kind === 'fatal') throw failure.error;
       if (failure.kind === 'unreachable') {
         if (attempt >= Math.min(CONNECT_ATTEMPTS, policy.attempts)) throw failure.error;
+      } else if (failure.kind === 'stalled') {
+        if (attempt >= Math.min(STALL_ATTEMPTS, policy.attempts)) {
+          const idle = formatSeconds(failure.error.idleMs);
+          throw new NonRetryableError('model_stalled', `The model's response stream stalled ${attempt} times in a row (no data for ${idle} each)`, {
+            cause: failure.error,
+            userMessage: `The Anthropic API's response stopped arriving ${attempt} times in a row (no data for ${idle} each, KERNELSEEK_MODEL_IDLE_TIMEOUT), so the run stopped. Continue the run when the API answers again.`,
+          });
+        }
       } else if (attempt >= policy.attempts) {
         throw new AppError('model_unavailable', `The model call failed ${attempt} times; last: ${failure.reason}`, {
           cause: error,
           userMessage: `The Anthropic API kept failing (${attempt} attempts; last: ${failure.reason}).`,
         });
       }
-      const reason = failure.kind === 'unreachable' ? failure.error.message : failure.reason;
+      const reason = failure.kind === 'unreachable' || failure.kind === 'stalled' ? failure.error.message : failure.reason;
       const delayMs = retryDelayMs(policy, attempt, failure.kind === 'retry' ? failure.retryAfterMs : null);
-      options.onRetry?.({ attempt, delayMs, reason });
+      const usage = failure.kind === 'stalled' ? failure.error.usage : undefined;
+      options.onRetry?.({ attempt, delayMs, reason, ...(usage ? { usage } : {}) });
       await sleep(delayMs, options.signal);
     }
   }

@@ -36,6 +36,8 @@ export function describeEnd(reason: string | null): string {
       return 'the Anthropic credit balance is too low';
     case 'quota':
       return 'the Anthropic quota is used up';
+    case 'model_stalled':
+      return "the model API's response kept stalling";
     case 'converged':
       return 'converged: the agent kept stopping with no new evaluation in between';
     case 'interrupted':

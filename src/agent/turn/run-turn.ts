@@ -143,6 +143,11 @@ async function stepsOfTurn(ctx: TurnContext, job: TurnJob): Promise<TurnOutcome>
         if (decision) return decide(ctx, job, decision);
         break;
       }
+      case 'budget_spent': {
+        ctx.logger.info({ runId: ctx.run.id }, outcome.message);
+        const ended = await endRun(ctx, ctx.run, 'finished', 'budget_usd');
+        return { kind: 'ended', status: ended.status, endReason: ended.endReason };
+      }
     }
   }
   await closeTurn(ctx, job, { delayMs: 0 });

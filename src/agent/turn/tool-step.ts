@@ -6,6 +6,7 @@ import { appendMessage, pendingToolRow, toolUses } from './session.js';
 import { patchState, refreshRun, type TurnContext } from './turn-context.js';
 import { workerWait } from '../worker-wait.js';
 import { StepAbortedError } from '../model/model-retry.js';
+import { capToolResult, refuseToolCall } from './step-limits.js';
 
 /**
  * Whether a call that was started but whose result was never stored (its worker died) may simply
@@ -49,7 +50,8 @@ async function announceWorkerWait(ctx: TurnContext, tool: string): Promise<strin
 /**
  * Answers every tool call of the conversation's last assistant message, in order, and appends the
  * user message with the results. Each result is stored as soon as it exists, so a resumed turn
- * answers each call exactly once.
+ * answers each call exactly once. Calls over the step limits are answered as refused, unrun, and
+ * every result is cut to the limit (step-limits.ts).
  */
 export async function runToolStep(ctx: TurnContext, rows: StoredMessage[]): Promise<ToolStepOutcome> {
   const row = pendingToolRow(rows);
@@ -57,12 +59,19 @@ export async function runToolStep(ctx: TurnContext, rows: StoredMessage[]): Prom
   const stepSeq = Math.max(0, (await ctx.store.transcript.nextStepSeq(ctx.run.id)) - 1);
   const blocks: unknown[] = [];
   const outcome: ToolStepOutcome = { evaluated: 0, newBest: false };
-  for (const use of toolUses(row)) {
+  const uses = toolUses(row);
+  for (const [index, use] of uses.entries()) {
     if (ctx.signal.aborted) throw new StepAbortedError();
     const existing = await ctx.store.agentRuns.findToolCall(ctx.run.id, use.id);
+    const refused = refuseToolCall(ctx.config.agent.stepLimits, use, index, uses.length);
     let result: ToolResult;
     if (existing?.finishedAt) {
       result = { content: String(existing.result ?? ''), isError: existing.isError };
+    } else if (refused) {
+      // Recorded as a call that never ran, so the trace shows it; the same refusal again on a resume.
+      result = { content: refused, isError: true };
+      if (!existing) await ctx.store.transcript.startToolCall({ runId: ctx.run.id, stepSeq, toolUseId: use.id, name: use.name, input: use.input ?? {} });
+      await ctx.store.transcript.finishToolCall(ctx.run.id, use.id, result.content, true, 0);
     } else if (existing && !isSafeToRerun(use.name, use.input)) {
       result = { content: INTERRUPTED, isError: true };
       await ctx.store.transcript.finishToolCall(ctx.run.id, use.id, result.content, true, 0);
@@ -73,7 +82,7 @@ export async function runToolStep(ctx: TurnContext, rows: StoredMessage[]): Prom
       await ctx.reporter.toolStarted({ run: describeRun(ctx.run, ctx.now()), name: use.name, summary: describeToolCall(use.name, input) });
       const started = Date.now();
       const waitingFor = await announceWorkerWait(ctx, use.name);
-      result = await executeTool(use.name, use.input, {
+      result = capToolResult(ctx.config.agent.stepLimits, await executeTool(use.name, use.input, {
         config: ctx.config,
         store: ctx.store,
         dispatcher: ctx.dispatcher,
@@ -84,7 +93,7 @@ export async function runToolStep(ctx: TurnContext, rows: StoredMessage[]): Prom
         logger: ctx.logger,
         toolUseId: use.id,
         signal: ctx.signal,
-      });
+      }));
       if (waitingFor) await patchState(ctx, { waitingForWorker: null });
       if (ctx.signal.aborted) throw new StepAbortedError();
       await ctx.store.transcript.finishToolCall(ctx.run.id, use.id, result.content, result.isError, Date.now() - started);

@@ -10,6 +10,11 @@ export const AgentEnvSchema = z.object({
   KERNELSEEK_CONTEXT_BUDGET: positiveInt(150_000, '150000'),
   KERNELSEEK_MAX_OUTPUT_TOKENS: positiveInt(16_000, '16000'),
   KERNELSEEK_MODEL_RETRIES: positiveInt(6),
+  // Bounds on one model step (issue 39): step-limits.ts, the model client's idle watch.
+  KERNELSEEK_MAX_TOOL_CALLS: positiveInt(20),
+  KERNELSEEK_MAX_COMMAND_KB: positiveInt(64),
+  KERNELSEEK_MAX_TOOL_RESULT: positiveInt(60_000, '60000'),
+  KERNELSEEK_MODEL_IDLE_TIMEOUT: duration('120s').refine((s) => s >= 1, { message: 'must be at least 1s, e.g. 120s' }),
   KERNELSEEK_BASH_TIMEOUT: duration('120s'),
   KERNELSEEK_BASH_OUTPUT_CAP: positiveInt(30_000, '30000'),
   KERNELSEEK_SANDBOX: z.preprocess(
@@ -47,6 +52,17 @@ export interface AgentConfig {
   maxOutputTokens: number;
   /** Attempts for 429/529/5xx/connection failures of one model call (spend limits never retry). */
   modelRetries: number;
+  /** Bounds on one model step; each refusal is a tool result the model reads, not a run status. */
+  stepLimits: {
+    /** Tool calls of one model message that are executed; the rest are answered as refused. */
+    maxToolCalls: number;
+    /** Bytes of one `bash` or `gpu_bash` command; a longer one is refused. */
+    maxCommandBytes: number;
+    /** Characters of one tool result the model gets; the middle of a longer one is cut. */
+    maxToolResultChars: number;
+    /** A streaming response with no data for this long is aborted (and retried). */
+    idleTimeoutSeconds: number;
+  };
   bash: {
     timeoutSeconds: number;
     /** Characters of output kept (head and tail) per command. */
@@ -95,6 +111,12 @@ export function buildAgentConfig(env: z.output<typeof AgentEnvSchema>): AgentCon
     contextBudgetTokens: env.KERNELSEEK_CONTEXT_BUDGET,
     maxOutputTokens: env.KERNELSEEK_MAX_OUTPUT_TOKENS,
     modelRetries: env.KERNELSEEK_MODEL_RETRIES,
+    stepLimits: {
+      maxToolCalls: env.KERNELSEEK_MAX_TOOL_CALLS,
+      maxCommandBytes: env.KERNELSEEK_MAX_COMMAND_KB * 1024,
+      maxToolResultChars: env.KERNELSEEK_MAX_TOOL_RESULT,
+      idleTimeoutSeconds: env.KERNELSEEK_MODEL_IDLE_TIMEOUT,
+    },
     bash: {
       timeoutSeconds: env.KERNELSEEK_BASH_TIMEOUT,
       outputCapChars: env.KERNELSEEK_BASH_OUTPUT_CAP,

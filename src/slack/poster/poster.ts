@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { webApi } from '@slack/bolt';
 import type { Logger } from '../../core/logger.js';
+import { guardSlackPayload } from '../../core/mrkdwn.js';
 import { classifyCallError, type CallFailure } from './classify-error.js';
 import { createLane, laneWaitMs, type Lane, type LanePolicy } from './lane.js';
 import { capText, clip, SLACK_TEXT_LIMITS } from './limits.js';
@@ -116,7 +117,8 @@ export function createSlackPoster(options: PosterOptions): SlackPoster {
   const maxTransientRetries = options.maxTransientRetries ?? 3;
   const backoffMs = options.backoffMs ?? 1000;
   const now = options.now ?? Date.now;
-  const clean = <T>(value: T): T => (options.scrub ? scrubStrings(value, options.scrub) : value);
+  // Server paths cut (scrub), then any broadcast mention a model or candidate slipped in escaped (core/mrkdwn.ts).
+  const clean = <T>(value: T): T => guardSlackPayload(options.scrub ? scrubStrings(value, options.scrub) : value);
 
   const lanes = new Map<string, Lane<Job>>();
   const pendingEdits = new Map<string, Job>();
@@ -288,7 +290,8 @@ export function createSlackPoster(options: PosterOptions): SlackPoster {
       const payload = clean(raw);
       return enqueue({ kind: 'chat.postEphemeral', payload: { ...payload, text: capText(payload.text, SLACK_TEXT_LIMITS.messageText).text } });
     },
-    uploadFile: (payload) => enqueue({ kind: 'files.upload', payload }),
+    // The file's content goes as it is (a kernel, a chart); its title and comment are guarded.
+    uploadFile: (payload) => enqueue({ kind: 'files.upload', payload: guardSlackPayload(payload) }),
     addReaction: (payload) => enqueue({ kind: 'reactions.add', payload }),
     setThreadStatus(raw) {
       const payload = clean(raw);

@@ -21,7 +21,7 @@ export function renderDecisionCard(run: RunView, decision: DecisionReport): Slac
   const evidence = Object.entries(decision.evidence)
     // The claim is already quoted in the reason.
     .filter(([k, v]) => v !== null && v !== undefined && k !== 'claim')
-    .map(([k, v]) => [EVIDENCE_LABELS[k] ?? k.replace(/_/g, ' '), evidenceValue(k, v)] as [string, string]);
+    .map(([k, v]) => [EVIDENCE_LABELS[k] ?? escapeMrkdwn(k.replace(/_/g, ' ')), evidenceValue(k, v)] as [string, string]);
   const wait = decision.deadline
     ? `Answer with a button, *Reply…*, or a reply in this thread. If nobody has by ${slackTime(decision.deadline)}, the bank asks one. ${BINDING_HINT}`
     : 'Autonomous run: the bank asks a question now.';

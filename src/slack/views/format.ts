@@ -27,15 +27,16 @@ export function who(author: string): string {
   return /^[UW][A-Z0-9]{2,}$/.test(author) ? `<@${author}>` : escapeMrkdwn(author);
 }
 
-/** A bare Slack user id (`U012AB3CD`) in text that is not already a mention. */
-const BARE_USER_ID = /(?<![<@\w])([UW](?=[A-Z0-9]*\d)[A-Z0-9]{8,10})\b/g;
+/** The engine's own words naming a person by id: `stopped by U012AB3CD` (control.ts stopRun). */
+const STOPPED_BY = /^stopped by ([UW](?=[A-Z0-9]*\d)[A-Z0-9]{8,10})$/;
 
 /**
- * Text from the engine (an error, "stopped by U012AB3CD") with every bare user id made a mention,
- * so Slack shows the person's name, never the raw id. Apply after escaping.
+ * A run's error or end note with the person the engine named made a mention, so Slack shows their
+ * name, never the raw id. Only the engine's own phrase: an id anywhere else in the text may have been
+ * written by the model or a candidate (a refusal, a crash's output), and stays text. Apply after escaping.
  */
 export function withMentions(text: string): string {
-  return text.replace(BARE_USER_ID, '<@$1>');
+  return text.replace(STOPPED_BY, 'stopped by <@$1>');
 }
 
 /** A time Slack shows in each reader's own time zone. */

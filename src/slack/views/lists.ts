@@ -44,7 +44,7 @@ export interface TaskLine {
 export function renderTaskList(tasks: TaskLine[], problems: string[]): SlackView {
   const lines = tasks.map(
     (t) =>
-      `• \`${t.name}\` (${t.device}${t.architectures.length ? ` ${t.architectures.join(', ')}` : ''}) — ${escapeMrkdwn(t.summary)} · ${t.scenarios} scenarios · peers: ${t.peers.join(', ') || 'none'} · goal ${t.goal}`,
+      `• \`${t.name}\` (${t.device}${t.architectures.length ? ` ${t.architectures.join(', ')}` : ''}) — ${escapeMrkdwn(t.summary)} · ${t.scenarios} scenarios · peers: ${escapeMrkdwn(t.peers.join(', ')) || 'none'} · goal ${escapeMrkdwn(t.goal)}`,
   );
   const blocks: KnownBlock[] = [section(lines.length ? `*Tasks*\n${lines.join('\n')}` : 'No valid tasks are installed.')];
   if (problems.length) blocks.push(context(`${problems.length} task file(s) have problems; \`kernelseek tasks\` on the server shows them.`));

@@ -13,7 +13,7 @@ export function renderRunSummary(run: RunView, summary: RunSummary, bestPeer: st
   const blocks: KnownBlock[] = [header(`${run.id} ${s.label.toLowerCase()}`), section(`${s.emoji} *${s.label}*${why}`)];
   const best = summary.best;
   if (best) {
-    const peer = best.speedupVsBestPeer != null ? ` and *${fmtSpeedup(best.speedupVsBestPeer)}* vs ${bestPeer ?? 'the strongest peer'}` : '';
+    const peer = best.speedupVsBestPeer != null ? ` and *${fmtSpeedup(best.speedupVsBestPeer)}* vs ${escapeMrkdwn(bestPeer ?? 'the strongest peer')}` : '';
     const goal = best.speedupVsBaseline >= run.target ? ' :dart: target reached' : ` (target ${fmtSpeedup(run.target)})`;
     blocks.push(section(`:trophy: Best kernel: *${fmtSpeedup(best.speedupVsBaseline)}* vs baseline${peer}, from eval #${best.evaluationSeq}${goal}. It is attached below.`));
     if (best.scenarioSet) {

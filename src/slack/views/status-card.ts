@@ -16,7 +16,7 @@ function correctness(extras: CardExtras): string {
   const e = extras.lastEvaluation;
   if (!e) return 'no evaluation yet';
   const mark = e.correct ? ':white_check_mark:' : ':x:';
-  return `${mark} eval #${e.seq}: ${e.scenarios.correct}/${e.scenarios.total} correct${e.correct ? '' : ` (${e.status})`}`;
+  return `${mark} eval #${e.seq}: ${e.scenarios.correct}/${e.scenarios.total} correct${e.correct ? '' : ` (${escapeMrkdwn(e.status)})`}`;
 }
 
 /**
@@ -27,7 +27,7 @@ function correctness(extras: CardExtras): string {
 export function renderStatusCard(run: RunView, extras: CardExtras = {}): SlackView {
   const s = STATUS_LABEL[run.status] ?? { emoji: ':grey_question:', label: run.status };
   const best = run.best;
-  const vsPeer = best?.speedupVsBestPeer != null ? `${fmtSpeedup(best.speedupVsBestPeer)}${extras.bestPeer ? ` vs ${extras.bestPeer}` : ''}` : '—';
+  const vsPeer = best?.speedupVsBestPeer != null ? `${fmtSpeedup(best.speedupVsBestPeer)}${extras.bestPeer ? ` vs ${escapeMrkdwn(extras.bestPeer)}` : ''}` : '—';
   const state = [`${s.emoji} *${s.label}*`, `step ${run.steps.used}/${run.steps.budget}`, `eval ${run.evaluations.used}/${run.evaluations.budget}`];
   if (run.endReason && run.finishedAt) state.push(escapeMrkdwn(describeEnd(run.endReason)));
   if (run.waitingForWorker) state.push(`:hourglass: ${escapeMrkdwn(run.waitingForWorker)}`);
@@ -48,8 +48,8 @@ export function renderStatusCard(run: RunView, extras: CardExtras = {}): SlackVi
     blocks.push(section(`:raising_hand: Waiting for a question (${run.waitingFor.trigger})${when}.`));
   }
   if (run.error) blocks.push(section(`:warning: ${withMentions(escapeMrkdwn(capText(run.error, INLINE_TEXT_CHARS, '…').text))}`));
-  const meta = [`Started by ${who(run.owner)}`, `model \`${run.model}\``];
-  if (run.arch) meta.push(`arch \`${run.arch}\``);
+  const meta = [`Started by ${who(run.owner)}`, `model \`${escapeMrkdwn(run.model)}\``];
+  if (run.arch) meta.push(`arch \`${escapeMrkdwn(run.arch)}\``);
   if (run.autonomous) meta.push('autonomous (the bank answers at once)');
   blocks.push(context(run.finishedAt ? meta.join(' · ') : `${meta.join(' · ')}\n${THREAD_HELP}`));
   const text = `${run.id} ${run.task}: ${s.label.toLowerCase()}, eval ${run.evaluations.used}/${run.evaluations.budget}, best ${best ? fmtSpeedup(best.speedupVsBaseline) : '—'} vs baseline`;
@@ -67,7 +67,7 @@ export function renderStartingCard(task: string, owner: string): SlackView {
 /** The thread's root when the run could not be created. */
 export function renderStartFailedCard(task: string, owner: string, reason: string): SlackView {
   return {
-    text: `Could not start a run of ${task}: ${reason}`,
-    blocks: [header(`KernelSeek · ${task}`), section(`:x: Could not start a run of \`${task}\` for ${who(owner)}: ${reason}`)],
+    text: `Could not start a run of ${escapeMrkdwn(task)}: ${escapeMrkdwn(reason)}`,
+    blocks: [header(`KernelSeek · ${task}`), section(`:x: Could not start a run of \`${escapeMrkdwn(task)}\` for ${who(owner)}: ${escapeMrkdwn(reason)}`)],
   };
 }

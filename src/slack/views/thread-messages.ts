@@ -14,7 +14,7 @@ function overflowFile(name: string, full: string | undefined): SlackView['files'
 }
 
 export function renderNewBest(run: RunView, evaluation: EvaluationReport, previousSpeedup: number | null, bestPeer: string | null): SlackView {
-  const vsPeer = evaluation.speedupVsBestPeer != null ? `, *${fmtSpeedup(evaluation.speedupVsBestPeer)}* vs ${bestPeer ?? evaluation.bestPeer ?? 'the strongest peer'}` : '';
+  const vsPeer = evaluation.speedupVsBestPeer != null ? `, *${fmtSpeedup(evaluation.speedupVsBestPeer)}* vs ${escapeMrkdwn(bestPeer ?? evaluation.bestPeer ?? 'the strongest peer')}` : '';
   const before = previousSpeedup != null ? ` (was ${fmtSpeedup(previousSpeedup)})` : '';
   const text = `:trophy: New best: *${fmtSpeedup(evaluation.speedupVsBaseline)}* vs baseline${vsPeer}${before} — eval #${evaluation.seq}, ${evaluation.scenarios.correct}/${evaluation.scenarios.total} scenarios correct.`;
   const blocks: KnownBlock[] = [section(text)];
@@ -54,7 +54,7 @@ export function renderQuestionAsked(run: RunView, question: QuestionReport): Sla
   const blocks: KnownBlock[] = [];
   if (question.source === 'bank') {
     const after = question.trigger ? `, after ${question.trigger.replace(/_/g, ' ')}` : '';
-    blocks.push(section(`:books: *Question from the bank* (\`${question.bankId ?? '?'}\`${after})\n${quote(body.text)}`));
+    blocks.push(section(`:books: *Question from the bank* (\`${escapeMrkdwn(question.bankId ?? '?')}\`${after})\n${quote(body.text)}`));
   } else {
     blocks.push(section(`:speech_balloon: *Question from ${who(question.author)}* — asked to the agent now\n${quote(body.text)}`));
     blocks.push({

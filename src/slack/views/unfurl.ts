@@ -33,7 +33,7 @@ function bestText(f: RunFacts): string {
 }
 
 function goalText(f: RunFacts): string {
-  return `${fmtSpeedup(f.run.target)}${f.goalVs ? ` vs ${f.goalVs}` : ''}`;
+  return `${fmtSpeedup(f.run.target)}${f.goalVs ? ` vs ${escapeMrkdwn(f.goalVs)}` : ''}`;
 }
 
 function statusText(run: RunView): string {

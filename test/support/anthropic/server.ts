@@ -23,6 +23,11 @@ export interface MessageReply {
   stopDetails?: { type: 'refusal'; category: string | null; explanation: string | null };
   /** Default: estimated from the content. */
   outputTokens?: number;
+  /**
+   * Streamed replies only: send this many SSE events (message_start is the first), then nothing more
+   * while the connection stays open, as a response that stalls mid-stream.
+   */
+  stallAfterEvents?: number;
 }
 
 export interface ErrorReply {
@@ -118,13 +123,19 @@ function buildMessage(reply: MessageReply, model: string, usage: CacheUsage) {
   };
 }
 
-function sse(res: ServerResponse, event: string, data: unknown): void {
+function writeEvent(res: ServerResponse, event: string, data: unknown): void {
   res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
-function streamMessage(res: ServerResponse, message: ReturnType<typeof buildMessage>, failMidStream?: ErrorReply['error']): void {
+function streamMessage(res: ServerResponse, message: ReturnType<typeof buildMessage>, failMidStream?: ErrorReply['error'], stallAfterEvents?: number): void {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': newId('req') });
   const { content, stop_reason, stop_details, usage } = message;
+  let sent = 0;
+  const sse = (r: ServerResponse, event: string, data: unknown) => {
+    if (stallAfterEvents !== undefined && sent >= stallAfterEvents) return;
+    sent++;
+    writeEvent(r, event, data);
+  };
   sse(res, 'message_start', { type: 'message_start', message: { ...message, content: [], stop_reason: null, stop_details: null, usage: { ...usage, output_tokens: 1 } } });
   if (failMidStream) {
     sse(res, 'error', { type: 'error', error: { type: failMidStream.type, message: failMidStream.message } });
@@ -161,7 +172,8 @@ function streamMessage(res: ServerResponse, message: ReturnType<typeof buildMess
     },
   });
   sse(res, 'message_stop', { type: 'message_stop' });
-  res.end();
+  // A stalled stream stays open, silent, until the client gives up (or the server closes).
+  if (stallAfterEvents === undefined || sent < stallAfterEvents) res.end();
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {
@@ -223,7 +235,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
         return;
       }
       const message = buildMessage(reply, String(body.model), usage);
-      if (body.stream) streamMessage(res, message);
+      if (body.stream) streamMessage(res, message, undefined, reply.stallAfterEvents);
       else sendJson(res, 200, message);
     })().catch((error: unknown) => {
       if (!res.headersSent) sendJson(res, 500, errorBody({ status: 500, type: 'api_error', message: `fake server failed: ${String(error)}` }));

@@ -1,5 +1,6 @@
 import type { App, RespondFn, SlashCommand } from '@slack/bolt';
 import { AppError } from '../../../core/errors.js';
+import { guardSlackPayload } from '../../../core/mrkdwn.js';
 import { canUse } from '../../auth.js';
 import type { SlackDeps } from '../../deps.js';
 import type { SlackView } from '../../views/format.js';
@@ -45,7 +46,7 @@ async function handleCommand(
   const reply = async (view: SlackView | string) => {
     const v = typeof view === 'string' ? { text: view, blocks: [section(view)] } : view;
     // Answers go through response_url, not the poster: the same guard against server paths applies.
-    const out = deps.scrub ? scrubStrings({ text: v.text, blocks: v.blocks }, deps.scrub) : v;
+    const out = guardSlackPayload(deps.scrub ? scrubStrings({ text: v.text, blocks: v.blocks }, deps.scrub) : v);
     await respond({ response_type: 'ephemeral', text: out.text, blocks: out.blocks });
   };
   const ctx: CommandContext = { deps, user: command.user_id, channel: command.channel_id, reply };
