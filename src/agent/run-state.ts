@@ -19,6 +19,15 @@ export const DecisionStateSchema = z.object({
 });
 export type DecisionState = z.infer<typeof DecisionStateSchema>;
 
+export const CountedStateSchema = z.object({
+  evaluationId: z.number().int().nullable(),
+  seq: z.number().int(),
+  speedupVsBaseline: z.number(),
+  speedupVsBestPeer: z.number().nullable(),
+  peer: z.string().nullable(),
+  fullSetCheck: z.boolean(),
+});
+
 export const RunStateSchema = z.object({
   version: z.literal(1).default(1),
   scenarios: z.enum(['quick', 'all']).default('all'),
@@ -52,6 +61,12 @@ export const RunStateSchema = z.object({
   stopStreakEvalSeq: z.number().int().nonnegative().default(0),
   /** Set while an evaluation or gpu_bash job waits because no gpu-worker can take it (what to show). */
   waitingForWorker: z.string().nullable().default(null),
+  /**
+   * The run's counted best (src/harness/counted-best.ts) as of its last evaluation or full-set check,
+   * kept here so a status card or `kernelseek runs` shows it without reading every evaluation. Absent
+   * in states saved before issue 42 (the run view then reads the best columns of a full-set run).
+   */
+  counted: CountedStateSchema.nullable().optional(),
 });
 export type RunState = z.infer<typeof RunStateSchema>;
 

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { countedBest, countedBestSteps, countedGain, fullSetCheckOf, isCounted, type CountableEvaluation } from '../../src/harness/counted-best.js';
-import { attributeQuestion, computeEvidence, fillText } from '../../src/questions/index.js';
+import { attributeQuestion, computeEvidence, fillText, type EvaluationRecord } from '../../src/questions/index.js';
 import { selectTopQuestions } from '../../src/digest/summarize.js';
 
 // Issue 42: a quick-subset figure was called "the best" (a bank question said 3.96x while the counted
 // best was 2.35x) and credited as a question's gain (4.61x). One function decides the counted best;
 // these are the cases that would have caught both.
-const full = (seq: number, speedup: number, extra: Partial<CountableEvaluation> = {}): CountableEvaluation => ({
+type Row = CountableEvaluation & EvaluationRecord;
+const full = (seq: number, speedup: number, extra: Partial<Row> = {}): Row => ({
   id: 100 + seq,
   seq,
   status: 'ok',
