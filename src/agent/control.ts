@@ -1,5 +1,5 @@
 import { describeError, UserInputError } from '../core/errors.js';
-import { canReopen, CONVERGED, isTerminal, type Question, type Run } from '../db/index.js';
+import { canReopen, CONVERGED, isTerminal, NO_EVALUATION, type Question, type Run } from '../db/index.js';
 import { findTask } from '../harness/tasks.js';
 import { loadParentRun, summariseParent } from './lineage.js';
 import { buildTaskBrief } from './prompt/system-prompt.js';
@@ -107,14 +107,16 @@ export async function reopenRun(services: EngineServices, run: Run): Promise<Run
   // A converged run re-opens at a decision point (a person's question, else the bank's); a run that
   // an account limit or the network stopped goes on exactly where it was.
   let decision = {};
-  if (run.endReason === CONVERGED) {
+  if (run.endReason === CONVERGED || run.endReason === NO_EVALUATION) {
     const card = await openDecisionCard({ store: services.store, run, state }, 'stopped', now);
+    const what = run.endReason === CONVERGED ? 'converged' : 'ended for talking without evaluating';
     decision = {
-      decision: { id: card.id, trigger: 'stopped', reason: 'A person continued the converged run.', evidence: {}, at: now.toISOString(), deadline: null },
+      decision: { id: card.id, trigger: 'stopped', reason: `A person continued the run that ${what}.`, evidence: {}, at: now.toISOString(), deadline: null },
       decisionCount: card.seq,
     };
   }
-  const reopened = await services.store.runs.reopen(run, { ...decision, stopStreak: 0, waitedMs: state.waitedMs + idleMs });
+  // The convergence streak and the request cap count afresh from here.
+  const reopened = await services.store.runs.reopen(run, { ...decision, stopStreak: 0, stepsAtLastEval: run.stepsUsed, waitedMs: state.waitedMs + idleMs });
   if (!reopened) return undefined;
   await services.reporter.statusChanged({ run: describeRun(reopened, now), from: run.status, to: reopened.status });
   // The turn that ended the run may have left a finished job under its number: go on with the next.

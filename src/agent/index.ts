@@ -28,6 +28,7 @@ export { DECISION_TRIGGERS, type DecisionTrigger } from './decisions/triggers.js
 export type { QuestionSource, BankPick } from './decisions/question-source.js';
 export type { TurnOutcome } from './turn/run-turn.js';
 export { describeEnd } from './turn/budgets.js';
+export { detailsOf, failureOf, headlineOf } from './evaluation/summary.js';
 export type { ModelClient } from './model/types.js';
 export { exportTrace, type TraceOptions } from './trace/export-trace.js';
 export { createBankQuestionSource } from './decisions/bank-source.js';

@@ -78,6 +78,11 @@ export interface DecisionReport {
   evidence: Record<string, unknown>;
   /** When the bank answers if no person does; null when it answers at once (autonomous). */
   deadline: Date | null;
+  /**
+   * The evaluations its figures come from (the counted best, a quick run's best, the latest), each
+   * with its whole result as people read it, so a person can open what the card cites.
+   */
+  cited?: { seq: number; headline: string; details: string }[];
 }
 
 export interface QuestionReport {

@@ -55,10 +55,15 @@ export const RunStateSchema = z.object({
   waitedMs: z.number().nonnegative().default(0),
   /** A person pressed *Ask from the bank* (ISO): the pending decision point takes a bank question now. */
   bankRequestedAt: z.string().nullable().default(null),
-  /** `stopped` decision points in a row with no new evaluation between them (convergence). */
+  /** Decision points (any kind) in a row with no new evaluation between them (convergence). */
   stopStreak: z.number().int().nonnegative().default(0),
-  /** evalsUsed at the last `stopped` decision point: an evaluation since then breaks the streak. */
+  /** evalsUsed at the last decision point of the streak: an evaluation since then breaks it. */
   stopStreakEvalSeq: z.number().int().nonnegative().default(0),
+  /**
+   * stepsUsed when the run last evaluated (or started, or was re-opened): the request cap counts the
+   * model requests since. Absent in older states: set at the next step, so no old run ends at once.
+   */
+  stepsAtLastEval: z.number().int().nonnegative().optional(),
   /** Set while an evaluation or gpu_bash job waits because no gpu-worker can take it (what to show). */
   waitingForWorker: z.string().nullable().default(null),
   /**

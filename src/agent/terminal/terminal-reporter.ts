@@ -54,7 +54,7 @@ export function summaryLines(runId: string, summary: RunSummary): string[] {
     `  Trace: kernelseek trace ${runId} --out ${runId}.jsonl`,
   );
   if (canReopen(summary)) {
-    const how = summary.endReason === 'converged' ? ' with a question' : summary.endReason === 'interrupted' ? '' : ' once that is fixed';
+    const how = summary.endReason === 'converged' || summary.endReason === 'no_evaluation' ? ' with a question' : summary.endReason === 'interrupted' ? '' : ' once that is fixed';
     lines.push(`  Continue it${how}: kernelseek run --resume ${runId}`);
   }
   return lines;

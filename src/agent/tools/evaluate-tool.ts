@@ -114,8 +114,11 @@ export async function runEvaluateTool(input: Record<string, unknown>, ctx: ToolC
     newBest = await store.runs.offerBest(run.id, evaluation.id, evaluation.speedupVsBaseline, evaluation.speedupVsBestPeer);
     if (newBest) await tagCommit(workspace, 'best', commit, pathEnv);
   }
-  // The counted best the status card, `runs` and the summary show (src/harness/counted-best.ts).
-  const after = (await recordCountedBest(store, (await store.runs.get(run.id))!)).run ?? (await store.runs.get(run.id))!;
+  // The counted best the status card, `runs` and the summary show (src/harness/counted-best.ts); the
+  // request cap counts model requests from here (run-turn.ts).
+  const current = (await store.runs.get(run.id))!;
+  await store.agentRuns.patchState(run.id, { stepsAtLastEval: current.stepsUsed });
+  const after = (await recordCountedBest(store, current)).run ?? (await store.runs.get(run.id))!;
   const bestEval = after.bestEvaluationId != null ? await store.evaluations.get(after.bestEvaluationId) : undefined;
   const report = reportOf(evaluation, commit);
   const view = describeRun(after);
