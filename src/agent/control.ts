@@ -282,13 +282,56 @@ export async function resumeLiveRuns(services: EngineServices): Promise<string[]
 }
 
 /**
+ * Settings a continued run may be given anew (`kernelseek run --resume <run> --autonomous
+ * --budget-evals 80 …`); whatever is not given stays as the run had it. Budgets are the new totals.
+ */
+export interface RunSettings {
+  autonomous?: boolean;
+  budgets?: { evals?: number; steps?: number; usd?: number; seconds?: number };
+  model?: string;
+  target?: number;
+  questionTimeoutSeconds?: number;
+  scenarios?: 'quick' | 'all';
+}
+
+async function applySettings(services: EngineServices, run: Run, settings: RunSettings): Promise<void> {
+  const state = parseRunState(run.state);
+  // A run's best was chosen on its scenario set: changing the set would mix figures of two sets.
+  if (settings.scenarios !== undefined && settings.scenarios !== state.scenarios) {
+    throw new UserInputError(
+      `${run.id} runs on ${state.scenarios === 'quick' ? 'the quick subset' : 'every scenario'}; a run keeps its scenario set (its best was chosen on it). Start a new run from its best instead: kernelseek run --from ${run.id} --scenarios ${settings.scenarios}.`,
+      { code: 'run_option' },
+    );
+  }
+  const b = settings.budgets ?? {};
+  const below: string[] = [];
+  if (b.evals !== undefined && b.evals <= run.evalsUsed) below.push(`--budget-evals ${b.evals} (it has used ${run.evalsUsed})`);
+  if (b.steps !== undefined && b.steps <= run.stepsUsed) below.push(`--budget-steps ${b.steps} (it has used ${run.stepsUsed})`);
+  if (b.usd !== undefined && b.usd <= run.costUsd) below.push(`--budget-usd ${b.usd} (it has spent $${run.costUsd.toFixed(2)})`);
+  if (below.length > 0) throw new UserInputError(`A budget below what ${run.id} has used would end it at once: ${below.join(', ')}. Give more.`, { code: 'run_option' });
+  const patch: Partial<Run> = {
+    ...(settings.autonomous !== undefined ? { autonomous: settings.autonomous } : {}),
+    ...(b.evals !== undefined ? { budgetEvals: b.evals } : {}),
+    ...(b.steps !== undefined ? { budgetSteps: b.steps } : {}),
+    ...(b.usd !== undefined ? { budgetUsd: b.usd } : {}),
+    ...(b.seconds !== undefined ? { budgetSeconds: b.seconds } : {}),
+    ...(settings.model !== undefined ? { model: settings.model } : {}),
+    ...(settings.target !== undefined ? { target: settings.target } : {}),
+    ...(settings.questionTimeoutSeconds !== undefined ? { questionTimeoutSeconds: settings.questionTimeoutSeconds } : {}),
+  };
+  if (Object.keys(patch).length > 0) await services.store.runs.update(run.id, patch);
+}
+
+/**
  * Continues a run from the terminal (`kernelseek run --resume`): a live run whose process died has
  * its current turn scheduled again (nothing lost or repeated: the store has every step), a paused
  * one is resumed, a converged, Ctrl-C'd or limit-stopped one is re-opened. The caller holds the lease.
  */
-export async function continueRun(services: EngineServices, runId: string): Promise<RunView> {
+export async function continueRun(services: EngineServices, runId: string, settings: RunSettings = {}): Promise<RunView> {
   const run = await services.store.runs.get(runId);
   if (!run) throw new UserInputError(`There is no run '${runId}'.`, { code: 'run_unknown' });
+  if (!canReopen(run)) await getLiveRun(services, runId);
+  await applySettings(services, run, settings);
   if (canReopen(run)) return resumeRun(services, runId);
   const live = await getLiveRun(services, runId);
   if (live.status === 'paused') return resumeRun(services, runId);

@@ -9,7 +9,7 @@
  *   await engine.submitQuestion(run.id, { text: 'What limits you?', author: 'alice', idempotencyKey: 'k1' });
  */
 export { createAgentEngine, type AgentEngine, type AgentEngineDeps } from './engine.js';
-export type { SubmittedQuestion } from './control.js';
+export type { RunSettings, SubmittedQuestion } from './control.js';
 export { MAX_QUESTION_CHARS, DecisionClosedError } from './control.js';
 export {
   noopReporter,

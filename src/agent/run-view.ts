@@ -11,6 +11,8 @@ export interface RunView {
   model: string;
   arch: string | null;
   autonomous: boolean;
+  /** How long a decision point waits for a person before the bank asks. */
+  questionTimeoutSeconds: number;
   target: number;
   slack: { channel: string; threadTs: string } | null;
   steps: { used: number; budget: number };
@@ -102,6 +104,7 @@ export function describeRun(run: Run, now: Date = new Date()): RunView {
     model: run.model,
     arch: run.arch,
     autonomous: run.autonomous,
+    questionTimeoutSeconds: run.questionTimeoutSeconds,
     target: run.target,
     slack: run.slackChannel && run.slackThreadTs ? { channel: run.slackChannel, threadTs: run.slackThreadTs } : null,
     steps: { used: run.stepsUsed, budget: run.budgetSteps },

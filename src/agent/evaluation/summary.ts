@@ -24,19 +24,19 @@ export function isCorrectCandidate(e: Pick<Evaluation, 'status' | 'correct'>): b
   return e.status === 'ok' && e.correct === true;
 }
 
-/** `eval #3` — with `(quick subset, not counted)` for an evaluation on the quick subset. */
-function evalLabel(e: Pick<Evaluation, 'seq' | 'scenarios'>): string {
-  return `eval #${e.seq}${e.scenarios === 'all' ? '' : ` (${e.scenarios === 'quick' ? 'quick subset' : e.scenarios}, not counted)`}`;
+/** ` on the quick subset`: said of every figure measured on a subset (it never counts as a best). */
+function subsetLabel(e: Pick<Evaluation, 'scenarios'>): string {
+  return e.scenarios === 'all' ? '' : ` on the ${e.scenarios === 'quick' ? 'quick subset' : `scenarios ${e.scenarios}`}`;
 }
 
 export function headlineOf(e: Evaluation): string {
   const r = resultOf(e);
   if (!r) {
     const msg = (e.result as { message?: string } | null)?.message;
-    return `${evalLabel(e)}: ${e.status}${msg ? ` (${msg.split('\n')[0]!.slice(0, 120)})` : ''}`;
+    return `eval #${e.seq}: ${e.status}${msg ? ` (${msg.split('\n')[0]!.slice(0, 120)})` : ''}`;
   }
   const peer = r.summary.best_peer;
-  const parts = [`${evalLabel(e)}: ${r.status}`, `${r.summary.correct}/${r.summary.scenarios} correct`];
+  const parts = [`eval #${e.seq}: ${r.status}`, `${r.summary.correct}/${r.summary.scenarios} correct${subsetLabel(e)}`];
   if (r.summary.speedup_vs_baseline_geomean != null) parts.push(`${fmtX(r.summary.speedup_vs_baseline_geomean)} baseline`);
   if (peer && r.summary.speedup_vs_peer_geomean[peer] != null) parts.push(`${fmtX(r.summary.speedup_vs_peer_geomean[peer])} ${peer}`);
   return parts.join(', ');

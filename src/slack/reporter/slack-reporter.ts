@@ -51,10 +51,10 @@ export function createSlackReporter(deps: SlackReporterDeps): RunReporter {
   const threadOf = (run: RunView) => run.slack!;
 
   /** Posts in the thread; Slack clears the thread's status line on a message, so it is shown again after. */
-  function post(run: RunView, view: SlackView): Promise<PostResult> {
+  function post(run: RunView, view: SlackView, options: { filesFollow?: boolean } = {}): Promise<PostResult> {
     if (!run.slack) return Promise.resolve({ ok: false, error: 'no_thread' });
     const thread = run.slack;
-    const posted = poster.postMessage({ channel: thread.channel, threadTs: thread.threadTs, text: view.text, blocks: view.blocks, ...(view.files ? { files: view.files } : {}) });
+    const posted = poster.postMessage({ channel: thread.channel, threadTs: thread.threadTs, text: view.text, blocks: view.blocks, ...(view.files ? { files: view.files } : {}), ...options });
     void posted.then((r) => r.ok && live.posted(thread));
     return posted;
   }
@@ -177,7 +177,9 @@ export function createSlackReporter(deps: SlackReporterDeps): RunReporter {
       live.clear(threadOf(run));
       extras.noteNow(run.id, null);
       const card = renderDecisionCard(run, decision);
-      const posted = post(run, card);
+      // The card's ts binds replies to it (stored when the post returns): its files (the cited
+      // evaluations) are queued after it but not waited for.
+      const posted = post(run, card, { filesFollow: true });
       const channel = run.slack!.channel;
       // The card's message is stored with its id, so a thread reply can be bound to the card open when it was written.
       void posted.then((r) => (r.ok && r.ts ? store.decisionCards.setMessage(decision.id, channel, r.ts) : undefined)).catch((error: unknown) => {
