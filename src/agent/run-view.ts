@@ -1,4 +1,5 @@
-import { isTerminal, type Run, type RunStatus } from '../db/index.js';
+import type { Run } from '../db/index.js';
+import { isTerminal, type RunStatus } from '../db/run-status.js';
 
 /** What a status card shows about a run: a plain snapshot, safe to serialise. */
 export interface RunView {

@@ -1,9 +1,12 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { count, desc, getTableColumns, sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { DbConfig } from '../config/index.js';
 import { REPO_ROOT } from '../config/index.js';
 import { AppError } from '../core/errors.js';
+import type { Run } from './repositories/runs.js';
+import { lastDatabaseWrite, SNAPSHOT_EVERY_MS, SNAPSHOT_ROWS, SNAPSHOT_STATE_KEYS, writeRunSnapshot } from './run-snapshot.js';
 import * as schema from './schema.js';
 
 /** The one database type repositories see, whichever driver is underneath. */
@@ -125,6 +128,17 @@ async function openPostgres(url: string): Promise<DatabaseHandle> {
   };
 }
 
+/** The newest runs as `kernelseek runs` reads them (run-snapshot.ts): the columns, and of the state what the run view needs. */
+async function snapshotRows(db: Database): Promise<{ rows: Run[]; complete: boolean }> {
+  const { state: _state, ...columns } = getTableColumns(schema.runs);
+  const state = sql<Record<string, unknown>>`jsonb_build_object(${sql.raw(SNAPSHOT_STATE_KEYS.map((k) => `'${k}', ${schema.runs.state.name}->'${k}'`).join(', '))})`;
+  const rows = await db.select({ ...columns, state }).from(schema.runs).orderBy(desc(schema.runs.createdAt)).limit(SNAPSHOT_ROWS);
+  const [total] = await db.select({ n: count() }).from(schema.runs);
+  // Keys absent from a run's state come back as JSON null: dropped, so the run reads as it is stored.
+  for (const r of rows) for (const k of Object.keys(r.state)) if (r.state[k] === null) delete r.state[k];
+  return { rows: rows as Run[], complete: Number(total?.n ?? 0) <= rows.length };
+}
+
 async function openPglite(dataDir: string | null): Promise<DatabaseHandle> {
   if (dataDir) await mkdir(path.dirname(dataDir), { recursive: true });
   const [{ PGlite }, { drizzle: drizzlePglite }] = await Promise.all([import('@electric-sql/pglite'), import('drizzle-orm/pglite')]);
@@ -139,6 +153,22 @@ async function openPglite(dataDir: string | null): Promise<DatabaseHandle> {
     });
   }
   const db = drizzlePglite(client, { schema }) as unknown as Database;
+  // Keeps the run list's snapshot current (run-snapshot.ts) while this process has the database open.
+  let snapshotOf = -1;
+  let snapshotting: Promise<void> | undefined;
+  const refresh = (): Promise<void> => {
+    if (!dataDir || snapshotting) return snapshotting ?? Promise.resolve();
+    const lastWrite = lastDatabaseWrite(dataDir);
+    if (lastWrite === snapshotOf) return Promise.resolve();
+    snapshotting = snapshotRows(db)
+      .then(({ rows, complete }) => writeRunSnapshot(dataDir, rows, { complete, lastWrite }))
+      .then(() => void (snapshotOf = lastWrite))
+      .catch(() => undefined)
+      .finally(() => (snapshotting = undefined));
+    return snapshotting;
+  };
+  const timer = dataDir ? setInterval(() => void refresh(), SNAPSHOT_EVERY_MS) : undefined;
+  timer?.unref();
   return {
     db,
     kind: 'pglite',
@@ -149,7 +179,15 @@ async function openPglite(dataDir: string | null): Promise<DatabaseHandle> {
       return { applied: (await countApplied((q) => client.query(q))) - before };
     },
     needsMigration: () => needsMigration((q) => client.query(q)),
-    close: () => client.close(),
+    async close() {
+      if (timer) clearInterval(timer);
+      await snapshotting;
+      // The rows are read before closing; the file is written after, stamped with the last write
+      // closing made (its checkpoint), so the next reader finds it current.
+      const rows = dataDir ? await snapshotRows(db).catch(() => undefined) : undefined;
+      await client.close();
+      if (dataDir && rows) await writeRunSnapshot(dataDir, rows.rows, { complete: rows.complete, lastWrite: lastDatabaseWrite(dataDir) }).catch(() => undefined);
+    },
   };
 }
 

@@ -14,7 +14,7 @@ import { renderStatusCard } from '../../src/slack/views/status-card.js';
 import { endTurn, reply, toolUse, userTexts } from '../support/anthropic/script.js';
 import { runKernelseek } from '../support/cli.js';
 import { createTempDir, createTestDatabase, type TestDatabase } from '../support/db.js';
-import { BROKEN, CORRECT, FAST } from './fixtures/kernels.js';
+import { BROKEN, FAST } from './fixtures/kernels.js';
 import { startEngine, waitFor, type EngineHarness } from './helpers.js';
 
 // Acceptance (issue 42): a run whose quick-subset evaluation is better than its counted (full-set)
@@ -24,12 +24,15 @@ import { startEngine, waitFor, type EngineHarness } from './helpers.js';
 // terminal and on the status card, and `kernelseek show` prints the per-scenario table.
 // The real harness on cpu_softmax, a scripted model, PostgreSQL (the CLI reads the same database).
 
-/** Fast (AVX2) on the three quick scenarios, the baseline's code on the other eight. */
-const QUICK_ONLY_FAST = `${FAST.replace(/\bsoftmax_rows\(/, 'fast_rows(')}
-${CORRECT.replace(/^#include.*$/gm, '').replace(/\bsoftmax_rows\(/, 'base_rows(')}
+/**
+ * Fast (AVX2) everywhere, but doing its work three times over outside the three quick scenarios: a
+ * counted best well above the baseline on the full set, and well below what it does on the subset.
+ */
+const SLOWER_OFF_QUICK = `${FAST.replace(/extern "C"(.*)\bsoftmax_rows\(/, 'static$1fast_rows(')}
 extern "C" int softmax_rows(const float* x, float* y, int64_t rows, int64_t cols) {
   const bool quick = (rows == 64 && cols == 128) || (rows == 7 && cols == 33) || (rows == 256 && cols == 1024);
-  return quick ? fast_rows(x, y, rows, cols) : base_rows(x, y, rows, cols);
+  if (!quick) { fast_rows(x, y, rows, cols); fast_rows(x, y, rows, cols); }
+  return fast_rows(x, y, rows, cols);
 }
 `;
 
@@ -48,10 +51,6 @@ questions:
     triggers: [claimed_limit]
     placeholders: [best_speedup]
     text: The best candidate stands at {best_speedup}. Which measurement shows the limit you named?
-  - id: fallback
-    kind: layer_shift
-    triggers: [stopped, claimed_limit, plateau, failing, target_reached]
-    text: What assumption behind your current approach have you not tested yet?
 `;
 
 let db: TestDatabase;
@@ -86,7 +85,7 @@ describe('a quick evaluation better than the counted best', () => {
       server: {
         script: [
           // 1. Counted: correct on all 11 scenarios, fast on three of them.
-          reply(toolUse('str_replace_based_edit_tool', { command: 'create', path: 'kernel.cpp', file_text: QUICK_ONLY_FAST }), toolUse('evaluate', { scenarios: 'all' })),
+          reply(toolUse('str_replace_based_edit_tool', { command: 'create', path: 'kernel.cpp', file_text: SLOWER_OFF_QUICK }), toolUse('evaluate', { scenarios: 'all' })),
           endTurn('Done, I think.'),
           // 2. On the quick subset only: faster than the counted best there, and never counted.
           reply(toolUse('str_replace_based_edit_tool', { command: 'create', path: 'kernel.cpp', file_text: FAST }), toolUse('evaluate', { scenarios: 'quick' })),
@@ -145,7 +144,8 @@ describe('a quick evaluation better than the counted best', () => {
     expect(listingOf(view).best).toBe(counted);
 
     // The summary, in the terminal and in the thread.
-    const summary = data<{ summary: RunSummary }>(h.events.find((e) => e.event === 'runFinished')!).summary;
+    const finishedEvent = await waitFor('the summary', async () => h.events.find((e) => e.event === 'runFinished'), Boolean);
+    const summary = data<{ summary: RunSummary }>(finishedEvent!).summary;
     expect(summary.counted).toMatchObject({ seq: 1, speedupVsBaseline: counted });
     expect(summary.best).toMatchObject({ evaluationSeq: 1, speedupVsBaseline: counted });
     const lines = summaryLines(run.id, summary).join('\n');
