@@ -12,7 +12,7 @@ export interface CardExtras {
 }
 
 export const THREAD_HELP =
-  'Reply in this thread to ask the agent a question. `stop` · `pause` · `resume` · `status` · `budget +N` steer it; lines starting with `//` are asides.';
+  'Reply in this thread to ask the agent a question. `stop` · `pause` · `resume` · `status` · `budget +N` steer it; `show N` posts evaluation N\'s whole result; lines starting with `//` are asides.';
 
 function correctness(extras: CardExtras): string {
   const e = extras.lastEvaluation;
