@@ -84,10 +84,13 @@ describe('the terminal reporter between events', () => {
     expect(t.text().length).toBe(after);
   });
 
-  it('counts down to the bank while it waits for a question', async () => {
-    const t = terminal(true);
+  it('says when the bank will ask while it waits for a question, once: a redraw would wipe what a person is typing', async () => {
+    const t = terminal(true, { tickMs: 100 });
     await t.reporter.decisionPoint({ run, decision: { id: 'ks-1.d1', trigger: 'stopped', reason: 'The agent ended its turn.', evidence: {}, deadline: new Date(Date.now() + 60_000) } });
-    expect(t.text()).toMatch(/waiting for your question; the bank asks in (60|59) s$/);
+    expect(t.text()).toMatch(/waiting for your question; the bank asks at .+$/);
+    const drawn = t.text().length;
+    await delay(350);
+    expect(t.text().length).toBe(drawn);
   });
 });
 

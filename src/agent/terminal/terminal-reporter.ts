@@ -87,13 +87,15 @@ export function createTerminalReporter(out: Writable, options: TerminalReporterO
   let liveShown = false;
   let frame = 0;
   // What the run does now, for the live line; null when it waits for nothing the terminal shows.
-  let activity: { text: (seconds: number) => string; since: number } | null = null;
+  // `still`: drawn once, not redrawn by the ticker (while a person may be typing a question: a
+  // redraw would wipe what the terminal echoed of it, though what they type still arrives).
+  let activity: { text: (seconds: number) => string; since: number; still?: boolean } | null = null;
   const eraseLive = (): void => {
     if (liveShown) out.write('\r\x1b[2K');
     liveShown = false;
   };
-  const drawLive = (): void => {
-    if (!options.live || !activity) return;
+  const drawLive = (tick = false): void => {
+    if (!options.live || !activity || (tick && activity.still && liveShown)) return;
     const width = (out as Writable & { columns?: number }).columns ?? 100;
     frame = (frame + 1) % SPINNER.length;
     const seconds = Math.floor((Date.now() - activity.since) / 1000);
@@ -101,8 +103,8 @@ export function createTerminalReporter(out: Writable, options: TerminalReporterO
     out.write(`\r\x1b[2K${`[${clock(started)}] ${SPINNER[frame]} ${activity.text(seconds)}`.slice(0, width - 1)}`);
     liveShown = true;
   };
-  const doing = (text: ((seconds: number) => string) | null): void => {
-    activity = text ? { text, since: Date.now() } : null;
+  const doing = (text: ((seconds: number) => string) | null, still = false): void => {
+    activity = text ? { text, since: Date.now(), still } : null;
     if (activity) drawLive();
     else eraseLive();
   };
@@ -111,7 +113,7 @@ export function createTerminalReporter(out: Writable, options: TerminalReporterO
     out.write(`[${clock(started)}] ${text}\n`);
     drawLive();
   };
-  const ticker = options.live ? setInterval(drawLive, options.tickMs ?? 1000) : undefined;
+  const ticker = options.live ? setInterval(() => drawLive(true), options.tickMs ?? 1000) : undefined;
   ticker?.unref();
   let progress: { seq: number; tracker: ReturnType<typeof createProgressTracker>; stage: string } | undefined;
   let lastFatal: string | null = null;
@@ -163,7 +165,7 @@ export function createTerminalReporter(out: Writable, options: TerminalReporterO
         const prompt = `Type a question and press Enter within ${seconds} s (an empty line asks the question bank now; after the timeout the bank asks).`;
         line(prompt);
         options.onDecision?.(prompt);
-        doing(() => `waiting for your question; the bank asks in ${Math.max(0, Math.round((deadline - Date.now()) / 1000))} s`);
+        doing(() => `waiting for your question; the bank asks at ${new Date(deadline).toLocaleTimeString()}`, true);
       } else if (run.autonomous) line('autonomous: the question bank asks.');
     },
     questionAsked: ({ question }) => {
