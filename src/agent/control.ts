@@ -1,5 +1,5 @@
 import { describeError, UserInputError } from '../core/errors.js';
-import { canReopen, CONVERGED, isTerminal, type Question, type Run } from '../db/index.js';
+import { canReopen, CONVERGED, isTerminal, NO_EVALUATION, type Question, type Run } from '../db/index.js';
 import { findTask } from '../harness/tasks.js';
 import { loadParentRun, summariseParent } from './lineage.js';
 import { buildTaskBrief } from './prompt/system-prompt.js';
@@ -107,14 +107,16 @@ export async function reopenRun(services: EngineServices, run: Run): Promise<Run
   // A converged run re-opens at a decision point (a person's question, else the bank's); a run that
   // an account limit or the network stopped goes on exactly where it was.
   let decision = {};
-  if (run.endReason === CONVERGED) {
+  if (run.endReason === CONVERGED || run.endReason === NO_EVALUATION) {
     const card = await openDecisionCard({ store: services.store, run, state }, 'stopped', now);
+    const what = run.endReason === CONVERGED ? 'converged' : 'ended for talking without evaluating';
     decision = {
-      decision: { id: card.id, trigger: 'stopped', reason: 'A person continued the converged run.', evidence: {}, at: now.toISOString(), deadline: null },
+      decision: { id: card.id, trigger: 'stopped', reason: `A person continued the run that ${what}.`, evidence: {}, at: now.toISOString(), deadline: null },
       decisionCount: card.seq,
     };
   }
-  const reopened = await services.store.runs.reopen(run, { ...decision, stopStreak: 0, waitedMs: state.waitedMs + idleMs });
+  // The convergence streak and the request cap count afresh from here.
+  const reopened = await services.store.runs.reopen(run, { ...decision, stopStreak: 0, stepsAtLastEval: run.stepsUsed, waitedMs: state.waitedMs + idleMs });
   if (!reopened) return undefined;
   await services.reporter.statusChanged({ run: describeRun(reopened, now), from: run.status, to: reopened.status });
   // The turn that ended the run may have left a finished job under its number: go on with the next.
@@ -280,13 +282,56 @@ export async function resumeLiveRuns(services: EngineServices): Promise<string[]
 }
 
 /**
+ * Settings a continued run may be given anew (`kernelseek run --resume <run> --autonomous
+ * --budget-evals 80 …`); whatever is not given stays as the run had it. Budgets are the new totals.
+ */
+export interface RunSettings {
+  autonomous?: boolean;
+  budgets?: { evals?: number; steps?: number; usd?: number; seconds?: number };
+  model?: string;
+  target?: number;
+  questionTimeoutSeconds?: number;
+  scenarios?: 'quick' | 'all';
+}
+
+async function applySettings(services: EngineServices, run: Run, settings: RunSettings): Promise<void> {
+  const state = parseRunState(run.state);
+  // A run's best was chosen on its scenario set: changing the set would mix figures of two sets.
+  if (settings.scenarios !== undefined && settings.scenarios !== state.scenarios) {
+    throw new UserInputError(
+      `${run.id} runs on ${state.scenarios === 'quick' ? 'the quick subset' : 'every scenario'}; a run keeps its scenario set (its best was chosen on it). Start a new run from its best instead: kernelseek run --from ${run.id} --scenarios ${settings.scenarios}.`,
+      { code: 'run_option' },
+    );
+  }
+  const b = settings.budgets ?? {};
+  const below: string[] = [];
+  if (b.evals !== undefined && b.evals <= run.evalsUsed) below.push(`--budget-evals ${b.evals} (it has used ${run.evalsUsed})`);
+  if (b.steps !== undefined && b.steps <= run.stepsUsed) below.push(`--budget-steps ${b.steps} (it has used ${run.stepsUsed})`);
+  if (b.usd !== undefined && b.usd <= run.costUsd) below.push(`--budget-usd ${b.usd} (it has spent $${run.costUsd.toFixed(2)})`);
+  if (below.length > 0) throw new UserInputError(`A budget below what ${run.id} has used would end it at once: ${below.join(', ')}. Give more.`, { code: 'run_option' });
+  const patch: Partial<Run> = {
+    ...(settings.autonomous !== undefined ? { autonomous: settings.autonomous } : {}),
+    ...(b.evals !== undefined ? { budgetEvals: b.evals } : {}),
+    ...(b.steps !== undefined ? { budgetSteps: b.steps } : {}),
+    ...(b.usd !== undefined ? { budgetUsd: b.usd } : {}),
+    ...(b.seconds !== undefined ? { budgetSeconds: b.seconds } : {}),
+    ...(settings.model !== undefined ? { model: settings.model } : {}),
+    ...(settings.target !== undefined ? { target: settings.target } : {}),
+    ...(settings.questionTimeoutSeconds !== undefined ? { questionTimeoutSeconds: settings.questionTimeoutSeconds } : {}),
+  };
+  if (Object.keys(patch).length > 0) await services.store.runs.update(run.id, patch);
+}
+
+/**
  * Continues a run from the terminal (`kernelseek run --resume`): a live run whose process died has
  * its current turn scheduled again (nothing lost or repeated: the store has every step), a paused
  * one is resumed, a converged, Ctrl-C'd or limit-stopped one is re-opened. The caller holds the lease.
  */
-export async function continueRun(services: EngineServices, runId: string): Promise<RunView> {
+export async function continueRun(services: EngineServices, runId: string, settings: RunSettings = {}): Promise<RunView> {
   const run = await services.store.runs.get(runId);
   if (!run) throw new UserInputError(`There is no run '${runId}'.`, { code: 'run_unknown' });
+  if (!canReopen(run)) await getLiveRun(services, runId);
+  await applySettings(services, run, settings);
   if (canReopen(run)) return resumeRun(services, runId);
   const live = await getLiveRun(services, runId);
   if (live.status === 'paused') return resumeRun(services, runId);

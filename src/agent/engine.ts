@@ -64,8 +64,11 @@ export interface AgentEngine {
   failRun(runId: string, error: unknown): Promise<void>;
   /** Re-schedules the current turn of every live run another process does not host (call when a worker starts). */
   resumeLiveRuns(): Promise<string[]>;
-  /** Continues one run whatever stopped it, if it can go on (`kernelseek run --resume`). */
-  continueRun(runId: string): Promise<RunView>;
+  /**
+   * Continues one run whatever stopped it, if it can go on (`kernelseek run --resume`), with any
+   * settings given anew (autonomy, budgets, model, target, question timeout); the rest are kept.
+   */
+  continueRun(runId: string, settings?: control.RunSettings): Promise<RunView>;
   /** Aborts this process's in-flight turns (their runs resume elsewhere or on restart). */
   close(): Promise<void>;
 }
@@ -102,7 +105,7 @@ export function createAgentEngine(deps: AgentEngineDeps): AgentEngine {
     processTurn: (job, options) => processTurn(services, job, options?.signal),
     failRun: (runId, error) => failRun(services, runId, error),
     resumeLiveRuns: () => control.resumeLiveRuns(services),
-    continueRun: (runId) => control.continueRun(services, runId),
+    continueRun: (runId, settings) => control.continueRun(services, runId, settings),
     async close() {
       for (const controller of services.inFlight.values()) controller.abort();
     },

@@ -9,7 +9,7 @@
  *   await engine.submitQuestion(run.id, { text: 'What limits you?', author: 'alice', idempotencyKey: 'k1' });
  */
 export { createAgentEngine, type AgentEngine, type AgentEngineDeps } from './engine.js';
-export type { SubmittedQuestion } from './control.js';
+export type { RunSettings, SubmittedQuestion } from './control.js';
 export { MAX_QUESTION_CHARS, DecisionClosedError } from './control.js';
 export {
   noopReporter,
@@ -28,6 +28,7 @@ export { DECISION_TRIGGERS, type DecisionTrigger } from './decisions/triggers.js
 export type { QuestionSource, BankPick } from './decisions/question-source.js';
 export type { TurnOutcome } from './turn/run-turn.js';
 export { describeEnd } from './turn/budgets.js';
+export { detailsOf, failureOf, headlineOf } from './evaluation/summary.js';
 export type { ModelClient } from './model/types.js';
 export { exportTrace, type TraceOptions } from './trace/export-trace.js';
 export { createBankQuestionSource } from './decisions/bank-source.js';

@@ -76,7 +76,7 @@ export async function summariseParent(store: Store, parent: ParentRun): Promise<
   const end = run.endReason ? `${run.status} (${describeEnd(run.endReason)})` : run.status;
   const lines = [
     `This run continues run ${run.id}${run.parentRunId ? ` (itself a continuation of ${run.parentRunId})` : ''}: ${end} after ${run.evalsUsed} evaluation(s) and ${run.stepsUsed} model step(s), target ${fmt(run.target)}.`,
-    `The workspace starts from its best kernel, eval #${best.seq}: ${fmt(best.speedupVsBaseline)} vs the baseline${ci ? ` (95 % interval ${fmt(ci[0])}–${fmt(ci[1])})` : ''}${best.speedupVsBestPeer != null ? `, ${fmt(best.speedupVsBestPeer)} vs the strongest peer` : ''}.`,
+    `The workspace starts from its best kernel, eval #${best.seq}: ${fmt(best.speedupVsBaseline)} vs the baseline${ci ? ` (95 % interval ${fmt(ci[0])}–${fmt(ci[1])})` : ''}${best.speedupVsBestPeer != null ? `, ${fmt(best.speedupVsBestPeer)} vs the strongest peer` : ''}${best.scenarios === 'quick' ? ' on the quick subset (not measured on every scenario)' : ''}.`,
     `Its evaluations (${done.length}${done.length > shown.length ? `, the last ${MAX_EVALUATIONS} and the best shown` : ''}; speedup vs the baseline with its 95 % interval): ${shown.map((e) => evaluationLine(e, best.id)).join(' · ') || 'none'}.`,
   ];
   if (asked.length > 0) lines.push(`Questions asked in it, and what followed:`, ...asked.map(questionLine));

@@ -29,6 +29,8 @@ export function createLocalAgent(options: {
   reporter?: AgentEngineDeps['reporter'];
   retryPolicy?: AgentEngineDeps['retryPolicy'];
   turnRetries?: { retries?: number; retryDelayMs?: number };
+  /** The question bank's folder (default: the checkout's questions/). */
+  bankDir?: string;
 }): LocalAgent {
   const { config, store, logger } = options;
   const scheduler = createLocalTurnScheduler({ logger, ...options.turnRetries });
@@ -38,7 +40,7 @@ export function createLocalAgent(options: {
     store,
     dispatcher,
     scheduler,
-    questions: createBankQuestionSource({ store }),
+    questions: createBankQuestionSource({ store, ...(options.bankDir ? { dir: options.bankDir } : {}) }),
     logger,
     ...(options.reporter ? { reporter: options.reporter } : {}),
     ...(options.retryPolicy ? { retryPolicy: options.retryPolicy } : {}),

@@ -50,6 +50,8 @@ export interface EvaluationReport {
   status: string;
   correct: boolean;
   scenarios: { total: number; correct: number };
+  /** The set it ran on: `all` (counts) or `quick` (a quick-subset figure: never counted, said so). */
+  scenarioSet?: string;
   speedupVsBaseline: number | null;
   speedupVsBestPeer: number | null;
   bestPeer: string | null;
@@ -57,6 +59,13 @@ export interface EvaluationReport {
   commit: string | null;
   /** One line for people: `eval #3: ok, 24/24 correct, 1.31x baseline, 0.92x torch`. */
   headline: string;
+  /** The first lines of why it failed (the compiler's errors, failing scenarios); empty when it passed. */
+  failure?: string[];
+  /**
+   * All of the result as people read it: intervals and verdicts vs the baseline and the peers, the
+   * per-scenario table, the compiler's output when it failed (`kernelseek show` prints the same).
+   */
+  details?: string;
 }
 
 export interface DecisionReport {
@@ -69,6 +78,11 @@ export interface DecisionReport {
   evidence: Record<string, unknown>;
   /** When the bank answers if no person does; null when it answers at once (autonomous). */
   deadline: Date | null;
+  /**
+   * The evaluations its figures come from (the counted best, a quick run's best, the latest), each
+   * with its whole result as people read it, so a person can open what the card cites.
+   */
+  cited?: { seq: number; headline: string; details: string }[];
 }
 
 export interface QuestionReport {
@@ -92,12 +106,22 @@ export interface FullSetConfirmation {
   scenarios: number;
   /** Why, when it is not correct. */
   reason?: string | null;
+  /** Against the strongest peer; the interval and verdict vs the baseline; the quick best's seq. */
+  speedupVsBestPeer?: number | null;
+  ci?: [number, number] | null;
+  verdict?: string | null;
+  ofSeq?: number | null;
 }
 
 export interface RunSummary {
   status: RunStatus;
   endReason: string | null;
-  /** The best correct candidate, when there is one. */
+  /**
+   * The counted best (src/harness/counted-best.ts): full set, correct. The figure a summary calls "the
+   * best"; on a quick run, the full-set check of its best when that was correct.
+   */
+  counted?: null | { seq: number | null; speedupVsBaseline: number; speedupVsBestPeer: number | null; fullSetCheck: boolean };
+  /** The run's best kernel (on a quick run, chosen on the quick subset: `scenarioSet` says so). */
   best: null | {
     evaluationSeq: number;
     speedupVsBaseline: number;

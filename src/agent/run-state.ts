@@ -19,6 +19,15 @@ export const DecisionStateSchema = z.object({
 });
 export type DecisionState = z.infer<typeof DecisionStateSchema>;
 
+export const CountedStateSchema = z.object({
+  evaluationId: z.number().int().nullable(),
+  seq: z.number().int(),
+  speedupVsBaseline: z.number(),
+  speedupVsBestPeer: z.number().nullable(),
+  peer: z.string().nullable(),
+  fullSetCheck: z.boolean(),
+});
+
 export const RunStateSchema = z.object({
   version: z.literal(1).default(1),
   scenarios: z.enum(['quick', 'all']).default('all'),
@@ -46,12 +55,23 @@ export const RunStateSchema = z.object({
   waitedMs: z.number().nonnegative().default(0),
   /** A person pressed *Ask from the bank* (ISO): the pending decision point takes a bank question now. */
   bankRequestedAt: z.string().nullable().default(null),
-  /** `stopped` decision points in a row with no new evaluation between them (convergence). */
+  /** Decision points (any kind) in a row with no new evaluation between them (convergence). */
   stopStreak: z.number().int().nonnegative().default(0),
-  /** evalsUsed at the last `stopped` decision point: an evaluation since then breaks the streak. */
+  /** evalsUsed at the last decision point of the streak: an evaluation since then breaks it. */
   stopStreakEvalSeq: z.number().int().nonnegative().default(0),
+  /**
+   * stepsUsed when the run last evaluated (or started, or was re-opened): the request cap counts the
+   * model requests since. Absent in older states: set at the next step, so no old run ends at once.
+   */
+  stepsAtLastEval: z.number().int().nonnegative().optional(),
   /** Set while an evaluation or gpu_bash job waits because no gpu-worker can take it (what to show). */
   waitingForWorker: z.string().nullable().default(null),
+  /**
+   * The run's counted best (src/harness/counted-best.ts) as of its last evaluation or full-set check,
+   * kept here so a status card or `kernelseek runs` shows it without reading every evaluation. Absent
+   * in states saved before issue 42 (the run view then reads the best columns of a full-set run).
+   */
+  counted: CountedStateSchema.nullable().optional(),
 });
 export type RunState = z.infer<typeof RunStateSchema>;
 

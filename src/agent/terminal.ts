@@ -7,7 +7,9 @@
 export { createLocalAgent, type LocalAgent } from './local.js';
 export { noopReporter, composeReporters, type RunReporter, type RunSummary } from './reporter.js';
 export { describeRun, isInterrupted, type RunView } from './run-view.js';
+export { detailsOf, headlineOf } from './evaluation/summary.js';
 export type { StartRunParams } from './run-params.js';
+export type { RunSettings } from './control.js';
 export { createTerminalReporter, summaryLines } from './terminal/terminal-reporter.js';
 export { listenForQuestions } from './terminal/stdin-questions.js';
 export { holdRunLease, terminalLeaseOwner, type RunLease } from './lease.js';

@@ -1,4 +1,4 @@
-export { openDatabase, redact, MIGRATIONS_DIR, type Database, type DatabaseHandle } from './client.js';
+export { openDatabase, migrateIfNeeded, redact, MIGRATIONS_DIR, type Database, type DatabaseHandle } from './client.js';
 export { createStore, type Store } from './store.js';
 export * from './run-status.js';
 export type { Run, NewRun, UsageDelta } from './repositories/runs.js';

@@ -38,13 +38,15 @@ export function isTerminal(status: RunStatus): boolean {
 
 /** The end reason of a run that stopped making progress; unlike other ends, a person may re-open it. */
 export const CONVERGED = 'converged';
+/** The end reason of a run that made too many model requests without evaluating anything; re-openable too. */
+export const NO_EVALUATION = 'no_evaluation';
 
 /**
- * Ends a person may continue from: a converged run (with a question), a terminal run stopped with
- * Ctrl-C (`interrupted`), and a run stopped by an account limit, an unreachable model API or a stalled one (once fixed). Every other end is final.
+ * Ends a person may continue from: a converged run or one that talked without evaluating (with a question), a terminal run stopped with
+ * Ctrl-C (`interrupted`), and a run stopped by an account limit an unreachable model API or a stalled one (once fixed). Every other end is final.
  */
 export const REOPENABLE: Partial<Record<RunStatus, readonly string[]>> = {
-  finished: [CONVERGED],
+  finished: [CONVERGED, NO_EVALUATION],
   stopped: ['interrupted'],
   failed: ['model_unreachable', 'model_stalled', 'credit_balance', 'spend_limit', 'quota'],
 };

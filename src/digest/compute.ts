@@ -22,6 +22,7 @@ export async function computeDigest(store: Pick<Store, 'db'>, window: DigestWind
   // Only runs that produced a correct candidate in the window can have realized a gain in it.
   const gainRuns = [...new Set(evaluations.filter((e) => e.runId && e.status === 'ok' && e.correct === true).map((e) => e.runId!))];
   const [previousBests, gainQuestions] = await Promise.all([repo.previousBests(window.from, tasks), repo.questionsWithGain(gainRuns)]);
-  const gainRunEvaluations = await repo.runEvaluations([...new Set(gainQuestions.map((q) => q.runId))]);
-  return summarizeDigest({ runs, evaluations, previousBests, stepUsage, questionsAsked, gainQuestions, gainRunEvaluations }, window, options);
+  // Counted bests are decided over each run's whole history (src/harness/counted-best.ts).
+  const runEvaluations = await repo.runEvaluations([...new Set([...runs.map((r) => r.id), ...gainRuns, ...gainQuestions.map((q) => q.runId)])]);
+  return summarizeDigest({ runs, evaluations, previousBests, stepUsage, questionsAsked, gainQuestions, runEvaluations }, window, options);
 }

@@ -5,6 +5,7 @@ import type {
   DigestStepUsageRow,
   PreviousBestRow,
 } from '../db/repositories/digest-figures.js';
+import { countedBest, countedBestSteps, fullSetCheckOf, isCounted } from '../harness/counted-best.js';
 import type { DigestBest, DigestFigures, DigestQuestion, DigestRun, DigestTask } from './figures.js';
 import type { DigestWindow } from './window.js';
 
@@ -16,9 +17,13 @@ export interface DigestRows {
   previousBests: PreviousBestRow[];
   stepUsage: DigestStepUsageRow[];
   questionsAsked: Pick<DigestQuestionRow, 'id' | 'source' | 'author'>[];
-  /** Questions after which the best rose, with every finished evaluation of their runs. */
+  /** Questions after which the best rose. */
   gainQuestions: DigestQuestionRow[];
-  gainRunEvaluations: DigestEvaluationRow[];
+  /**
+   * Every finished evaluation of the runs alive in the window and of the questions' runs: a run's
+   * counted best is decided over its whole history (src/harness/counted-best.ts).
+   */
+  runEvaluations: DigestEvaluationRow[];
 }
 
 export interface SummarizeOptions {
@@ -31,10 +36,24 @@ const finite = (v: number | null | undefined): v is number => typeof v === 'numb
 const keyOf = (task: string, arch: string | null) => `${task}\u0000${arch ?? ''}`;
 const sumOf = (values: number[]) => values.reduce((a, b) => a + b, 0);
 
-/** Counts for a best: ok, correct on every scenario of the full set, a real speedup (DESIGN §6). */
-export function countsForBest(e: Pick<DigestEvaluationRow, 'status' | 'correct' | 'scenarios' | 'speedupVsBaseline'>): boolean {
-  return e.status === 'ok' && e.correct === true && e.scenarios === 'all' && finite(e.speedupVsBaseline);
+/** Counts for a best: ok, correct on every scenario of the full set, a real speedup (src/harness/counted-best.ts). */
+export const countsForBest: (e: Pick<DigestEvaluationRow, 'status' | 'correct' | 'scenarios' | 'speedupVsBaseline'>) => boolean = isCounted;
+
+/** Each run's finished evaluations, by run id, in seq order. */
+function historiesOf(rows: Pick<DigestRows, 'runEvaluations'>): Map<string, DigestEvaluationRow[]> {
+  const byRun = new Map<string, DigestEvaluationRow[]>();
+  for (const e of rows.runEvaluations) {
+    if (!e.runId || e.seq == null) continue;
+    const list = byRun.get(e.runId) ?? [];
+    list.push(e);
+    byRun.set(e.runId, list);
+  }
+  for (const list of byRun.values()) list.sort((a, b) => a.seq! - b.seq!);
+  return byRun;
 }
+
+/** What a run's history had finished by the window's end. */
+const finishedBy = (history: DigestEvaluationRow[] | undefined, to: Date) => (history ?? []).filter((e) => e.finishedAt < to);
 
 function stateAtEnd(run: DigestRunRow, window: DigestWindow): DigestRun['state'] {
   if (!TERMINAL.has(run.status)) return 'active';
@@ -43,26 +62,31 @@ function stateAtEnd(run: DigestRunRow, window: DigestWindow): DigestRun['state']
   return run.status as DigestRun['state'];
 }
 
-function summarizeRuns(rows: DigestRows, window: DigestWindow): DigestFigures['runs'] {
+function summarizeRuns(rows: DigestRows, window: DigestWindow, histories: Map<string, DigestEvaluationRow[]>): DigestFigures['runs'] {
   const evalsByRun = new Map<string, number>();
   for (const e of rows.evaluations) if (e.runId) evalsByRun.set(e.runId, (evalsByRun.get(e.runId) ?? 0) + 1);
   const costByRun = new Map(rows.stepUsage.map((u) => [u.runId, u.costUsd]));
-  const list: DigestRun[] = rows.runs.map((r) => ({
-    id: r.id,
-    task: r.task,
-    arch: r.arch,
-    owner: r.owner,
-    state: stateAtEnd(r, window),
-    status: r.status,
-    endReason: r.endReason,
-    startedInWindow: r.createdAt >= window.from,
-    bestSpeedup: r.bestSpeedup,
-    bestSpeedupVsPeer: r.bestSpeedupVsPeer,
-    evaluations: evalsByRun.get(r.id) ?? 0,
-    costUsd: costByRun.get(r.id) ?? 0,
-    slackChannel: r.slackChannel,
-    slackThreadTs: r.slackThreadTs,
-  }));
+  const list: DigestRun[] = rows.runs.map((r) => {
+    // The run's counted best as of the window's end (a quick run's full-set check once it has ended).
+    const ended = r.finishedAt !== null && r.finishedAt < window.to;
+    const best = countedBest(finishedBy(histories.get(r.id), window.to), { fullSetCheck: ended ? fullSetCheckOf(r.confirmation) : null });
+    return {
+      id: r.id,
+      task: r.task,
+      arch: r.arch,
+      owner: r.owner,
+      state: stateAtEnd(r, window),
+      status: r.status,
+      endReason: r.endReason,
+      startedInWindow: r.createdAt >= window.from,
+      bestSpeedup: best?.speedupVsBaseline ?? null,
+      bestSpeedupVsPeer: best?.speedupVsBestPeer ?? null,
+      evaluations: evalsByRun.get(r.id) ?? 0,
+      costUsd: costByRun.get(r.id) ?? 0,
+      slackChannel: r.slackChannel,
+      slackThreadTs: r.slackThreadTs,
+    };
+  });
   // Live runs first; then the best results first, so a truncated list keeps what matters.
   list.sort(
     (a, b) =>
@@ -81,12 +105,27 @@ function summarizeRuns(rows: DigestRows, window: DigestWindow): DigestFigures['r
   };
 }
 
-function bestOf(evals: DigestEvaluationRow[]): DigestBest | null {
+/**
+ * The counted bests the window reached: every step of a run's counted best (src/harness/counted-best.ts)
+ * whose evaluation finished in the window, with the row it stands for.
+ */
+function windowSteps(histories: Map<string, DigestEvaluationRow[]>, window: DigestWindow): DigestEvaluationRow[] {
+  const out: DigestEvaluationRow[] = [];
+  for (const history of histories.values()) {
+    const done = finishedBy(history, window.to);
+    for (const step of countedBestSteps(done)) {
+      const row = done.find((e) => e.seq === step.seq);
+      if (row && row.finishedAt >= window.from) out.push(row);
+    }
+  }
+  return out;
+}
+
+function bestOf(steps: DigestEvaluationRow[]): DigestBest | null {
   let best: DigestEvaluationRow | undefined;
-  for (const e of evals) {
-    if (!countsForBest(e) || !e.runId) continue;
+  for (const e of steps) {
     // Ties go to the earlier candidate: it got there first.
-    if (!best || e.speedupVsBaseline! > best.speedupVsBaseline!) best = e;
+    if (!best || e.speedupVsBaseline! > best.speedupVsBaseline! || (e.speedupVsBaseline === best.speedupVsBaseline && e.finishedAt < best.finishedAt)) best = e;
   }
   if (!best) return null;
   return {
@@ -100,18 +139,18 @@ function bestOf(evals: DigestEvaluationRow[]): DigestBest | null {
   };
 }
 
-function progressOf(evals: DigestEvaluationRow[], previousBest: number | null): DigestTask['progress'] {
+function progressOf(steps: DigestEvaluationRow[], previousBest: number | null): DigestTask['progress'] {
   let best = previousBest ?? 1;
   const out: DigestTask['progress'] = [];
-  for (const e of [...evals].sort((a, b) => a.finishedAt.getTime() - b.finishedAt.getTime() || a.id - b.id)) {
-    if (!countsForBest(e) || !e.runId || !(e.speedupVsBaseline! > best)) continue;
+  for (const e of [...steps].sort((a, b) => a.finishedAt.getTime() - b.finishedAt.getTime() || a.id - b.id)) {
+    if (!(e.speedupVsBaseline! > best)) continue;
     best = e.speedupVsBaseline!;
     out.push({ at: e.finishedAt.toISOString(), speedup: best });
   }
   return out;
 }
 
-function summarizeTasks(rows: DigestRows): DigestTask[] {
+function summarizeTasks(rows: DigestRows, steps: DigestEvaluationRow[]): DigestTask[] {
   const runArch = new Map(rows.runs.map((r) => [r.id, r.arch]));
   const lines = new Map<string, { task: string; arch: string | null; evals: DigestEvaluationRow[]; runs: Set<string>; costUsd: number }>();
   const lineFor = (task: string, arch: string | null) => {
@@ -140,15 +179,16 @@ function summarizeTasks(rows: DigestRows): DigestTask[] {
   return [...lines.values()]
     .map((l) => {
       const previousBest = previous.get(keyOf(l.task, l.arch)) ?? null;
+      const lineSteps = steps.filter((e) => e.task === l.task && e.arch === l.arch);
       return {
         task: l.task,
         arch: l.arch,
         runs: l.runs.size,
         evaluations: l.evals.length,
         correct: l.evals.filter(countsForBest).length,
-        best: bestOf(l.evals),
+        best: bestOf(lineSteps),
         previousBest,
-        progress: progressOf(l.evals, previousBest),
+        progress: progressOf(lineSteps, previousBest),
         harnessSeconds: sumOf(l.evals.map((e) => e.harnessSeconds ?? 0)),
         costUsd: l.costUsd,
       };
@@ -175,22 +215,13 @@ function summarizeEvaluations(rows: DigestRows): DigestFigures['evaluations'] {
  * after (gain attribution, src/questions/) was first reached by an evaluation that finished in the
  * window. A gain counts in the digest of the day it happened, even when it was asked the day before.
  */
-export function selectTopQuestions(rows: Pick<DigestRows, 'gainQuestions' | 'gainRunEvaluations'>, window: DigestWindow, limit: number): DigestQuestion[] {
-  const byRun = new Map<string, DigestEvaluationRow[]>();
-  for (const e of rows.gainRunEvaluations) {
-    if (!e.runId || e.seq == null) continue;
-    const list = byRun.get(e.runId) ?? [];
-    list.push(e);
-    byRun.set(e.runId, list);
-  }
-  for (const list of byRun.values()) list.sort((a, b) => a.seq! - b.seq!);
+export function selectTopQuestions(rows: Pick<DigestRows, 'gainQuestions' | 'runEvaluations'>, window: DigestWindow, limit: number): DigestQuestion[] {
+  const byRun = historiesOf(rows);
   const picked: DigestQuestion[] = [];
   for (const q of rows.gainQuestions) {
     if (!finite(q.bestBefore) || !finite(q.bestAfter) || !(q.bestBefore > 0) || !(q.bestAfter > q.bestBefore)) continue;
-    // Attribution's own rule for a candidate that counts (ok and correct), so its best is found again.
-    const reached = (byRun.get(q.runId) ?? []).find(
-      (e) => e.seq! > q.evalSeqAtAsk && e.status === 'ok' && e.correct === true && finite(e.speedupVsBaseline) && e.speedupVsBaseline >= q.bestAfter!,
-    );
+    // The counted result that reached the question's best after (attribution counts nothing else).
+    const reached = (byRun.get(q.runId) ?? []).find((e) => e.seq! > q.evalSeqAtAsk && isCounted(e) && e.speedupVsBaseline! >= q.bestAfter!);
     if (!reached || reached.finishedAt < window.from || reached.finishedAt >= window.to) continue;
     picked.push({
       questionId: q.id,
@@ -215,10 +246,11 @@ export function selectTopQuestions(rows: Pick<DigestRows, 'gainQuestions' | 'gai
 /** The digest's figures from the rows of one window. Pure: the same rows give the same figures. */
 export function summarizeDigest(rows: DigestRows, window: DigestWindow, options: SummarizeOptions = {}): DigestFigures {
   const human = rows.questionsAsked.filter((q) => q.source === 'human');
+  const histories = historiesOf(rows);
   return {
     window: { from: window.from.toISOString(), to: window.to.toISOString() },
-    runs: summarizeRuns(rows, window),
-    tasks: summarizeTasks(rows),
+    runs: summarizeRuns(rows, window, histories),
+    tasks: summarizeTasks(rows, windowSteps(histories, window)),
     evaluations: summarizeEvaluations(rows),
     model: {
       costUsd: sumOf(rows.stepUsage.map((u) => u.costUsd)),

@@ -1,5 +1,6 @@
 import { UserInputError } from '../core/errors.js';
 import type { Evaluation, Run, Store } from '../db/index.js';
+import { countedBest } from '../harness/counted-best.js';
 import type { EvalResult } from '../harness/result.js';
 
 /**
@@ -69,14 +70,11 @@ export function judgeEvaluation(e: Pick<Evaluation, 'status' | 'correct' | 'scen
 }
 
 /**
- * The evaluation of `runId` to export: `seq` when given (0 is the full-set evaluation a quick run's
- * best gets at its end), else the run's best — taken on the full set when the best was chosen on a
- * subset and the same candidate was evaluated on every scenario since (the confirmation). Throws a
- * UserInputError (safe to show) for an unknown run, an unknown or unfinished evaluation, or a run
- * without a correct candidate.
- *
- * TODO(issue 42): this must become the one shared "counted best" function that every surface
- * (summary, digest, Slack, export) uses; until it lands, export and `pr` choose here, and only here.
+ * The evaluation of `runId` to export: `seq` when given, else the run's counted best
+ * (src/harness/counted-best.ts, the function every surface shows the best from). A run with no
+ * counted result (a quick run) exports its best on the subset, labelled so — or, when the same
+ * candidate was evaluated on every scenario since, that evaluation. Throws a UserInputError (safe to
+ * show) for an unknown run, an unknown or unfinished evaluation, or a run without a correct candidate.
  */
 export async function chooseEvaluation(store: Store, runId: string, options: { seq?: number | undefined; totalScenarios: number | null }): Promise<ChosenEvaluation> {
   const run = await store.runs.get(runId);
@@ -98,6 +96,9 @@ export async function chooseEvaluation(store: Store, runId: string, options: { s
     }
     return pick(hit, `eval ${options.seq}`);
   }
+  const counted = countedBest(evaluations);
+  const countedRow = counted?.evaluationId != null ? evaluations.find((e) => e.id === counted.evaluationId) : undefined;
+  if (countedRow) return pick(countedRow, 'best');
   const best = run.bestEvaluationId != null ? evaluations.find((e) => e.id === run.bestEvaluationId) : undefined;
   if (!best) {
     throw new UserInputError(`Run ${run.id} has no correct candidate to export (no best). \`kernelseek export ${run.id} --eval N\` exports one evaluation anyway, labelled as it stands.`, { code: 'no_best' });

@@ -137,3 +137,69 @@ export function progressLine(p: EvaluationProgress, verbose: boolean): string | 
   }
   return undefined;
 }
+
+const verdictWord = (v: unknown) => (v === 'faster' || v === 'slower' || v === 'same' ? v : '');
+
+/** `1.31x [1.28-1.34] faster`: a speedup, its 95 % interval and the verdict, as far as the result has them. */
+function withInterval(x: number | null | undefined, ci: unknown, verdict: unknown): string {
+  if (typeof x !== 'number' || !Number.isFinite(x)) return '-';
+  const range = Array.isArray(ci) && typeof ci[0] === 'number' && typeof ci[1] === 'number' ? ` [${ci[0].toFixed(2)}-${ci[1].toFixed(2)}]` : '';
+  const word = verdictWord(verdict);
+  return `${x.toFixed(2)}x${range}${word ? ` ${word}` : ''}`;
+}
+
+export const VERDICT_HEADERS = ['scenario', 'status', 'ms', 'vs baseline [95 %] verdict', 'vs strongest peer [95 %] verdict', 'max err / tol', 'reason'];
+
+/**
+ * The per-scenario table the model reads a result from, for people: each scenario's time, its
+ * speedup against the baseline and against the strongest peer with the 95 % interval and the
+ * harness's verdict, the error against the tolerance, and why a scenario failed.
+ */
+export function verdictRows(result: EvalResult): string[][] {
+  const strongest = result.summary.best_peer;
+  return result.scenarios.map((s) => {
+    const peerMs = strongest ? s.peer_ms?.[strongest] : bestPeer(s)?.ms;
+    const peerName = strongest ?? bestPeer(s)?.name;
+    const vsPeer = typeof peerMs === 'number' && typeof s.time_ms === 'number' && s.time_ms > 0 ? peerMs / s.time_ms : null;
+    const vsBase = typeof s.baseline_ms === 'number' && typeof s.time_ms === 'number' && s.time_ms > 0 ? s.baseline_ms / s.time_ms : null;
+    return [
+      s.id,
+      scenarioStatus(s),
+      ms(s.time_ms),
+      withInterval(vsBase, s.speedup_vs_baseline_ci, s.verdict_vs_baseline),
+      peerName ? `${peerName} ${withInterval(vsPeer, s.speedup_vs_peer_ci?.[peerName], s.verdict_vs_peer?.[peerName])}` : '-',
+      `${sci(s.max_abs_err)} / ${sci(s.tolerance)}`,
+      s.correct ? '' : (s.reason ?? ''),
+    ];
+  });
+}
+
+/** The whole result's summary line against the baseline and every peer, with intervals and verdicts. */
+export function verdictSummary(result: EvalResult): string[] {
+  const s = result.summary;
+  const lines = [`geomean vs baseline: ${withInterval(s.speedup_vs_baseline_geomean, s.speedup_vs_baseline_ci, s.verdict_vs_baseline)}`];
+  for (const [peer, v] of Object.entries(s.speedup_vs_peer_geomean)) {
+    lines.push(`geomean vs ${peer}${peer === s.best_peer ? ' (strongest peer)' : ''}: ${withInterval(v, s.speedup_vs_peer_ci?.[peer], s.verdict_vs_peer?.[peer])}`);
+  }
+  if (s.verdict_vs_incumbent !== undefined) {
+    lines.push(`vs the run's best so far, timed beside it: ${withInterval(s.speedup_vs_incumbent_geomean, s.speedup_vs_incumbent_ci, s.verdict_vs_incumbent)}`);
+  }
+  return lines;
+}
+
+/**
+ * The first lines of why an evaluation failed, for a status line or a terminal: the compiler's
+ * errors (lines that say error first), the first failing scenarios with their reasons, or the
+ * harness's messages. Empty for a correct result.
+ */
+export function failureSummary(result: EvalResult, max = 3): string[] {
+  if (result.status === 'ok' && result.correct) return [];
+  const log = (result.compile?.log ?? '').split('\n').map((l) => l.trimEnd()).filter((l) => l.trim() !== '');
+  if (result.status === 'compile_error' && log.length > 0) {
+    const errors = log.filter((l) => /\berror\b/i.test(l));
+    return (errors.length > 0 ? errors : log).slice(0, max);
+  }
+  const failing = result.scenarios.filter((s) => !s.correct).slice(0, max).map((s) => `${s.id}: ${s.reason ?? scenarioStatus(s)}`);
+  if (failing.length > 0) return failing;
+  return [...result.messages, ...log].slice(0, max);
+}

@@ -1,20 +1,19 @@
 import type { Store } from '../db/index.js';
 import { isTerminal, type RunStatus } from '../db/index.js';
 import { createBankAttributionRepository, type AttributionUpdate, type EvaluationScore } from '../db/repositories/bank-attribution.js';
-import { BASELINE_SPEEDUP, beatsIncumbent, gainFiguresOf } from '../harness/significance.js';
-import { isCorrect } from './evidence.js';
+import { countedGain } from '../harness/counted-best.js';
 
 /** Evaluations after a question over which its effect is measured, unless the caller says otherwise. */
 export const DEFAULT_ATTRIBUTION_K = 5;
 
 export interface Attribution {
   /**
-   * Best correct speedup over the baseline at or before the question (the baseline counts as 1.0). A
-   * candidate becomes the best only when it beats the best before it by the harness's interval (the
-   * run's own rule, src/harness/significance.ts): a resubmission that noise lifts is no gain.
+   * The run's counted best at or before the question (the baseline counts as 1.0): full-set, correct
+   * results only, a later one the best only when it beats the best before it by the harness's
+   * interval (src/harness/counted-best.ts). A quick-subset figure or a noise "gain" is no gain.
    */
   bestBefore: number;
-  /** Best correct speedup after the question's next `evalsAfter` evaluations. */
+  /** The counted best after the question's next `evalsAfter` evaluations. */
   bestAfter: number;
   /** bestAfter / bestBefore once final; null while the window is still open. */
   gain: number | null;
@@ -29,28 +28,23 @@ export interface Attribution {
  */
 export function attributeQuestion(
   question: { evalSeqAtAsk: number },
-  history: readonly Pick<EvaluationScore, 'seq' | 'status' | 'correct' | 'speedupVsBaseline' | 'result'>[],
+  history: readonly Pick<EvaluationScore, 'seq' | 'status' | 'correct' | 'scenarios' | 'speedupVsBaseline' | 'result'>[],
   options: { k: number; runEnded: boolean },
 ): Attribution {
   const rows = history.filter((e) => e.seq != null).sort((a, b) => a.seq! - b.seq!);
-  const better = (e: (typeof rows)[number], best: number) => isCorrect(e) && beatsIncumbent(gainFiguresOf(e), best);
-  let bestBefore = BASELINE_SPEEDUP;
-  let beforePending = false;
-  for (const e of rows) {
-    if (e.seq! > question.evalSeqAtAsk) break;
-    if (e.status === 'pending') beforePending = true;
-    else if (better(e, bestBefore)) bestBefore = e.speedupVsBaseline!;
-  }
-  let bestAfter = bestBefore;
+  const beforePending = rows.some((e) => e.seq! <= question.evalSeqAtAsk && e.status === 'pending');
   let evalsAfter = 0;
+  let untilSeq = question.evalSeqAtAsk;
   for (const e of rows) {
     if (e.seq! <= question.evalSeqAtAsk) continue;
     if (e.status === 'pending' || evalsAfter >= options.k) break;
     evalsAfter += 1;
-    if (better(e, bestAfter)) bestAfter = e.speedupVsBaseline!;
+    untilSeq = e.seq!;
   }
+  // The counted best (src/harness/counted-best.ts): quick-subset results never move it.
+  const { before, after } = countedGain(rows, question.evalSeqAtAsk, untilSeq);
   const final = !beforePending && (evalsAfter >= options.k || (options.runEnded && evalsAfter > 0));
-  return { bestBefore, bestAfter, gain: final ? bestAfter / bestBefore : null, evalsAfter };
+  return { bestBefore: before, bestAfter: after, gain: final ? after / before : null, evalsAfter };
 }
 
 export interface AttributionReport {

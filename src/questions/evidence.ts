@@ -1,6 +1,6 @@
 import type { Evaluation } from '../db/index.js';
 import { EvalResultSchema, type EvalResult } from '../harness/result.js';
-import { beatsIncumbent, gainFiguresOf } from '../harness/significance.js';
+import { countedBest } from '../harness/counted-best.js';
 
 /**
  * Measured evidence: named values computed from a run's evaluation history. Bank text refers to them
@@ -22,10 +22,10 @@ interface EvidenceSpec {
 export const EVIDENCE = {
   evals: { format: 'count', description: 'evaluations finished in this run; absent before the first' },
   evals_since_gain: { format: 'count', description: 'evaluations since the last new best (all of them when there was none); absent when the latest was a new best' },
-  best_speedup: { format: 'speedup', description: 'best correct speedup over the baseline (geomean), e.g. 1.23x' },
-  best_vs_peer: { format: 'speedup', description: "the best candidate's speedup over the strongest peer (geomean)" },
+  best_speedup: { format: 'speedup', description: 'the counted best speedup over the baseline (geomean; full set, correct), e.g. 1.23x' },
+  best_vs_peer: { format: 'speedup', description: "the counted best candidate's speedup over the strongest peer (geomean)" },
   peer: { format: 'text', description: 'name of the strongest peer the best candidate was timed against' },
-  last_gain: { format: 'speedup', description: 'size of the last new best over the best before it (the baseline counts as 1.00x)' },
+  last_gain: { format: 'speedup', description: 'size of the last new counted best over the best before it (the baseline counts as 1.00x)' },
   failing_streak: { format: 'count', description: 'candidates in a row, up to the latest, that failed (did not compile, crashed, timed out, were wrong or rejected); absent when the latest passed' },
   last_failure: { format: 'text', description: 'how the latest failing candidate failed, e.g. "wrong results"' },
   pct_of_peak: { format: 'percent', description: "median percent of the device's peak reached by the best candidate over its scenarios" },
@@ -46,8 +46,8 @@ export type EvidenceValue = number | string | string[];
 /** The values measured for one run; a missing name means it could not be measured. */
 export type Evidence = Partial<Record<EvidenceName, EvidenceValue>>;
 
-/** The fields of an `evaluations` row that evidence is computed from. */
-export type EvaluationRecord = Pick<Evaluation, 'seq' | 'status' | 'correct' | 'speedupVsBaseline' | 'speedupVsBestPeer' | 'result'>;
+/** The fields of an `evaluations` row that evidence is computed from (`scenarios`: only full-set results count). */
+export type EvaluationRecord = Pick<Evaluation, 'seq' | 'status' | 'correct' | 'scenarios' | 'speedupVsBaseline' | 'speedupVsBestPeer' | 'result'>;
 
 export function isEvidenceName(name: string): name is EvidenceName {
   return Object.hasOwn(EVIDENCE, name);
@@ -128,22 +128,17 @@ export function computeEvidence(history: readonly EvaluationRecord[], options: {
   if (finished.length > 0) out.evals = finished.length;
   if (options.target !== undefined && Number.isFinite(options.target)) out.target = options.target;
 
-  // The baseline kernel is correct by definition and is 1.00x: the best never starts lower.
-  let best = 1;
-  let bestEval: EvaluationRecord | undefined;
-  let bestIndex = -1;
-  let lastGain: number | undefined;
-  finished.forEach((e, i) => {
-    if (isCorrect(e) && beatsIncumbent(gainFiguresOf(e), best)) {
-      lastGain = e.speedupVsBaseline! / best;
-      best = e.speedupVsBaseline!;
-      bestEval = e;
-      bestIndex = i;
-    }
-  });
-  const sinceGain = finished.length - 1 - bestIndex;
+  // The best is the counted best (src/harness/counted-best.ts): a quick-subset figure never becomes a
+  // question's "best", and the baseline (1.00x) is where it starts.
+  const rows = finished;
+  const best = countedBest(rows);
+  const bestEval = best ? finished.find((e) => e.seq === best.seq) : undefined;
+  if (best) {
+    const before = countedBest(rows, { through: best.seq - 1 })?.speedupVsBaseline ?? 1;
+    out.last_gain = best.speedupVsBaseline / before;
+  }
+  const sinceGain = finished.filter((e) => e.seq! > (best?.seq ?? 0)).length;
   if (sinceGain > 0) out.evals_since_gain = sinceGain;
-  if (lastGain !== undefined) out.last_gain = lastGain;
 
   let streak = 0;
   while (streak < finished.length && !isCorrect(finished[finished.length - 1 - streak]!)) streak += 1;
@@ -155,8 +150,8 @@ export function computeEvidence(history: readonly EvaluationRecord[], options: {
 
   // Without a correct candidate faster than the baseline, figures of "the best" would describe
   // nothing the agent made, so the best-candidate evidence stays unmeasured.
-  if (bestEval) {
-    out.best_speedup = best;
+  if (best && bestEval) {
+    out.best_speedup = best.speedupVsBaseline;
     const result = parseResult(bestEval.result);
     if (finite(bestEval.speedupVsBestPeer)) {
       out.best_vs_peer = bestEval.speedupVsBestPeer;

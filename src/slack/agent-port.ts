@@ -6,7 +6,7 @@
 import type { AgentEngine } from '../agent/index.js';
 
 export type { RunView, RunReporter, EvaluationReport, DecisionReport, QuestionReport, RunSummary, StartRunParams, DecisionTrigger } from '../agent/index.js';
-export { describeRun, describeEnd, MAX_QUESTION_CHARS, DecisionClosedError } from '../agent/index.js';
+export { describeRun, describeEnd, detailsOf, failureOf, headlineOf, MAX_QUESTION_CHARS, DecisionClosedError } from '../agent/index.js';
 
 /**
  * The run-control calls Slack makes. Each throws a `UserInputError` whose `userMessage` says what

@@ -5,6 +5,7 @@ import { REPO_ROOT, type Env } from '../../src/config/index.js';
 import { createStore, openDatabase } from '../../src/db/index.js';
 import { endTurn, reply, toolResultTexts, toolUse } from '../support/anthropic/script.js';
 import { startFakeAnthropic, type FakeAnthropic, type RecordedRequest, type Reply } from '../support/anthropic/server.js';
+import { runKernelseek } from '../support/cli.js';
 import { createTempDir } from '../support/db.js';
 import { killAllSpawned, spawnNode } from '../support/processes.js';
 import { CORRECT } from './fixtures/kernels.js';
@@ -45,6 +46,46 @@ const kernelseek = (args: string[], e: Env) => spawnNode(KERNELSEEK, args, { env
 const assistants = (req: RecordedRequest) => req.body.messages.filter((m) => m.role === 'assistant').length;
 
 describe('kernelseek run --resume', () => {
+  it('keeps the run\'s autonomy and budgets unless new ones are given, says which in its first lines, and refuses what cannot apply', { timeout: 240_000 }, async () => {
+    server = await startFakeAnthropic({ fallback: () => endTurn('Finished. The kernel is optimal.') });
+    const dataDir = path.join(tmp.dir, 'settings');
+    const e = { ...env(dataDir), KERNELSEEK_CONVERGE_STOPS: '2' };
+    const first = await runKernelseek(['run', 'cpu_softmax', '--autonomous', '--budget-evals', '9', '--budget-usd', '3', '--question-timeout', '5m'], e);
+    expect(first.stderr).toBe('');
+    expect(first.stdout.split('\n')[0]).toBe('Starting a run of cpu_softmax…');
+    const runId = /Run (ks-[a-z0-9]+) on cpu_softmax/.exec(first.stdout)![1]!;
+    expect(first.stdout).toMatch(/finished: converged/);
+
+    // Nothing given: everything kept (before issue 42, --resume ran with a fresh run's defaults silently).
+    const kept = await runKernelseek(['run', '--resume', runId], e);
+    expect(kept.stderr).toBe('');
+    const lines = kept.stdout.split('\n');
+    expect(lines[0]).toBe(`Resuming run ${runId}…`);
+    expect(lines[1]).toMatch(new RegExp(`^Resuming run ${runId} on cpu_softmax \\(finished, converged\\)`));
+    expect(lines[2]).toBe('Settings: autonomous: the bank answers every decision point (kept); model claude-sonnet-4-6 (kept); scenarios all (kept); target 1x (kept).');
+    expect(lines[3]).toBe('Budgets: 9 evaluations (kept), 200 steps (kept), $3 (kept), 4h active (kept).');
+
+    // Given: they replace the run's own, and say so.
+    const given = await runKernelseek(['run', '--resume', runId, '--no-autonomous', '--question-timeout', '1s', '--budget-evals', '12'], e);
+    expect(given.stderr).toBe('');
+    expect(given.stdout).toContain('Settings: a decision point waits 1s for your question (given now); model claude-sonnet-4-6 (kept); scenarios all (kept); target 1x (kept).');
+    expect(given.stdout).toContain('Budgets: 12 evaluations (given now), 200 steps (kept), $3 (kept), 4h active (kept).');
+    const handle = await openDatabase({ kind: 'pglite', dataDir: path.join(dataDir, 'pgdata') });
+    try {
+      expect(await createStore(handle.db).runs.get(runId)).toMatchObject({ autonomous: false, budgetEvals: 12, budgetUsd: 3, questionTimeoutSeconds: 1 });
+    } finally {
+      await handle.close();
+    }
+
+    // What cannot apply is refused, and nothing changes.
+    const quick = await runKernelseek(['run', '--resume', runId, '--scenarios', 'quick'], e);
+    expect(quick.code).toBe(1);
+    expect(quick.stderr).toMatch(/keeps its scenario set .*kernelseek run --from/);
+    const low = await runKernelseek(['run', '--resume', runId, '--budget-steps', '1'], e);
+    expect(low.code).toBe(1);
+    expect(low.stderr).toMatch(/--budget-steps 1 \(it has used \d+\)/);
+  });
+
   it('finishes a run whose process was killed mid-evaluation, with every step once', { timeout: 540_000 }, async () => {
     server = await startFakeAnthropic({
       fallback: (req): Reply => {
@@ -80,6 +121,10 @@ describe('kernelseek run --resume', () => {
     expect(second.stderr()).toBe('');
     expect(done.code).toBe(0);
     expect(second.stdout()).toMatch(new RegExp(`Resuming run ${runId} on cpu_softmax \\(interrupted: its process died\\)`));
+    // Issue 42: the run's own settings, not a fresh run's defaults, and its first lines say so.
+    expect(second.stdout().split('\n')[0]).toBe(`Resuming run ${runId}…`);
+    expect(second.stdout()).toContain('Settings: autonomous: the bank answers every decision point (kept); model claude-sonnet-4-6 (kept); scenarios quick (kept); target 100x (kept).');
+    expect(second.stdout()).toMatch(/Budgets: 50 evaluations \(kept\), 3 steps \(kept\), \$25 \(kept\), 4h active \(kept\)\./);
     expect(second.stdout()).toMatch(/eval #1: ok, 3\/3 correct/);
     expect(second.stdout()).toMatch(new RegExp(`Run ${runId} finished: the model-step budget is used up`));
 

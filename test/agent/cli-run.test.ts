@@ -152,10 +152,13 @@ describe('kernelseek run', () => {
     expect(result.stdout).toMatch(/Interrupted: stopping the run/);
     expect(result.stdout).toMatch(/Run ks-[a-z0-9]+ stopped: interrupted in the terminal \(Ctrl-C\)/);
     expect(result.stdout).toMatch(/Continue it: kernelseek run --resume ks-[a-z0-9]+/);
-    expect(result.stdout).toMatch(/Best correct kernel: evaluation #1/);
+    // A quick run's best was chosen on the subset: said so, and not called counted.
+    expect(result.stdout).toMatch(/Best kernel on the quick subset: evaluation #1, [0-9.]+x vs baseline.*\(quick, 3 of 11 scenarios: not counted\)/);
     // On a terminal the evaluation showed its progress on one line, erased before its headline.
     const draws = result.stdout.split('\r\x1b[2K').slice(1);
-    expect(draws.some((d) => /^\[\d\d:\d\d\] evaluation #1: \d+:\d\d elapsed, 3\/3 scenarios — /.test(d))).toBe(true);
+    expect(draws.some((d) => /^\[\d\d:\d\d\] . evaluation #1: \d+:\d\d elapsed, timing \d\/3.*, 3\/3 scenarios done — /.test(d))).toBe(true);
+    // Between events too: the model's thinking ticks on the live line.
+    expect(draws.some((d) => /^\[\d\d:\d\d\] . thinking \(model step \d+\)… \d+ s/.test(d))).toBe(true);
     expect(draws.some((d) => /^\[\d\d:\d\d\] eval #1: ok, 3\/3 correct/.test(d))).toBe(true);
   });
 

@@ -29,7 +29,7 @@ describe('converged and waiting runs are named where people look', () => {
 
   it('the terminal summary says how to continue it', () => {
     const lines = summaryLines('ks-abc', { status: 'finished', endReason: 'converged', best: null, evaluations: 0, steps: 3, costUsd: 0, questions: { human: 0, bank: 2 }, elapsedSeconds: 1, workspace: '/w', error: null });
-    expect(lines[0]).toBe('Run ks-abc finished: converged: the agent kept stopping with no new evaluation in between.');
+    expect(lines[0]).toBe('Run ks-abc finished: converged: the agent kept stopping or claiming a limit with no new evaluation in between.');
     expect(lines).toContain('  Continue it with a question: kernelseek run --resume ks-abc');
     const budget = summaryLines('ks-abc', { status: 'finished', endReason: 'budget_steps', best: null, evaluations: 0, steps: 3, costUsd: 0, questions: { human: 0, bank: 2 }, elapsedSeconds: 1, workspace: '/w', error: null });
     expect(budget.some((l) => l.includes('--resume'))).toBe(false);

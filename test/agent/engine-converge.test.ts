@@ -84,6 +84,105 @@ describe('convergence', () => {
   });
 });
 
+// Issue 42: "Finished. The kernel is optimal." is a claimed limit, not a stop; before every decision
+// point counted, such a model cycled the bank for 60 requests with no evaluation at all.
+describe('convergence of any kind of decision point', () => {
+  it('a model that only ever claims the kernel is optimal ends converged within K+1 requests (default K)', async () => {
+    fx.service = await startEngine({ store: fx.db.store, dataDir: fx.dataDir, server: { fallback: () => endTurn('Finished. The kernel is optimal.') } });
+    const run = await fx.service.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api', autonomous: true });
+    const done = await waitFor('the end', fx.runOf(run.id), (r) => r?.status === 'finished');
+    expect(done!.endReason).toBe('converged');
+    const k = fx.service.config.agent.runs.convergeStops;
+    await fx.service.scheduler.idle(run.id);
+    expect(fx.service.server.requests.length).toBeLessThanOrEqual(k + 1);
+    expect(done!.evalsUsed).toBe(0);
+    const triggers = fx.service.events.filter((e) => e.event === 'decisionPoint').map((e) => (e.data as unknown as { decision: { trigger: string } }).decision.trigger);
+    expect(triggers.length).toBeGreaterThan(0);
+    expect(new Set(triggers)).toEqual(new Set(['claimed_limit']));
+    expect(bankQuestions(fx.service)).toBe(k - 1);
+  });
+
+  it('mixed stops and claims count as one streak', async () => {
+    let n = 0;
+    fx.service = await startEngine({
+      store: fx.db.store,
+      dataDir: fx.dataDir,
+      env: { KERNELSEEK_CONVERGE_STOPS: '3' },
+      server: { fallback: () => endTurn(++n % 2 ? 'Done, I think.' : 'This is memory-bound; it cannot be made faster.') },
+    });
+    const run = await fx.service.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api', autonomous: true });
+    const done = await waitFor('the end', fx.runOf(run.id), (r) => r?.status === 'finished');
+    expect(done!.endReason).toBe('converged');
+    expect(fx.service.server.requests).toHaveLength(3);
+  });
+});
+
+describe('the request cap', () => {
+  it('ends a run whose model only talks (commands, views) and never evaluates, after KERNELSEEK_STEPS_PER_EVAL requests', async () => {
+    fx.service = await startEngine({
+      store: fx.db.store,
+      dataDir: fx.dataDir,
+      env: { KERNELSEEK_STEPS_PER_EVAL: '4' },
+      server: { fallback: () => reply(toolUse('str_replace_based_edit_tool', { command: 'view', path: 'kernel.cpp' })) },
+    });
+    const run = await fx.service.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api', autonomous: true });
+    const done = await waitFor('the end', fx.runOf(run.id), (r) => r?.status === 'finished');
+    expect(done!.endReason).toBe('no_evaluation');
+    expect(fx.service.server.requests).toHaveLength(4);
+    expect(done!.error).toMatch(/made 4 model requests without evaluating a candidate \(the cap is 4, KERNELSEEK_STEPS_PER_EVAL\)/);
+    // Said where people look, and re-openable like a converged run.
+    expect(fx.service.events.some((e) => e.event === 'error' && String((e.data as { message?: string }).message).includes('without evaluating'))).toBe(true);
+    await fx.service.scheduler.idle(run.id);
+    await fx.service.engine.submitQuestion(run.id, { text: 'Evaluate what you have.', author: 'alice', idempotencyKey: 'cap-1' });
+    await waitFor('the question to reach the model', async () => fx.service!.server.requests.length, (n) => n >= 5);
+    expect(userTexts(fx.service.server.requests[4]!)).toContain('Question from alice: Evaluate what you have.');
+    // The cap counts afresh from the re-opening: four more requests, then it ends again.
+    const again = await waitFor('the cap again', fx.runOf(run.id), (r) => r?.status === 'finished' && fx.service!.server.requests.length >= 8);
+    expect(again!.endReason).toBe('no_evaluation');
+    expect(fx.service.server.requests).toHaveLength(8);
+  });
+
+  it('a person answering every stop does not keep a run that never measures going', async () => {
+    fx.service = await startEngine({
+      store: fx.db.store,
+      dataDir: fx.dataDir,
+      env: { KERNELSEEK_STEPS_PER_EVAL: '3', KERNELSEEK_CONVERGE_STOPS: '50' },
+      server: { fallback: () => endTurn('I would rather discuss it first.') },
+    });
+    const run = await fx.service.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api', questionTimeoutSeconds: 600 });
+    for (let i = 0; i < 3; i++) {
+      await waitFor(`decision point ${i + 1}`, fx.runOf(run.id), (r) => r?.status === 'waiting' || r?.status === 'finished');
+      if ((await fx.db.store.runs.get(run.id))!.status === 'finished') break;
+      await fx.service.engine.submitQuestion(run.id, { text: `Why? (${i})`, author: 'alice', idempotencyKey: `p-${i}` });
+      await waitFor('the answer', async () => fx.service!.server.requests.length, (n) => n >= i + 2 || i === 2);
+    }
+    const done = await waitFor('the end', fx.runOf(run.id), (r) => r?.status === 'finished');
+    expect(done!.endReason).toBe('no_evaluation');
+    expect(fx.service.server.requests).toHaveLength(3);
+  });
+
+  it('an evaluation resets it', async () => {
+    fx.service = await startEngine({
+      store: fx.db.store,
+      dataDir: fx.dataDir,
+      env: { KERNELSEEK_STEPS_PER_EVAL: '3' },
+      server: {
+        script: [
+          reply(toolUse('str_replace_based_edit_tool', { command: 'view', path: 'kernel.cpp' })),
+          reply(toolUse('str_replace_based_edit_tool', { command: 'create', path: 'kernel.cpp', file_text: CORRECT }), toolUse('evaluate', { scenarios: 'quick' })),
+        ],
+        fallback: () => reply(toolUse('str_replace_based_edit_tool', { command: 'view', path: 'kernel.cpp' })),
+      },
+    });
+    const run = await fx.service.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api', autonomous: true, target: 100 });
+    const done = await waitFor('the end', fx.runOf(run.id), (r) => r?.status === 'finished');
+    expect(done!.endReason).toBe('no_evaluation');
+    // Two requests, the evaluation (its request counts before it), then three more.
+    expect(fx.service.server.requests).toHaveLength(5);
+    expect(done!.evalsUsed).toBe(1);
+  });
+});
+
 describe('convergence and people', () => {
   it("a person's question between stops starts the count afresh", async () => {
     fx.service = await startEngine({ store: fx.db.store, dataDir: fx.dataDir, env: { KERNELSEEK_CONVERGE_STOPS: '2' }, server: { fallback: () => endTurn('Finished.') } });

@@ -43,11 +43,11 @@ export interface EngineHarness {
 }
 
 /** An engine in this process: the real SDK against a fake server, the real harness, the bank. */
-export async function startEngine(options: { store: Store; dataDir: string; server?: FakeAnthropicOptions; env?: Env }): Promise<EngineHarness> {
+export async function startEngine(options: { store: Store; dataDir: string; server?: FakeAnthropicOptions; env?: Env; bankDir?: string }): Promise<EngineHarness> {
   const server = await startFakeAnthropic(options.server ?? {});
   const config = testConfig(options.dataDir, server.url, options.env);
   const events: ReporterEvent[] = [];
-  const agent = createLocalAgent({ config, store: options.store, logger: silentLogger, ...LOCAL_TEST_AGENT, reporter: recordingReporter(events) });
+  const agent = createLocalAgent({ config, store: options.store, logger: silentLogger, ...LOCAL_TEST_AGENT, reporter: recordingReporter(events), ...(options.bankDir ? { bankDir: options.bankDir } : {}) });
   return {
     server,
     config,

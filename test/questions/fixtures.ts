@@ -82,7 +82,7 @@ export function evalResult(scenarios: ScenarioSpec[], summary: { pctMedian?: num
 /** One evaluation row: `ok` with a speedup, or a failure status. */
 export function ev(seq: number, outcome: number | 'incorrect' | 'compile_error' | 'pending' | 'timeout', extra: Partial<EvaluationRecord> = {}): EvaluationRecord {
   if (typeof outcome === 'number') {
-    return { seq, status: 'ok', correct: true, speedupVsBaseline: outcome, speedupVsBestPeer: outcome / 2, result: null, ...extra };
+    return { seq, status: 'ok', correct: true, scenarios: 'all', speedupVsBaseline: outcome, speedupVsBestPeer: outcome / 2, result: null, ...extra };
   }
-  return { seq, status: outcome, correct: outcome === 'pending' ? null : false, speedupVsBaseline: null, speedupVsBestPeer: null, result: null, ...extra };
+  return { seq, status: outcome, correct: outcome === 'pending' ? null : false, scenarios: 'all', speedupVsBaseline: null, speedupVsBestPeer: null, result: null, ...extra };
 }

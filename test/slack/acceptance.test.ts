@@ -104,7 +104,8 @@ describe('a run driven from Slack (acceptance)', () => {
     expect(fake.callsOf('chat.postEphemeral').some((c) => c.args.user === MALLORY && String(c.args.text).includes('not on KernelSeek'))).toBe(true);
 
     // 6. The thread, in order, after the storm: the question (by Bob) once, then the summary with the kernel and the chart.
-    await fake.waitFor(() => fake.files.length === 2, 30_000, 'the kernel and the chart');
+    // The kernel and the chart (a new best's and a decision card's evaluation files come before them).
+    await fake.waitFor(() => fake.files.some((f) => f.filename === 'kernel.cpp') && fake.files.some((f) => f.filename.endsWith('.png')), 30_000, 'the kernel and the chart');
     await fx.service!.poster.idle();
     const messages = thread().filter((m) => m.user === fake.botUserId);
     // Bob's reply got a reaction saying it was taken, once.

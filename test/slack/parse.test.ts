@@ -82,6 +82,11 @@ describe('parseThreadReply', () => {
     expect(parseThreadReply('budget +0')).toMatchObject({ kind: 'invalid' });
   });
 
+  it('reads show N: an evaluation whose whole result to post', () => {
+    for (const w of ['show 3', 'Show eval 3', 'show #3', 'eval 3', 'eval #3.']) expect(parseThreadReply(w)).toEqual({ kind: 'show', seq: 3 });
+    expect(parseThreadReply('show me the slowest scenario')).toMatchObject({ kind: 'question' });
+  });
+
   it('drops aside lines and ignores a reply that is only asides', () => {
     expect(parseThreadReply('// lunch?')).toEqual({ kind: 'ignore', reason: 'aside' });
     expect(parseThreadReply('(aside) nice one\n// agreed')).toEqual({ kind: 'ignore', reason: 'aside' });

@@ -59,6 +59,40 @@ describe('Slack reporter', () => {
     expect(fake.callsOf('chat.update').length).toBeLessThan(31);
   });
 
+  it('moves the status card per stage of an evaluation, and shows why the last one failed (issue 42)', async () => {
+    const reporter = createSlackReporter({ poster, store: db.store, logger: silentLogger });
+    const live = viewOf(run, { status: 'running' });
+    const cardNow = async () => {
+      await poster.idle();
+      return blocksText(fake.message('CRUNS', threadTs));
+    };
+    await reporter.toolStarted({ run: live, name: 'evaluate', summary: 'evaluate kernel.cpp' });
+    expect(await cardNow()).toContain('now: evaluating: compiling the candidate');
+    await reporter.evaluationProgress({ run: live, seq: 4, progress: { phase: 'compile', status: 'ok', message: 'compiled in 2.0 s' } });
+    expect(await cardNow()).toContain('now: eval #4: compiled');
+    await reporter.evaluationProgress({ run: live, seq: 4, progress: { phase: 'correctness', i: 0, n: 11 } });
+    expect(await cardNow()).toContain('now: eval #4: checking correctness on 11 scenarios');
+    const edits = fake.callsOf('chat.update').length;
+    // Inside a stage the card does not move (the thread's status line does): one edit per stage.
+    for (let i = 1; i < 11; i++) await reporter.evaluationProgress({ run: live, seq: 4, progress: { phase: 'correctness', i, n: 11 } });
+    await poster.idle();
+    expect(fake.callsOf('chat.update').length).toBe(edits);
+    await reporter.evaluationProgress({ run: live, seq: 4, progress: { phase: 'timing', i: 0, n: 11 } });
+    expect(await cardNow()).toContain('now: eval #4: timing 11 scenarios');
+    await reporter.evaluationFinished({
+      run: live,
+      evaluation: {
+        id: 9, seq: 4, status: 'compile_error', correct: false, scenarios: { total: 3, correct: 0 }, scenarioSet: 'quick', speedupVsBaseline: null, speedupVsBestPeer: null, bestPeer: null, commit: null,
+        headline: 'eval #4: compile_error, 0/3 correct on the quick subset',
+        failure: ["kernel.cpp:3:9: error: 'undefined_symbol' was not declared in this scope"],
+      },
+    });
+    const card = await cardNow();
+    expect(card).toContain('eval #4 (quick subset): 0/3 correct (compile_error)');
+    expect(card).toContain("kernel.cpp:3:9: error: 'undefined_symbol' was not declared in this scope");
+    expect(card).not.toContain('now: eval #4');
+  });
+
   it('posts a new best, a decision card with its buttons, and who asked each question', async () => {
     const reporter = createSlackReporter({ poster, store: db.store, logger: silentLogger });
     const evaluation = await storeEvaluation(db.store, run.id, 1, 1.31);

@@ -27,8 +27,14 @@ describe("a quick run's final summary", () => {
 
   it('says the subset and that the best is correct on every scenario', () => {
     const s = summary({ scenarioSet: { evaluated: 3, total: 11 }, confirmation: { status: 'ok', correct: true, speedupVsBaseline: 1.37, scenarios: 11 } });
-    expect(JSON.stringify(renderRunSummary(view, s, null).blocks)).toContain('Chosen on 3 of 11 scenarios; on all 11: correct, *1.37x* vs baseline.');
-    expect(summaryLines('ks-1', s)).toContain('    chosen on 3 of 11 scenarios; on all 11: correct, 1.37x vs baseline');
+    const blocks = JSON.stringify(renderRunSummary(view, s, null).blocks);
+    // The best on the subset is labelled quick and not counted; the full-set check is what counts.
+    expect(blocks).toContain('Best kernel on the quick subset (3 of 11 scenarios, not counted): *1.40x*');
+    expect(blocks).toContain('Chosen on 3 of 11 scenarios; on all 11: correct, *1.37x* vs baseline (counted).');
+    expect(summaryLines('ks-1', s)).toContain('    chosen on 3 of 11 scenarios; on all 11: correct, 1.37x vs baseline (counted)');
+    expect(summaryLines('ks-1', s).join('\n')).toMatch(/Best kernel on the quick subset: evaluation #2, 1\.40x vs baseline \(quick, 3 of 11 scenarios: not counted\)/);
+    expect(renderRunSummary(view, { ...s, counted: { seq: 2, speedupVsBaseline: 1.37, speedupVsBestPeer: null, fullSetCheck: true } }, null).text).toMatch(/finished: best 1\.37x vs baseline/);
+    expect(renderRunSummary(view, { ...s, counted: null }, null).text).toMatch(/best 1\.40x vs baseline on the quick subset \(not counted\)/);
   });
 
   it('says so, with the reason, when the best is not correct on the full set', () => {

@@ -62,6 +62,27 @@ describe('a run steered from its thread', () => {
     await fake.waitFor(() => ephemeralTo(ALICE).length === 1, 15_000, 'the status card');
     expect(JSON.stringify(ephemeralTo(ALICE)[0]!.args.blocks)).toContain(run.id);
 
+    // show N: an evaluation's whole result as a file in the thread (what the model read, for people);
+    // an unknown one is said privately. (Seq 99: a number the run's own evaluations never reach here.)
+    const broken = await fx.db.store.evaluations.createPending({ runId: run.id, seq: 99, task: 'cpu_softmax', jobId: `eval:${run.id}:99`, candidateHash: 'h99', source: '// k', scenarios: 'quick' });
+    await fx.db.store.evaluations.complete(broken.id, {
+      status: 'compile_error', correct: false, speedupVsBaseline: null, speedupVsBestPeer: null, gpu: null, arch: null, worker: 'test', harnessSeconds: 1, startedAt: null,
+      result: {
+        schema: 'kernelseek.eval/1', task: 'cpu_softmax', device: 'cpu', status: 'compile_error', correct: false, messages: ['compile failed; see compile.log'], scenarios: [],
+        summary: { scenarios: 3, correct: 0, speedup_vs_baseline_geomean: null, speedup_vs_peer_geomean: {}, best_peer: null, pct_of_peak_median: null, seconds: 1 },
+        compile: { seconds: 1, log: "kernel.cpp:1:70: error: 'undefined_symbol' was not declared in this scope\nthe rest of the log" },
+      },
+    });
+    const filesBefore = fake.files.length;
+    await say(BOB, 'show 99');
+    await fake.waitFor(() => fake.files.length > filesBefore, 15_000, 'the evaluation file');
+    const file = fake.files.at(-1)!;
+    expect(file).toMatchObject({ filename: 'eval-99.txt', threadTs: root.ts });
+    expect(file.content.toString()).toContain("Compiler output:\nkernel.cpp:1:70: error: 'undefined_symbol' was not declared in this scope\nthe rest of the log");
+    expect(fake.thread(CHANNEL, root.ts).some((m) => m.text.includes('Evaluation #99 of') && m.text.includes('compile_error'))).toBe(true);
+    await say(BOB, 'show 98');
+    await fake.waitFor(() => ephemeralTo(BOB).some((c) => String(c.args.text).includes('no finished evaluation #98')), 15_000, 'the unknown evaluation');
+
     // Asides, bot messages and edits are ignored: no question, no reaction, no reply. Counted once
     // the replies above have settled (under load a status card's follow-up can land late).
     await settle();

@@ -1,4 +1,5 @@
 import type { Evaluation } from '../../db/index.js';
+import { countedBest } from '../../harness/counted-best.js';
 import { BASELINE_SPEEDUP, beatsIncumbent, gainFiguresOf } from '../../harness/significance.js';
 import { findLimitClaim } from './claims.js';
 import type { DecisionTrigger } from './triggers.js';
@@ -70,20 +71,26 @@ export function evaluationFacts(input: Pick<DecisionInput, 'evaluations' | 'runS
  */
 export function detectDecision(input: DecisionInput): Decision | null {
   const facts = evaluationFacts(input);
+  // The figures a card calls "the best" are the counted best (src/harness/counted-best.ts); a quick
+  // run's best on its subset steers it and is shown as such, labelled quick.
+  const counted = countedBest(input.evaluations);
+  const quick = input.runScenarios === 'quick' && facts.best ? facts.best : null;
   const evidence = {
     evaluations: input.evaluations.length,
-    best_speedup_vs_baseline: facts.best?.speedupVsBaseline ?? null,
-    best_speedup_vs_peer: facts.best?.speedupVsBestPeer ?? null,
-    best_evaluation: facts.best?.seq ?? null,
+    best_speedup_vs_baseline: counted?.speedupVsBaseline ?? null,
+    best_speedup_vs_peer: counted?.speedupVsBestPeer ?? null,
+    best_evaluation: counted?.seq ?? null,
+    ...(quick ? { quick_best_speedup_vs_baseline: quick.speedupVsBaseline, quick_best_evaluation: quick.seq } : {}),
     evals_since_gain: facts.evalsSinceGain,
     failing_streak: facts.failingStreak,
     target: input.target,
   };
   const goalName = input.goalVs === 'best_peer' ? 'the strongest peer' : 'the baseline';
+  const onQuick = input.runScenarios === 'quick' ? ' on the quick subset (not counted until it is evaluated on every scenario)' : '';
   if (facts.bestGoal != null && facts.bestGoal >= input.target && !(input.targetAnnounced != null && input.targetAnnounced >= input.target)) {
     return {
       trigger: 'target_reached',
-      reason: `Evaluation #${facts.best!.seq} reached ${x(facts.bestGoal)} vs ${goalName}, meeting the target of ${input.target}x.`,
+      reason: `Evaluation #${facts.best!.seq} reached ${x(facts.bestGoal)} vs ${goalName}${onQuick}, meeting the target of ${input.target}x.`,
       evidence,
     };
   }
@@ -104,7 +111,7 @@ export function detectDecision(input: DecisionInput): Decision | null {
   if (facts.evalsSinceGain >= input.plateauEvals) {
     return {
       trigger: 'plateau',
-      reason: `${facts.evalsSinceGain} evaluations without a new best (best: ${facts.best ? `#${facts.best.seq} at ${x(facts.best.speedupVsBaseline)} vs baseline` : 'none better than the baseline yet'}).`,
+      reason: `${facts.evalsSinceGain} evaluations without a new best (best: ${facts.best ? `#${facts.best.seq} at ${x(facts.best.speedupVsBaseline)} vs baseline${input.runScenarios === 'quick' ? ' on the quick subset, not counted' : ''}` : 'none better than the baseline yet'}).`,
       evidence,
     };
   }

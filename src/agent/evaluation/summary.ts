@@ -1,6 +1,8 @@
 import type { Evaluation } from '../../db/index.js';
 import type { EvalResult, ScenarioResult } from '../../harness/result.js';
 import type { Task } from '../../harness/task-schema.js';
+import { renderTable } from '../../core/text-table.js';
+import { failureSummary, VERDICT_HEADERS, verdictRows, verdictSummary } from '../../harness/result-view.js';
 import { describeVerdict, gainFiguresOf } from '../../harness/significance.js';
 import type { EvaluationReport } from '../reporter.js';
 
@@ -22,6 +24,11 @@ export function isCorrectCandidate(e: Pick<Evaluation, 'status' | 'correct'>): b
   return e.status === 'ok' && e.correct === true;
 }
 
+/** ` on the quick subset`: said of every figure measured on a subset (it never counts as a best). */
+function subsetLabel(e: Pick<Evaluation, 'scenarios'>): string {
+  return e.scenarios === 'all' ? '' : ` on the ${e.scenarios === 'quick' ? 'quick subset' : `scenarios ${e.scenarios}`}`;
+}
+
 export function headlineOf(e: Evaluation): string {
   const r = resultOf(e);
   if (!r) {
@@ -29,7 +36,7 @@ export function headlineOf(e: Evaluation): string {
     return `eval #${e.seq}: ${e.status}${msg ? ` (${msg.split('\n')[0]!.slice(0, 120)})` : ''}`;
   }
   const peer = r.summary.best_peer;
-  const parts = [`eval #${e.seq}: ${r.status}`, `${r.summary.correct}/${r.summary.scenarios} correct`];
+  const parts = [`eval #${e.seq}: ${r.status}`, `${r.summary.correct}/${r.summary.scenarios} correct${subsetLabel(e)}`];
   if (r.summary.speedup_vs_baseline_geomean != null) parts.push(`${fmtX(r.summary.speedup_vs_baseline_geomean)} baseline`);
   if (peer && r.summary.speedup_vs_peer_geomean[peer] != null) parts.push(`${fmtX(r.summary.speedup_vs_peer_geomean[peer])} ${peer}`);
   return parts.join(', ');
@@ -43,12 +50,44 @@ export function reportOf(e: Evaluation, commit: string | null): EvaluationReport
     status: e.status,
     correct: e.correct === true,
     scenarios: { total: r?.summary.scenarios ?? 0, correct: r?.summary.correct ?? 0 },
+    scenarioSet: e.scenarios,
     speedupVsBaseline: e.speedupVsBaseline,
     speedupVsBestPeer: e.speedupVsBestPeer,
     bestPeer: r?.summary.best_peer ?? null,
     commit,
     headline: headlineOf(e),
+    failure: failureOf(e),
+    details: detailsOf(e),
   };
+}
+
+/** The first lines of why an evaluation failed (the compiler's errors, the failing scenarios); empty when it passed. */
+export function failureOf(e: Evaluation, max = 3): string[] {
+  const r = resultOf(e);
+  if (r) return failureSummary(r, max);
+  const detail = e.result as { message?: string; stderrTail?: string } | null;
+  return [detail?.message, ...(detail?.stderrTail ?? '').split('\n').slice(-max)].filter((l): l is string => Boolean(l && l.trim())).slice(0, max);
+}
+
+/**
+ * All of an evaluation's result, for people (`kernelseek show`, `run --verbose`, the thread's files):
+ * the speedups with their intervals and verdicts against the baseline and every peer, the
+ * per-scenario table, the compiler's whole output when it failed, and the harness's messages.
+ */
+export function detailsOf(e: Evaluation): string {
+  const r = resultOf(e);
+  const lines = [headlineOf(e)];
+  if (!r) {
+    const detail = e.result as { message?: string; stderrTail?: string } | null;
+    if (detail?.message) lines.push(detail.message);
+    if (detail?.stderrTail) lines.push('', 'Harness output (tail):', detail.stderrTail);
+    return lines.join('\n');
+  }
+  lines.push(...verdictSummary(r));
+  if (r.scenarios.length > 0) lines.push('', renderTable(VERDICT_HEADERS, verdictRows(r)));
+  if (r.compile.log && r.status !== 'ok') lines.push('', 'Compiler output:', r.compile.log);
+  if (r.messages.length > 0) lines.push('', 'Harness messages:', ...r.messages.map((m) => `  ${m}`));
+  return lines.join('\n');
 }
 
 function ratioVsPeer(s: ScenarioResult, peer: string): number | null {

@@ -18,7 +18,7 @@ function confirmationLines(best: NonNullable<RunSummary['best']>): string[] {
   const subset = `    chosen on ${best.scenarioSet.evaluated} of ${best.scenarioSet.total} scenarios`;
   const c = best.confirmation;
   if (!c) return [`${subset}; not evaluated on the full set`];
-  if (c.correct) return [`${subset}; on all ${c.scenarios}: correct, ${x(c.speedupVsBaseline)} vs baseline`];
+  if (c.correct) return [`${subset}; on all ${c.scenarios}: correct, ${x(c.speedupVsBaseline)} vs baseline (counted)`];
   return [`${subset}; on all ${c.scenarios} it is NOT correct (${c.status}${c.reason ? `: ${c.reason}` : ''})`];
 }
 
@@ -32,8 +32,13 @@ export function summaryLines(runId: string, summary: RunSummary): string[] {
   const lines = [`Run ${runId} ${summary.status}: ${describeEnd(summary.endReason)}.`];
   if (summary.error && summary.status !== 'finished') lines.push(`  ${summary.error}`);
   if (summary.best) {
+    const b = summary.best;
+    const peer = b.speedupVsBestPeer != null ? `, ${x(b.speedupVsBestPeer)} vs the strongest peer` : '';
     lines.push(
-      `  Best correct kernel: evaluation #${summary.best.evaluationSeq}, ${x(summary.best.speedupVsBaseline)} vs baseline${summary.best.speedupVsBestPeer != null ? `, ${x(summary.best.speedupVsBestPeer)} vs the strongest peer` : ''}`,
+      // A quick run's best was chosen on the subset: its figures say so and are not counted.
+      b.scenarioSet
+        ? `  Best kernel on the quick subset: evaluation #${b.evaluationSeq}, ${x(b.speedupVsBaseline)} vs baseline${peer} (quick, ${b.scenarioSet.evaluated} of ${b.scenarioSet.total} scenarios: not counted)`
+        : `  Best correct kernel: evaluation #${b.evaluationSeq}, ${x(b.speedupVsBaseline)} vs baseline${peer} (counted: every scenario)`,
       ...confirmationLines(summary.best),
       `    written to ${summary.best.file}`,
       // The history is not in the work tree: the engine keeps the git directory apart (workspace.ts).
@@ -43,12 +48,13 @@ export function summaryLines(runId: string, summary: RunSummary): string[] {
   } else {
     lines.push(`  No correct candidate beat the baseline; the workspace is ${summary.workspace}.`);
   }
+  if (summary.best?.scenarioSet && !summary.counted) lines.push('  No counted result: nothing was measured correct on the full scenario set.');
   lines.push(
     `  ${summary.evaluations} evaluations, ${summary.steps} model steps, $${summary.costUsd.toFixed(4)}, ${summary.questions.human} question(s) from people and ${summary.questions.bank} from the bank, ${Math.round(summary.elapsedSeconds)} s active.`,
     `  Trace: kernelseek trace ${runId} --out ${runId}.jsonl`,
   );
   if (canReopen(summary)) {
-    const how = summary.endReason === 'converged' ? ' with a question' : summary.endReason === 'interrupted' ? '' : ' once that is fixed';
+    const how = summary.endReason === 'converged' || summary.endReason === 'no_evaluation' ? ' with a question' : summary.endReason === 'interrupted' ? '' : ' once that is fixed';
     lines.push(`  Continue it${how}: kernelseek run --resume ${runId}`);
   }
   return lines;
@@ -57,62 +63,128 @@ export function summaryLines(runId: string, summary: RunSummary): string[] {
 export interface TerminalReporterOptions {
   onDecision?: (prompt: string) => void;
   /**
-   * `out` is a terminal: a running evaluation is shown on one line rewritten in place (elapsed,
-   * scenarios done, ETA), erased before the next plain line. Off, nothing is shown until it ends:
-   * a log file gets the evaluation's one-line headline, not a line per scenario.
+   * `out` is a terminal: what the run is doing now (thinking, a command, an evaluation's stage with
+   * its ETA, waiting for a question) is shown on one line rewritten in place every `tickMs`, so the
+   * terminal is never silent for long, and erased before the next plain line. Off (a log file), an
+   * evaluation's stages are plain lines and nothing ticks.
    */
   live?: boolean;
+  /** Print each evaluation's whole result (intervals, verdicts, the per-scenario table), as `kernelseek show` does. */
+  verbose?: boolean;
+  /** How often the live line is redrawn (default 1 s). */
+  tickMs?: number;
 }
+
+const SPINNER = ['|', '/', '-', '\\'];
 
 /**
  * Progress for a terminal: one plain line per event that matters (tool calls, evaluations, new
- * bests, decision points, questions), so it reads the same on a TTY and in a log file.
+ * bests, decision points, questions), so it reads the same on a TTY and in a log file; on a TTY,
+ * a live line below them says what happens now.
  */
-export function createTerminalReporter(out: Writable, options: TerminalReporterOptions = {}): RunReporter {
+export function createTerminalReporter(out: Writable, options: TerminalReporterOptions = {}): RunReporter & { close(): void } {
   const started = Date.now();
   let liveShown = false;
+  let frame = 0;
+  // What the run does now, for the live line; null when it waits for nothing the terminal shows.
+  // `still`: drawn once, not redrawn by the ticker (while a person may be typing a question: a
+  // redraw would wipe what the terminal echoed of it, though what they type still arrives).
+  let activity: { text: (seconds: number) => string; since: number; still?: boolean } | null = null;
   const eraseLive = (): void => {
     if (liveShown) out.write('\r\x1b[2K');
     liveShown = false;
   };
+  const drawLive = (tick = false): void => {
+    if (!options.live || !activity || (tick && activity.still && liveShown)) return;
+    const width = (out as Writable & { columns?: number }).columns ?? 100;
+    frame = (frame + 1) % SPINNER.length;
+    const seconds = Math.floor((Date.now() - activity.since) / 1000);
+    // Cut to the width: a line that wraps can no longer be erased with one carriage return.
+    out.write(`\r\x1b[2K${`[${clock(started)}] ${SPINNER[frame]} ${activity.text(seconds)}`.slice(0, width - 1)}`);
+    liveShown = true;
+  };
+  const doing = (text: ((seconds: number) => string) | null, still = false): void => {
+    activity = text ? { text, since: Date.now(), still } : null;
+    if (activity) drawLive();
+    else eraseLive();
+  };
   const line = (text: string): void => {
     eraseLive();
     out.write(`[${clock(started)}] ${text}\n`);
+    drawLive();
   };
-  let progress: { seq: number; tracker: ReturnType<typeof createProgressTracker> } | undefined;
+  const ticker = options.live ? setInterval(() => drawLive(true), options.tickMs ?? 1000) : undefined;
+  ticker?.unref();
+  let progress: { seq: number; tracker: ReturnType<typeof createProgressTracker>; stage: string } | undefined;
   let lastFatal: string | null = null;
   return {
-    statusChanged: ({ run, from, to }) => line(from === to && run.waitingForWorker ? `status: ${to}, ${run.waitingForWorker}` : `status: ${to}`),
-    stepFinished: () => {},
-    toolStarted: ({ summary }) => line(`  ${summary}`),
-    evaluationProgress: ({ seq, progress: p }) => {
-      if (!options.live) return;
-      if (progress?.seq !== seq) progress = { seq, tracker: createProgressTracker() };
-      const width = (out as Writable & { columns?: number }).columns ?? 100;
-      // Cut to the width: a line that wraps can no longer be erased with one carriage return.
-      out.write(`\r\x1b[2K${`[${clock(started)}] evaluation #${seq}: ${progress.tracker.line(p)}`.slice(0, width - 1)}`);
-      liveShown = true;
+    statusChanged: ({ run, from, to }) => {
+      if (to !== 'running' && to !== 'queued') doing(null);
+      line(from === to && run.waitingForWorker ? `status: ${to}, ${run.waitingForWorker}` : `status: ${to}`);
     },
-    evaluationFinished: ({ evaluation }) => line(evaluation.headline),
-    newBest: ({ evaluation, previousSpeedup }) => line(`new best: evaluation #${evaluation.seq} at ${x(evaluation.speedupVsBaseline)} vs baseline (was ${x(previousSpeedup)})`),
+    stepStarted: ({ step }) => doing((s) => `thinking (model step ${step + 1})… ${s} s`),
+    stepFinished: () => doing(null),
+    toolStarted: ({ name, summary }) => {
+      line(`  ${summary}`);
+      doing((s) => (name === 'evaluate' ? `evaluating: starting the harness, compiling… ${s} s` : `${name} running… ${s} s`));
+    },
+    evaluationProgress: ({ seq, progress: p }) => {
+      if (progress?.seq !== seq) progress = { seq, tracker: createProgressTracker(), stage: '' };
+      const current = progress;
+      current.tracker.line(p);
+      if (options.live) {
+        doing(() => `evaluation #${seq}: ${current.tracker.line()}`);
+        return;
+      }
+      // A log file: one line per stage, not one per scenario.
+      const stage = current.tracker.stage();
+      if (stage.name !== current.stage && stage.name !== 'done') {
+        current.stage = stage.name;
+        const what = stage.name === 'compiled' || stage.name === 'compile failed' ? (p.message ?? stage.name) : stage.name === 'correctness' ? `checking correctness on ${stage.of ?? '?'} scenarios` : stage.name === 'timing' ? `timing ${stage.of ?? '?'} scenarios` : (p.message ?? stage.name);
+        line(`  evaluation #${seq}: ${what}`);
+      }
+    },
+    evaluationFinished: ({ evaluation }) => {
+      doing(null);
+      line(evaluation.headline);
+      // What the model reads first of a failure, the person reads too: the compiler's first errors,
+      // the first failing scenarios (`kernelseek show <run> eval <n>` prints all of it).
+      for (const l of evaluation.failure ?? []) out.write(`    | ${l}\n`);
+      if (options.verbose && evaluation.details) out.write(`${evaluation.details.split('\n').map((l) => `    ${l}`).join('\n')}\n`);
+      drawLive();
+    },
+    newBest: ({ evaluation, previousSpeedup }) =>
+      line(
+        `new best${evaluation.scenarioSet && evaluation.scenarioSet !== 'all' ? ' on the quick subset (not counted)' : ''}: evaluation #${evaluation.seq} at ${x(evaluation.speedupVsBaseline)} vs baseline (was ${x(previousSpeedup)})`,
+      ),
     decisionPoint: ({ run, decision }) => {
       line(`decision point (${decision.trigger}): ${decision.reason}`);
       if (decision.deadline) {
-        const seconds = Math.max(0, Math.round((decision.deadline.getTime() - Date.now()) / 1000));
+        const deadline = decision.deadline.getTime();
+        const seconds = Math.max(0, Math.round((deadline - Date.now()) / 1000));
         const prompt = `Type a question and press Enter within ${seconds} s (an empty line asks the question bank now; after the timeout the bank asks).`;
         line(prompt);
         options.onDecision?.(prompt);
+        doing(() => `waiting for your question; the bank asks at ${new Date(deadline).toLocaleTimeString()}`, true);
       } else if (run.autonomous) line('autonomous: the question bank asks.');
     },
-    questionAsked: ({ question }) => line(question.source === 'human' ? `question from ${question.author}: ${question.text}` : `question from the bank (${question.bankId}): ${question.text}`),
+    questionAsked: ({ question }) => {
+      doing(null);
+      line(question.source === 'human' ? `question from ${question.author}: ${question.text}` : `question from the bank (${question.bankId}): ${question.text}`);
+    },
     error: ({ message, fatal }) => {
       if (fatal) lastFatal = message;
       line(`${fatal ? 'error' : 'warning'}: ${message}`);
     },
     runFinished: ({ run, summary }) => {
-      eraseLive();
+      doing(null);
+      if (ticker) clearInterval(ticker);
       // The reason was just printed as the error line: say it once.
       for (const l of summaryLines(run.id, summary.error === lastFatal ? { ...summary, error: null } : summary)) out.write(`${l}\n`);
+    },
+    close() {
+      if (ticker) clearInterval(ticker);
+      eraseLive();
     },
   };
 }

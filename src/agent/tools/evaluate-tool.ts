@@ -7,6 +7,7 @@ import type { EvaluationOutcome } from '../../queue/dispatcher.js';
 import { BASELINE_SPEEDUP, beatsIncumbent, gainFiguresOf } from '../../harness/significance.js';
 import { expandScenarios } from '../../harness/tasks.js';
 import { formatEvaluationForModel, isCorrectCandidate, reportOf } from '../evaluation/summary.js';
+import { recordCountedBest } from '../counted.js';
 import { describeRun } from '../run-view.js';
 import { checkWorkspaceSize, commitWorkspace, tagCommit } from '../workspace/workspace.js';
 import { ToolInputError } from './paths.js';
@@ -113,7 +114,11 @@ export async function runEvaluateTool(input: Record<string, unknown>, ctx: ToolC
     newBest = await store.runs.offerBest(run.id, evaluation.id, evaluation.speedupVsBaseline, evaluation.speedupVsBestPeer);
     if (newBest) await tagCommit(workspace, 'best', commit, pathEnv);
   }
-  const after = (await store.runs.get(run.id))!;
+  // The counted best the status card, `runs` and the summary show (src/harness/counted-best.ts); the
+  // request cap counts model requests from here (run-turn.ts).
+  const current = (await store.runs.get(run.id))!;
+  await store.agentRuns.patchState(run.id, { stepsAtLastEval: current.stepsUsed });
+  const after = (await recordCountedBest(store, current)).run ?? (await store.runs.get(run.id))!;
   const bestEval = after.bestEvaluationId != null ? await store.evaluations.get(after.bestEvaluationId) : undefined;
   const report = reportOf(evaluation, commit);
   const view = describeRun(after);

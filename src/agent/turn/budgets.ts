@@ -39,7 +39,9 @@ export function describeEnd(reason: string | null): string {
     case 'model_stalled':
       return "the model API's response kept stalling";
     case 'converged':
-      return 'converged: the agent kept stopping with no new evaluation in between';
+      return 'converged: the agent kept stopping or claiming a limit with no new evaluation in between';
+    case 'no_evaluation':
+      return 'the agent made too many model requests without evaluating a candidate';
     case 'interrupted':
       return 'interrupted in the terminal (Ctrl-C)';
     default:

@@ -3,7 +3,8 @@ import { detectDecision, type Decision } from '../decisions/detect.js';
 import type { DecisionTrigger } from '../decisions/triggers.js';
 import type { StoredMessage } from '../context/messages.js';
 import type { QuestionReport } from '../reporter.js';
-import { describeRun } from '../run-view.js';
+import { countedBestOfRun, describeRun } from '../run-view.js';
+import { detailsOf, headlineOf } from '../evaluation/summary.js';
 import { textOf } from './session.js';
 import { transitionRun } from './services.js';
 import { patchState, refreshRun, type TurnContext } from './turn-context.js';
@@ -50,9 +51,16 @@ export async function enterDecision(ctx: TurnContext, decision: Decision): Promi
   if (moved) await refreshRun(ctx);
   await ctx.reporter.decisionPoint({
     run: describeRun(ctx.run, now),
-    decision: { id: card.id, trigger: decision.trigger, reason: decision.reason, evidence: decision.evidence, deadline },
+    decision: { id: card.id, trigger: decision.trigger, reason: decision.reason, evidence: decision.evidence, deadline, cited: await citedEvaluations(ctx, decision) },
   });
   return { deadline };
+}
+
+/** The evaluations a decision point's figures come from: the counted best, a quick run's best, the latest. */
+async function citedEvaluations(ctx: TurnContext, decision: Decision): Promise<{ seq: number; headline: string; details: string }[]> {
+  const evaluations = (await ctx.store.evaluations.forRun(ctx.run.id)).filter((e) => e.status !== 'pending' && e.seq != null);
+  const wanted = new Set([decision.evidence.best_evaluation, decision.evidence.quick_best_evaluation, evaluations.at(-1)?.seq].filter((s): s is number => typeof s === 'number'));
+  return evaluations.filter((e) => wanted.has(e.seq!)).map((e) => ({ seq: e.seq!, headline: headlineOf(e), details: detailsOf(e) }));
 }
 
 /**
@@ -93,7 +101,8 @@ async function deliver(
   const delivered = await ctx.store.agentRuns.deliverQuestions(
     ctx.run.id,
     seq,
-    { evalSeqAtAsk: ctx.run.evalsUsed, bestBefore: ctx.run.bestSpeedup, trigger, evidence, decisionId: trigger ? (ctx.state.decision?.id ?? null) : null },
+    // The counted best (src/harness/counted-best.ts); attribution recomputes it from the history.
+    { evalSeqAtAsk: ctx.run.evalsUsed, bestBefore: countedBestOfRun(ctx.run)?.speedupVsBaseline ?? null, trigger, evidence, decisionId: trigger ? (ctx.state.decision?.id ?? null) : null },
     bank ? { source: 'bank', bankId: bank.bankId, text: bank.text, author: 'bank', trigger, evidence: { ...(evidence ?? {}), ...bank.evidence } } : null,
     questionBlocks,
   );

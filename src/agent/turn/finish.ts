@@ -2,7 +2,8 @@ import { describeError } from '../../core/errors.js';
 import type { Run, RunStatus } from '../../db/index.js';
 import { expandScenarios, findTask } from '../../harness/tasks.js';
 import type { FullSetConfirmation, RunSummary } from '../reporter.js';
-import { activeSeconds, describeRun } from '../run-view.js';
+import { recordCountedBest } from '../counted.js';
+import { activeSeconds, countedBestOfRun, describeRun } from '../run-view.js';
 import { exportBest, workspacePaths } from '../workspace/workspace.js';
 import { transitionRun, type EngineServices } from './services.js';
 
@@ -35,10 +36,12 @@ export async function summarizeRun(services: EngineServices, run: Run): Promise<
     };
   }
   const delivered = questions.filter((q) => q.deliveredAt);
+  const counted = countedBestOfRun(run);
   return {
     status: run.status,
     endReason: run.endReason,
     best: bestSummary,
+    counted: counted ? { seq: counted.seq, speedupVsBaseline: counted.speedupVsBaseline, speedupVsBestPeer: counted.speedupVsBestPeer, fullSetCheck: counted.fullSetCheck === true } : null,
     evaluations: run.evalsUsed,
     steps: run.stepsUsed,
     costUsd: run.costUsd,
@@ -73,6 +76,8 @@ export async function endRun(
   await services.store.decisionCards.closeOpen(run.id, 'run_ended', final.finishedAt ?? services.now());
   // Finished runs only: a stop asks for a quick end (the summary then says the full set was not run).
   if (status === 'finished') patched = await confirmOnFullSet(services, patched);
+  // The counted best as it stands at the end (the full-set check of a quick run's best included).
+  patched = (await recordCountedBest(services.store, patched).catch(() => ({ run: undefined }))).run ?? patched;
   try {
     const summary = await summarizeRun(services, patched);
     await services.reporter.runFinished({ run: describeRun(patched, services.now()), summary });
@@ -109,10 +114,16 @@ async function confirmOnFullSet(services: EngineServices, run: Run): Promise<Run
     } else {
       const r = outcome.result;
       const failing = r.scenarios.find((sc) => sc.status !== 'ok');
+      const peer = r.summary.best_peer;
       confirmation = {
         status: outcome.status,
         correct: r.correct,
         speedupVsBaseline: r.summary.speedup_vs_baseline_geomean,
+        // What the counted best reads of it (src/harness/counted-best.ts).
+        speedupVsBestPeer: peer ? (r.summary.speedup_vs_peer_geomean[peer] ?? null) : null,
+        ci: r.summary.speedup_vs_baseline_ci ?? null,
+        verdict: r.summary.verdict_vs_baseline ?? null,
+        ofSeq: best.seq,
         scenarios: total,
         reason: r.correct ? null : failing ? `${failing.id}: ${failing.reason ?? failing.status}` : (r.messages[0] ?? null),
       };

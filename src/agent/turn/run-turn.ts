@@ -1,6 +1,6 @@
 import { describeError, NonRetryableError } from '../../core/errors.js';
 import type { Decision } from '../decisions/detect.js';
-import { isTerminal, type RunStatus } from '../../db/index.js';
+import { isTerminal, NO_EVALUATION, type RunStatus } from '../../db/index.js';
 import { endReasonOf } from '../model/model-errors.js';
 import { StepAbortedError } from '../model/model-retry.js';
 import { parseRunState } from '../run-state.js';
@@ -71,26 +71,48 @@ async function gate(ctx: TurnContext, job: TurnJob): Promise<TurnOutcome | null>
 }
 
 /**
- * Enters a decision point, unless a budget is spent (then the run simply ends) or the agent has
- * stopped `convergeStops` times in a row without evaluating anything in between: questions no
- * longer move it, so asking more only spends money (the run ends as converged; a reply re-opens it).
+ * Enters a decision point, unless a budget is spent (then the run simply ends) or the run has reached
+ * `convergeStops` decision points in a row without evaluating anything in between. Every kind counts
+ * (`stopped`, `claimed_limit`, any other): a model that answers every question with "the kernel is
+ * optimal" makes `claimed_limit` points, not `stopped` ones, and must not cycle the bank either.
+ * Questions no longer move it, so asking more only spends money: the run ends as converged (a reply
+ * re-opens it). Plateau and failing points need evaluations since the last point, so they always
+ * start a new streak.
  */
 async function decide(ctx: TurnContext, job: TurnJob, decision: Decision): Promise<TurnOutcome> {
   const stop = await gate(ctx, job);
   if (stop) return stop;
-  if (decision.trigger === 'stopped') {
-    const streak = ctx.state.stopStreak > 0 && ctx.run.evalsUsed === ctx.state.stopStreakEvalSeq ? ctx.state.stopStreak + 1 : 1;
-    await patchState(ctx, { stopStreak: streak, stopStreakEvalSeq: ctx.run.evalsUsed });
-    if (streak >= ctx.config.agent.runs.convergeStops) {
-      const ended = await endRun(ctx, ctx.run, 'finished', 'converged', convergedMessage(streak));
-      return { kind: 'ended', status: ended.status, endReason: ended.endReason };
-    }
+  const streak = ctx.state.stopStreak > 0 && ctx.run.evalsUsed === ctx.state.stopStreakEvalSeq ? ctx.state.stopStreak + 1 : 1;
+  await patchState(ctx, { stopStreak: streak, stopStreakEvalSeq: ctx.run.evalsUsed });
+  if (streak >= ctx.config.agent.runs.convergeStops) {
+    const ended = await endRun(ctx, ctx.run, 'finished', 'converged', convergedMessage(streak));
+    return { kind: 'ended', status: ended.status, endReason: ended.endReason };
   }
   return wait(ctx, job, (await enterDecision(ctx, decision)).deadline);
 }
 
-export function convergedMessage(stops: number): string {
-  return `The agent stopped ${stops} times in a row without a new evaluation in between, so the run ended as converged. Reply (or continue it) to re-open it with a question.`;
+export function convergedMessage(points: number): string {
+  return `The agent reached ${points} decision points in a row (it stopped or claimed a limit) without a new evaluation in between, so the run ended as converged. Reply (or continue it) to re-open it with a question.`;
+}
+
+/**
+ * The request cap: a run whose agent has made `stepsPerEval` model requests since its last
+ * evaluation (or its start, or its re-opening) talks without measuring, and ends (`no_evaluation`,
+ * re-openable like a converged run). Checked before each model request.
+ */
+async function talkCap(ctx: TurnContext): Promise<TurnOutcome | null> {
+  if (ctx.state.stepsAtLastEval === undefined || ctx.state.stepsAtLastEval > ctx.run.stepsUsed) {
+    // A state saved before the cap, or a counter out of step: count from now.
+    await patchState(ctx, { stepsAtLastEval: ctx.run.stepsUsed });
+    return null;
+  }
+  const since = ctx.run.stepsUsed - ctx.state.stepsAtLastEval;
+  const cap = ctx.config.agent.runs.stepsPerEval;
+  if (since < cap) return null;
+  const message = `The agent made ${since} model requests without evaluating a candidate (the cap is ${cap}, KERNELSEEK_STEPS_PER_EVAL), so the run ended. Reply (or continue it) to re-open it with a question.`;
+  await ctx.reporter.error({ run: describeRun(ctx.run, ctx.now()), message, fatal: false });
+  const ended = await endRun(ctx, ctx.run, 'finished', NO_EVALUATION, message);
+  return { kind: 'ended', status: ended.status, endReason: ended.endReason };
 }
 
 async function stepsOfTurn(ctx: TurnContext, job: TurnJob): Promise<TurnOutcome> {
@@ -124,6 +146,8 @@ async function stepsOfTurn(ctx: TurnContext, job: TurnJob): Promise<TurnOutcome>
       if (decision) return decide(ctx, job, decision);
     }
 
+    const capped = await talkCap(ctx);
+    if (capped) return capped;
     const outcome = await runModelStep(ctx, rows);
     switch (outcome.kind) {
       case 'tool_use':

@@ -1,7 +1,11 @@
 import type { Command } from 'commander';
-import { describeRun, type RunView } from '../../agent/terminal.js';
+// The run view's own module and the run states' (no database driver, no engine): with a current
+// snapshot of the embedded database's runs, `kernelseek runs` never loads either (issue 42).
+import { describeRun, type RunView } from '../../agent/run-view.js';
 import { UserInputError } from '../../core/errors.js';
-import { createStore, openDatabase, RUN_STATUSES, type RunStatus } from '../../db/index.js';
+import type { Run } from '../../db/index.js';
+import { RUN_STATUSES, type RunStatus } from '../../db/run-status.js';
+import { readRunSnapshot } from '../../db/run-snapshot.js';
 import { configOf, type CliContext } from '../context.js';
 import { writeRows } from '../table.js';
 
@@ -71,32 +75,39 @@ export function registerRuns(program: Command, ctx: CliContext): void {
       if (!Number.isInteger(limit) || limit <= 0) throw new UserInputError(`--limit ${opts.limit}: give a whole number greater than 0.`, { code: 'runs_option' });
       const wanted = parseStatuses(opts.status);
       const config = configOf(ctx);
-      const handle = await openDatabase(config.db);
-      try {
-        await handle.migrate();
-        const store = createStore(handle.db);
-        const now = new Date();
-        // Filter after describing: `interrupted` and `live` are not stored statuses.
-        const rows = (await store.runs.list({ limit: wanted ? 1000 : limit }))
-          .map((r) => listingOf(describeRun(r, now)))
-          .filter((r) => !wanted || wanted.has(r.status) || (wanted.has('live') && ['queued', 'running', 'waiting', 'paused', 'interrupted'].includes(r.status)))
-          .slice(0, limit);
-        if (!opts.json && rows.length === 0) {
-          ctx.stdout.write(wanted ? `No runs with status ${[...wanted].join(', ')}.\n` : 'No runs yet; start one with `kernelseek run <task>`.\n');
-          return;
+      const wantedRows = wanted ? 1000 : limit;
+      // The embedded database's snapshot when it is current (src/db/run-snapshot.ts), else the database.
+      let stored: Run[] | undefined = config.db.kind === 'pglite' ? await readRunSnapshot(config.db.dataDir, wantedRows) : undefined;
+      if (!stored) {
+        const { createStore, migrateIfNeeded, openDatabase } = await import('../../db/index.js');
+        const handle = await openDatabase(config.db);
+        try {
+          await migrateIfNeeded(handle);
+          stored = await createStore(handle.db).runs.list({ limit: wantedRows });
+        } finally {
+          await handle.close();
         }
-        writeRows(ctx.stdout, opts.json, rows, ['run', 'task', 'status', 'best', 'evals', 'cost', 'owner', 'where'], (r) => [
-          r.id,
-          r.task,
-          r.waitingFor ? `${r.status}: ${r.waitingFor}` : r.endReason && r.status !== 'interrupted' ? `${r.status} (${r.endReason})` : r.status,
-          x(r.best),
-          `${r.evaluations.used}/${r.evaluations.budget}`,
-          `$${r.costUsd.toFixed(2)}`,
-          r.owner,
-          r.where,
-        ]);
-      } finally {
-        await handle.close();
       }
+      const now = new Date();
+      // Filter after describing: `interrupted` and `live` are not stored statuses.
+      const rows = stored
+        .slice(0, wantedRows)
+        .map((r) => listingOf(describeRun(r, now)))
+        .filter((r) => !wanted || wanted.has(r.status) || (wanted.has('live') && ['queued', 'running', 'waiting', 'paused', 'interrupted'].includes(r.status)))
+        .slice(0, limit);
+      if (!opts.json && rows.length === 0) {
+        ctx.stdout.write(wanted ? `No runs with status ${[...wanted].join(', ')}.\n` : 'No runs yet; start one with `kernelseek run <task>`.\n');
+        return;
+      }
+      writeRows(ctx.stdout, opts.json, rows, ['run', 'task', 'status', 'best', 'evals', 'cost', 'owner', 'where'], (r) => [
+        r.id,
+        r.task,
+        r.waitingFor ? `${r.status}: ${r.waitingFor}` : r.endReason && r.status !== 'interrupted' ? `${r.status} (${r.endReason})` : r.status,
+        x(r.best),
+        `${r.evaluations.used}/${r.evaluations.budget}`,
+        `$${r.costUsd.toFixed(2)}`,
+        r.owner,
+        r.where,
+      ]);
     });
 }

@@ -30,6 +30,8 @@ export const AgentEnvSchema = z.object({
   KERNELSEEK_SECRETS: optionalString(),
   // Runs that finish, resume and recover (issue 15).
   KERNELSEEK_CONVERGE_STOPS: positiveInt(3),
+  // Model requests since the last evaluation after which a run that only talks ends (issue 42).
+  KERNELSEEK_STEPS_PER_EVAL: positiveInt(40),
   KERNELSEEK_RUN_LEASE: duration('30s'),
   KERNELSEEK_RECONCILE_EVERY: duration('30s'),
   // Passed through to the agent's bash (nothing else of this process's environment is).
@@ -91,8 +93,10 @@ export interface AgentConfig {
   /** Extra strings `kernelseek trace` redacts, beyond the configured credentials. */
   extraSecrets: string[];
   runs: {
-    /** `stopped` decision points in a row, with no new evaluation between them, that end a run as converged. */
+    /** Decision points (of any kind) in a row, with no new evaluation between them, that end a run as converged. */
     convergeStops: number;
+    /** Model requests since the last evaluation (or the start) that end a run which talks without measuring. */
+    stepsPerEval: number;
     /** How long a run's lease lasts without a heartbeat before its run shows as interrupted. */
     leaseSeconds: number;
     /** How often one agent worker of the cluster re-schedules live runs whose turn job is gone. */
@@ -130,7 +134,7 @@ export function buildAgentConfig(env: z.output<typeof AgentEnvSchema>): AgentCon
       workspaceMaxMb: env.KERNELSEEK_WORKSPACE_MAX_MB,
     },
     decisions: { plateauEvals: env.KERNELSEEK_PLATEAU_EVALS, failingEvals: env.KERNELSEEK_FAILING_EVALS },
-    runs: { convergeStops: env.KERNELSEEK_CONVERGE_STOPS, leaseSeconds: env.KERNELSEEK_RUN_LEASE, reconcileSeconds: env.KERNELSEEK_RECONCILE_EVERY },
+    runs: { convergeStops: env.KERNELSEEK_CONVERGE_STOPS, stepsPerEval: env.KERNELSEEK_STEPS_PER_EVAL, leaseSeconds: env.KERNELSEEK_RUN_LEASE, reconcileSeconds: env.KERNELSEEK_RECONCILE_EVERY },
     extraSecrets: (env.KERNELSEEK_SECRETS ?? '').split(',').map((s) => s.trim()).filter((s) => s.length >= 4),
   };
 }

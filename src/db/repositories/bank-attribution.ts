@@ -7,13 +7,22 @@ import { bankEntries, evaluations, questions, runs } from '../schema.js';
 export type AskedQuestion = Pick<typeof questions.$inferSelect, 'id' | 'runId' | 'evalSeqAtAsk' | 'bestBefore' | 'bestAfter' | 'gain' | 'evalsAfter'>;
 /**
  * The fields of an evaluation that attribution reads (no source; of the result blob only the summary's
- * interval and verdict vs the baseline, which the gain rule reads: src/harness/significance.ts).
+ * interval and verdict vs the baseline, which the gain rule reads: src/harness/significance.ts; the
+ * scenario set, since only full-set results count: src/harness/counted-best.ts).
  */
-export type EvaluationScore = Pick<typeof evaluations.$inferSelect, 'runId' | 'seq' | 'status' | 'correct' | 'speedupVsBaseline'> & { result?: unknown };
+export type EvaluationScore = Pick<typeof evaluations.$inferSelect, 'runId' | 'seq' | 'status' | 'correct' | 'scenarios' | 'speedupVsBaseline'> & { result?: unknown };
 /** The figures attribution stores on one question. */
 export type AttributionUpdate = { id: number } & Pick<typeof questions.$inferSelect, 'bestBefore' | 'bestAfter' | 'gain' | 'evalsAfter'>;
 /** One asked question, as per-bank-id statistics need it. */
 export type AskRow = Pick<typeof questions.$inferSelect, 'bankId' | 'source' | 'gain' | 'createdAt' | 'deliveredAt'>;
+
+/**
+ * Of an evaluation's result, only its summary (small: no scenarios, no compile log): the interval and
+ * verdict vs the baseline and vs the incumbent timed beside it, which the gain rule reads
+ * (src/harness/significance.ts), and the strongest peer's name. Every counted best read through SQL
+ * (attribution, the digest) is decided on the same figures as the run's own.
+ */
+export const gainResult = sql<unknown>`jsonb_build_object('summary', ${evaluations.result}->'summary')`;
 
 /** Queries behind gain attribution, bank statistics and promotion (src/questions/). */
 export function createBankAttributionRepository(db: Database) {
@@ -53,8 +62,9 @@ export function createBankAttributionRepository(db: Database) {
           seq: evaluations.seq,
           status: evaluations.status,
           correct: evaluations.correct,
+          scenarios: evaluations.scenarios,
           speedupVsBaseline: evaluations.speedupVsBaseline,
-          result: sql<unknown>`jsonb_build_object('summary', jsonb_build_object('speedup_vs_baseline_ci', ${evaluations.result}->'summary'->'speedup_vs_baseline_ci', 'verdict_vs_baseline', ${evaluations.result}->'summary'->'verdict_vs_baseline'))`,
+          result: gainResult,
         })
         .from(evaluations)
         .where(and(inArray(evaluations.runId, runIds), isNotNull(evaluations.seq)))

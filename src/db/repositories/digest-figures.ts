@@ -1,8 +1,12 @@
 import { and, asc, count, eq, gt, gte, inArray, isNotNull, isNull, lt, max, or, sql, sum } from 'drizzle-orm';
 import type { Database } from '../client.js';
 import { agentSteps, evaluations, questions, runs } from '../schema.js';
+import { gainResult } from './bank-attribution.js';
 
-/** An evaluation as the digest reads it: no source, no result blob (only the strongest peer's name). */
+/**
+ * An evaluation as the digest reads it: no source; of the result blob only its summary (the strongest
+ * peer's name, and the interval and verdicts the counted best is decided on).
+ */
 export interface DigestEvaluationRow {
   id: number;
   runId: string | null;
@@ -17,6 +21,8 @@ export interface DigestEvaluationRow {
   bestPeer: string | null;
   harnessSeconds: number | null;
   finishedAt: Date;
+  /** `{ summary }` of the result (src/harness/counted-best.ts reads its interval and verdicts). */
+  result?: unknown;
 }
 
 export type DigestRunRow = Pick<
@@ -33,7 +39,10 @@ export type DigestRunRow = Pick<
   | 'slackThreadTs'
   | 'createdAt'
   | 'finishedAt'
->;
+> & {
+  /** A quick run's end-of-run full-set check of its best (`runs.state.confirmation`), if any. */
+  confirmation?: unknown;
+};
 
 export interface DigestStepUsageRow {
   runId: string;
@@ -82,6 +91,7 @@ const EVALUATION_COLUMNS = {
   bestPeer: sql<string | null>`${evaluations.result} -> 'summary' ->> 'best_peer'`,
   harnessSeconds: evaluations.harnessSeconds,
   finishedAt: evaluations.finishedAt,
+  result: gainResult,
 };
 
 export function createDigestFiguresRepository(db: Database) {
@@ -102,6 +112,7 @@ export function createDigestFiguresRepository(db: Database) {
           slackThreadTs: runs.slackThreadTs,
           createdAt: runs.createdAt,
           finishedAt: runs.finishedAt,
+          confirmation: sql<unknown>`${runs.state}->'confirmation'`,
         })
         .from(runs)
         .where(and(lt(runs.createdAt, to), or(isNull(runs.finishedAt), gte(runs.finishedAt, from))))

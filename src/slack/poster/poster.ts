@@ -270,7 +270,7 @@ export function createSlackPoster(options: PosterOptions): SlackPoster {
 
   return {
     postMessage(raw) {
-      const payload = { ...clean({ ...raw, files: undefined }), files: raw.files?.map((f) => (typeof f.content === 'string' ? clean(f) : { ...f, title: f.title && clean(f.title) })) };
+      const payload = { ...clean({ ...raw, files: undefined, filesFollow: undefined }), files: raw.files?.map((f) => (typeof f.content === 'string' ? clean(f) : { ...f, title: f.title && clean(f.title) })) };
       const capped = capText(payload.text, SLACK_TEXT_LIMITS.messageText);
       const files = [...(payload.files ?? [])];
       if (capped.overflow) files.push({ filename: 'message.txt', content: capped.overflow, title: 'Full message' });
@@ -279,7 +279,7 @@ export function createSlackPoster(options: PosterOptions): SlackPoster {
       const uploads = files.map((f) =>
         enqueue({ kind: 'files.upload', payload: { channel: payload.channel, ...(payload.threadTs ? { threadTs: payload.threadTs } : {}), ...f } }),
       );
-      return uploads.length === 0 ? posted : Promise.all([posted, ...uploads]).then(([first]) => first!);
+      return uploads.length === 0 || raw.filesFollow ? posted : Promise.all([posted, ...uploads]).then(([first]) => first!);
     },
     updateMessage(raw) {
       const payload = clean(raw);

@@ -10,6 +10,8 @@ export interface MessagePayload {
   blocks?: KnownBlock[];
   /** Files posted in the same thread right after the message (full text of something cut short). */
   files?: { filename: string; content: string | Buffer; title?: string }[];
+  /** Resolve once the message is posted, not after its files (a message whose ts is needed at once). */
+  filesFollow?: boolean;
 }
 
 export interface UpdatePayload {

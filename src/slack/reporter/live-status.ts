@@ -143,3 +143,40 @@ export function statusForTool(name: string): string {
 export const THINKING = 'is thinking…';
 /** Rotated while the model thinks (Slack shows at most 10). */
 export const THINKING_MESSAGES = ['is thinking…', 'is reading the last result…', 'is weighing the next experiment…'];
+
+/** What the status card says the run does while a tool runs (changes once per tool call). */
+export function stageOfTool(name: string): string {
+  switch (name) {
+    case 'evaluate':
+      return 'evaluating: compiling the candidate';
+    case 'gpu_bash':
+      return 'running a command on a GPU host';
+    case 'bash':
+      return 'running a command';
+    case 'str_replace_based_edit_tool':
+      return 'editing';
+    default:
+      return `running ${name}`;
+  }
+}
+
+/**
+ * The status card's stage for a harness progress event: one value per stage (compiled, checking
+ * correctness, timing), so the card is edited once per stage and not once per scenario; undefined
+ * for events inside a stage.
+ */
+export function stageOfProgress(seq: number, progress: { phase: string; n?: number | undefined; status?: string | undefined }): string | undefined {
+  const of = progress.n ? ` ${progress.n} scenarios` : '';
+  switch (progress.phase) {
+    case 'queued':
+      return `eval #${seq}: queued for a worker`;
+    case 'compile':
+      return progress.status === 'compile_error' ? `eval #${seq}: compile failed` : `eval #${seq}: compiled`;
+    case 'correctness':
+      return `eval #${seq}: checking correctness on${of || ' every scenario'}`;
+    case 'timing':
+      return `eval #${seq}: timing${of}`;
+    default:
+      return undefined;
+  }
+}

@@ -1,5 +1,5 @@
 import type { Store } from '../../db/index.js';
-import type { EvaluationReport } from '../agent-port.js';
+import { failureOf, type EvaluationReport } from '../agent-port.js';
 import type { CardExtras } from '../views/status-card.js';
 
 /**
@@ -11,6 +11,8 @@ export interface RunExtrasCache {
   get(runId: string): Promise<CardExtras>;
   noteEvaluation(runId: string, evaluation: EvaluationReport): void;
   noteBestPeer(runId: string, peer: string | null): void;
+  /** What the run does now (`thinking`, `eval #4: timing 3/11`), or null; returns whether it changed. */
+  noteNow(runId: string, now: string | null): boolean;
   forget(runId: string): void;
 }
 
@@ -40,13 +42,20 @@ export function createRunExtrasCache(store: Store, maxRuns = 500): RunExtrasCach
         return { total: Number(s?.scenarios ?? 0), correct: Number(s?.correct ?? 0) };
       };
       return remember(runId, {
-        lastEvaluation: last && last.seq != null ? { seq: last.seq, status: last.status, correct: last.correct === true, scenarios: scenarios(last) } : undefined,
+        lastEvaluation:
+          last && last.seq != null ? { seq: last.seq, status: last.status, correct: last.correct === true, scenarios: scenarios(last), scenarioSet: last.scenarios, failure: failureOf(last) } : undefined,
         bestPeer: best ? bestPeerOf(best.result) : null,
       });
     },
     noteEvaluation(runId, evaluation) {
       const prev = cache.get(runId) ?? {};
       remember(runId, { ...prev, lastEvaluation: evaluation });
+    },
+    noteNow(runId, now) {
+      const prev = cache.get(runId) ?? {};
+      if ((prev.now ?? null) === now) return false;
+      remember(runId, { ...prev, now });
+      return true;
     },
     noteBestPeer(runId, peer) {
       const prev = cache.get(runId) ?? {};

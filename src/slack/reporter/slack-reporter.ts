@@ -11,7 +11,7 @@ import { renderStatusCard } from '../views/status-card.js';
 import { renderNewBest, renderQuestionAsked, renderRunError } from '../views/thread-messages.js';
 import { renderDecisionCard } from '../views/decision-card.js';
 import { context, who, type SlackView } from '../views/format.js';
-import { createLiveStatus, statusForProgress, statusForTool, THINKING, THINKING_MESSAGES, type StatusClock } from './live-status.js';
+import { createLiveStatus, stageOfProgress, stageOfTool, statusForProgress, statusForTool, THINKING, THINKING_MESSAGES, type StatusClock } from './live-status.js';
 import { createRunExtrasCache } from './run-extras.js';
 import type { ResultsPort } from '../results-port.js';
 
@@ -51,10 +51,10 @@ export function createSlackReporter(deps: SlackReporterDeps): RunReporter {
   const threadOf = (run: RunView) => run.slack!;
 
   /** Posts in the thread; Slack clears the thread's status line on a message, so it is shown again after. */
-  function post(run: RunView, view: SlackView): Promise<PostResult> {
+  function post(run: RunView, view: SlackView, options: { filesFollow?: boolean } = {}): Promise<PostResult> {
     if (!run.slack) return Promise.resolve({ ok: false, error: 'no_thread' });
     const thread = run.slack;
-    const posted = poster.postMessage({ channel: thread.channel, threadTs: thread.threadTs, text: view.text, blocks: view.blocks, ...(view.files ? { files: view.files } : {}) });
+    const posted = poster.postMessage({ channel: thread.channel, threadTs: thread.threadTs, text: view.text, blocks: view.blocks, ...(view.files ? { files: view.files } : {}), ...options });
     void posted.then((r) => r.ok && live.posted(thread));
     return posted;
   }
@@ -138,20 +138,31 @@ export function createSlackReporter(deps: SlackReporterDeps): RunReporter {
 
   return {
     statusChanged: guarded('statusChanged', async ({ run }) => {
+      if (run.status !== 'running') extras.noteNow(run.id, null);
       showState(run);
       await redraw(run);
     }),
-    stepStarted: guarded('stepStarted', async ({ run }) => live.set(threadOf(run), THINKING, THINKING_MESSAGES)),
+    stepStarted: guarded('stepStarted', async ({ run }) => {
+      live.set(threadOf(run), THINKING, THINKING_MESSAGES);
+      extras.noteNow(run.id, 'thinking');
+    }),
     stepFinished: guarded('stepFinished', async ({ run }) => redraw(run)),
-    toolStarted: guarded('toolStarted', async ({ run, name }) => live.set(threadOf(run), statusForTool(name))),
-    // The status card is edited at most every few seconds and a thread is no place for a ticker: the
-    // harness's progress shows in the thread's status line only.
-    evaluationProgress: guarded('evaluationProgress', async ({ run, progress }) => {
+    toolStarted: guarded('toolStarted', async ({ run, name }) => {
+      live.set(threadOf(run), statusForTool(name));
+      // The card moves per stage too (the poster coalesces edits): compiling, correctness, timing.
+      if (extras.noteNow(run.id, stageOfTool(name))) await redraw(run);
+    }),
+    // The thread's status line follows the harness's progress; the card changes once per stage (a
+    // thread is no place for a per-scenario ticker, and chat.update is rate-limited).
+    evaluationProgress: guarded('evaluationProgress', async ({ run, seq, progress }) => {
       const status = statusForProgress(progress);
       if (status) live.set(threadOf(run), status);
+      const stage = stageOfProgress(seq, progress);
+      if (stage && extras.noteNow(run.id, stage)) await redraw(run);
     }),
     evaluationFinished: guarded('evaluationFinished', async ({ run, evaluation }) => {
       extras.noteEvaluation(run.id, evaluation);
+      extras.noteNow(run.id, 'thinking');
       live.set(threadOf(run), THINKING, THINKING_MESSAGES);
       await redraw(run);
     }),
@@ -164,8 +175,11 @@ export function createSlackReporter(deps: SlackReporterDeps): RunReporter {
     decisionPoint: guarded('decisionPoint', async ({ run, decision }) => {
       // The run waits for people now: the card says so, the status line would only contradict it.
       live.clear(threadOf(run));
+      extras.noteNow(run.id, null);
       const card = renderDecisionCard(run, decision);
-      const posted = post(run, card);
+      // The card's ts binds replies to it (stored when the post returns): its files (the cited
+      // evaluations) are queued after it but not waited for.
+      const posted = post(run, card, { filesFollow: true });
       const channel = run.slack!.channel;
       // The card's message is stored with its id, so a thread reply can be bound to the card open when it was written.
       void posted.then((r) => (r.ok && r.ts ? store.decisionCards.setMessage(decision.id, channel, r.ts) : undefined)).catch((error: unknown) => {
@@ -190,7 +204,7 @@ export function createSlackReporter(deps: SlackReporterDeps): RunReporter {
     }),
     runFinished: guarded('runFinished', async ({ run, summary }) => {
       live.clear(threadOf(run));
-      closeDecision(run.id, `The run has ended: ${describeEnd(summary.endReason)}.${summary.endReason === 'converged' ? ' Reply in this thread (or say `resume`) to continue it.' : ''}`);
+      closeDecision(run.id, `The run has ended: ${describeEnd(summary.endReason)}.${summary.endReason === 'converged' || summary.endReason === 'no_evaluation' ? ' Reply in this thread (or say `resume`) to continue it.' : ''}`);
       await redraw(run);
       const { bestPeer } = await extras.get(run.id);
       const offer = (await deps.results?.offer(run.id).catch(() => null)) ?? null;

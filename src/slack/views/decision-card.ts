@@ -27,6 +27,9 @@ export function renderDecisionCard(run: RunView, decision: DecisionReport): Slac
     : 'Autonomous run: the bank asks a question now.';
   const blocks: KnownBlock[] = [section(`:thinking_face: *Decision point: ${decision.trigger.replace(/_/g, ' ')}* (${label}) — ${escapeMrkdwn(reason.text)}`)];
   if (evidence.length > 0) blocks.push(fields(evidence));
+  // The figures above come from these evaluations: their whole results travel with the card as a file.
+  const cited = decision.cited ?? [];
+  if (cited.length > 0) blocks.push(context(`From ${cited.map((c) => escapeMrkdwn(c.headline)).join('; ')}. Their per-scenario tables, intervals and verdicts are in the attached file.`));
   blocks.push(context(`${wait}\nCard \`${decision.id}\``));
   if (decision.deadline) {
     const choices: Button[] = (DECISION_CHOICES[decision.trigger] ?? []).map((c) => ({
@@ -58,9 +61,13 @@ export function renderDecisionCard(run: RunView, decision: DecisionReport): Slac
       ],
     });
   }
+  const files = [
+    ...(reason.overflow ? [{ filename: 'decision.txt', content: reason.overflow, title: 'Full text' }] : []),
+    ...(cited.length > 0 ? [{ filename: `${decision.id}-evaluations.txt`, content: cited.map((c) => c.details).join('\n\n'), title: `The evaluations behind ${label}` }] : []),
+  ];
   return {
     text: `Decision point ${label} (${decision.trigger}) in ${run.id}: ${escapeMrkdwn(reason.text)}`,
     blocks,
-    ...(reason.overflow ? { files: [{ filename: 'decision.txt', content: reason.overflow, title: 'Full text' }] } : {}),
+    ...(files.length > 0 ? { files } : {}),
   };
 }

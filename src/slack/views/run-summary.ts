@@ -15,7 +15,9 @@ export function renderRunSummary(run: RunView, summary: RunSummary, bestPeer: st
   if (best) {
     const peer = best.speedupVsBestPeer != null ? ` and *${fmtSpeedup(best.speedupVsBestPeer)}* vs ${escapeMrkdwn(bestPeer ?? 'the strongest peer')}` : '';
     const goal = best.speedupVsBaseline >= run.target ? ' :dart: target reached' : ` (target ${fmtSpeedup(run.target)})`;
-    blocks.push(section(`:trophy: Best kernel: *${fmtSpeedup(best.speedupVsBaseline)}* vs baseline${peer}, from eval #${best.evaluationSeq}${goal}. It is attached below.`));
+    // A quick run's best was chosen on its subset: not counted, and said so; the full-set check below is.
+    const what = best.scenarioSet ? `Best kernel on the quick subset (${best.scenarioSet.evaluated} of ${best.scenarioSet.total} scenarios, not counted)` : 'Best kernel (counted: every scenario)';
+    blocks.push(section(`:trophy: ${what}: *${fmtSpeedup(best.speedupVsBaseline)}* vs baseline${peer}, from eval #${best.evaluationSeq}${best.scenarioSet ? '' : goal}. It is attached below.`));
     if (best.scenarioSet) {
       const c = best.confirmation;
       const subset = `Chosen on ${best.scenarioSet.evaluated} of ${best.scenarioSet.total} scenarios`;
@@ -24,7 +26,7 @@ export function renderRunSummary(run: RunView, summary: RunSummary, bestPeer: st
           !c
             ? `${subset}; not evaluated on the full set.`
             : c.correct
-              ? `:white_check_mark: ${subset}; on all ${c.scenarios}: correct, *${fmtSpeedup(c.speedupVsBaseline ?? 0)}* vs baseline.`
+              ? `:white_check_mark: ${subset}; on all ${c.scenarios}: correct, *${fmtSpeedup(c.speedupVsBaseline ?? 0)}* vs baseline (counted).`
               : `:x: ${subset}; on all ${c.scenarios} it is *not correct* (${escapeMrkdwn(c.status)}${c.reason ? `: ${escapeMrkdwn(c.reason.slice(0, 300))}` : ''}).`,
         ),
       );
@@ -47,7 +49,13 @@ export function renderRunSummary(run: RunView, summary: RunSummary, bestPeer: st
   if (best) blocks.push(context(`Every evaluated candidate is a commit in the run's git repository on the KernelSeek server${best.commit ? ` (this one: tag \`${best.commit.slice(0, 40)}\`)` : ''}. There, \`${summary.exportCommand ?? `kernelseek export ${run.id}`}\` writes the kernel, its diff against the baseline and the evidence.`));
   blocks.push(...renderResultActions(offer));
   blocks.push(...continueFromBestBlocks(run, summary));
-  const bestText = best ? `best ${fmtSpeedup(best.speedupVsBaseline)} vs baseline` : 'no correct candidate';
+  // The counted best (full set); a summary from before it was reported: a full-set run's best is it.
+  const counted = summary.counted !== undefined ? summary.counted : best && !best.scenarioSet ? best : null;
+  const bestText = counted
+    ? `best ${fmtSpeedup(counted.speedupVsBaseline)} vs baseline`
+    : best
+      ? `best ${fmtSpeedup(best.speedupVsBaseline)} vs baseline on the quick subset (not counted)`
+      : 'no correct candidate';
   return {
     text: `${run.id} ${s.label.toLowerCase()}: ${bestText}, ${summary.evaluations} evaluations, ${fmtUsd(summary.costUsd)}`,
     blocks,

@@ -4,19 +4,25 @@ import { context, fields, fmtDuration, fmtSpeedup, fmtUsd, header, section, slac
 
 /** What the status card shows beyond the run's own view: the latest evaluation and the peer's name. */
 export interface CardExtras {
-  lastEvaluation?: Pick<EvaluationReport, 'seq' | 'status' | 'correct' | 'scenarios'> | undefined;
+  lastEvaluation?: Pick<EvaluationReport, 'seq' | 'status' | 'correct' | 'scenarios' | 'scenarioSet' | 'failure'> | undefined;
+  /** What the run does now, stage by stage (`thinking`, `eval #4: timing 3/11`); null or absent when idle. */
+  now?: string | null | undefined;
   /** Name of the strongest peer the best candidate was compared with (e.g. `cudnn`). */
   bestPeer?: string | null | undefined;
 }
 
 export const THREAD_HELP =
-  'Reply in this thread to ask the agent a question. `stop` · `pause` · `resume` · `status` · `budget +N` steer it; lines starting with `//` are asides.';
+  'Reply in this thread to ask the agent a question. `stop` · `pause` · `resume` · `status` · `budget +N` steer it; `show N` posts evaluation N\'s whole result; lines starting with `//` are asides.';
 
 function correctness(extras: CardExtras): string {
   const e = extras.lastEvaluation;
   if (!e) return 'no evaluation yet';
   const mark = e.correct ? ':white_check_mark:' : ':x:';
-  return `${mark} eval #${e.seq}: ${e.scenarios.correct}/${e.scenarios.total} correct${e.correct ? '' : ` (${escapeMrkdwn(e.status)})`}`;
+  const quick = e.scenarioSet && e.scenarioSet !== 'all' ? ' (quick subset)' : '';
+  const head = `${mark} eval #${e.seq}${quick}: ${e.scenarios.correct}/${e.scenarios.total} correct${e.correct ? '' : ` (${escapeMrkdwn(e.status)})`}`;
+  // Why it failed, as the model read it first: the compiler's first errors, the first failing scenarios.
+  const why = (e.failure ?? []).slice(0, 3).map((l) => (l.length > 180 ? `${l.slice(0, 179)}…` : l));
+  return why.length > 0 ? `${head}\n\`\`\`${escapeMrkdwn(why.join('\n')).replace(/`/g, "'")}\`\`\`` : head;
 }
 
 /**
@@ -31,11 +37,14 @@ export function renderStatusCard(run: RunView, extras: CardExtras = {}): SlackVi
   const state = [`${s.emoji} *${s.label}*`, `step ${run.steps.used}/${run.steps.budget}`, `eval ${run.evaluations.used}/${run.evaluations.budget}`];
   if (run.endReason && run.finishedAt) state.push(escapeMrkdwn(describeEnd(run.endReason)));
   if (run.waitingForWorker) state.push(`:hourglass: ${escapeMrkdwn(run.waitingForWorker)}`);
+  if (extras.now && !run.finishedAt && !run.waitingFor) state.push(`now: ${escapeMrkdwn(extras.now)}`);
+  // The counted best (full set, correct); a quick run's best on its subset beside it, labelled.
+  const quick = run.quickBest ? `${fmtSpeedup(run.quickBest.speedupVsBaseline)} (quick subset, not counted)` : null;
   const blocks = [
     header(`KernelSeek · ${run.task} · ${run.id}`),
     section(state.join(' · ')),
     fields([
-      ['Best vs baseline', best ? fmtSpeedup(best.speedupVsBaseline) : '—'],
+      ['Best vs baseline (counted)', [best ? `${fmtSpeedup(best.speedupVsBaseline)}${best.seq != null ? ` (eval #${best.seq}${best.fullSetCheck ? ', full-set check' : ''})` : ''}` : '—', quick].filter(Boolean).join(' · ')],
       ['Best vs strongest peer', vsPeer],
       ['Correctness', correctness(extras)],
       ['Target', `${fmtSpeedup(run.target)}`],

@@ -29,7 +29,8 @@ export async function startContinuation(deps: SlackDeps, request: ContinueReques
   const { parent, channel, user, options } = request;
   const allowed = canStart(deps.slack, user, channel);
   if (!allowed.ok) return { ok: false, reason: `:no_entry: ${allowed.reason}` };
-  if (!parent.best) return { ok: false, reason: `:warning: \`${parent.id}\` has no correct kernel to continue from. Start a new run with \`/kernelseek start ${parent.task}\`.` };
+  // A quick run's best on its subset is a kernel to continue from too (said so below).
+  if (!parent.best && !parent.quickBest) return { ok: false, reason: `:warning: \`${parent.id}\` has no correct kernel to continue from. Start a new run with \`/kernelseek start ${parent.task}\`.` };
   if (options.arch) {
     const loaded = (await deps.loadTasks()).tasks.find((t) => t.task.name === parent.task);
     if (loaded && loaded.task.device === 'cpu') return { ok: false, reason: `:warning: \`${parent.task}\` runs on the CPU; remove the GPU (\`--arch ${options.arch}\`).` };
@@ -74,7 +75,8 @@ export async function startContinuation(deps: SlackDeps, request: ContinueReques
     options.target !== undefined ? `goal ${fmtSpeedup(options.target)}` : '',
     options.arch && options.arch !== parent.arch ? `on ${options.arch}` : '',
   ].filter(Boolean);
-  const from = `from its best kernel (${fmtSpeedup(parent.best.speedupVsBaseline)} vs baseline), with its history summarised for the agent`;
+  const fromBest = parent.best ?? parent.quickBest!;
+  const from = `from its best kernel (${fmtSpeedup(fromBest.speedupVsBaseline)} vs baseline${parent.best ? '' : ' on the quick subset, not counted'}), with its history summarised for the agent`;
   const down = `:link: ${what} ${parentLink} ${from}${changed.length ? `; ${changed.join(', ')}` : ''}. Started by ${who(user)}.`;
   void deps.poster.postMessage({ channel, threadTs, text: down, blocks: [section(down)] });
   if (parent.slack) {

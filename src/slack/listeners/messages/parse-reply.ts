@@ -10,6 +10,8 @@ export type ThreadControl = 'stop' | 'pause' | 'resume' | 'status';
 export type ThreadReply =
   | { kind: 'control'; action: ThreadControl }
   | { kind: 'budget'; evals: number }
+  /** `show 3` (or `show eval 3`, `eval #3`): post evaluation 3's whole result in the thread. */
+  | { kind: 'show'; seq: number }
   | { kind: 'question'; text: string }
   | { kind: 'invalid'; error: string }
   | { kind: 'ignore'; reason: 'aside' | 'empty' };
@@ -39,6 +41,9 @@ export function parseThreadReply(raw: string, botUserId?: string): ThreadReply {
 
   const word = body.toLowerCase().replace(/[.!]+$/, '');
   if ((CONTROLS as readonly string[]).includes(word)) return { kind: 'control', action: word as ThreadControl };
+
+  const show = /^(?:show\s+(?:eval\s*)?|eval\s*)#?(\d{1,6})$/i.exec(body.replace(/[.!]+$/, ''));
+  if (show) return { kind: 'show', seq: Number(show[1]) };
 
   const budget = /^budget\b\s*(.*)$/i.exec(body.replace(/[.!]+$/, ''));
   if (budget) {

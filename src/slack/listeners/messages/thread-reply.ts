@@ -1,7 +1,9 @@
 import type { App } from '@slack/bolt';
 import { AppError } from '../../../core/errors.js';
 import { canReopen, isTerminal } from '../../../db/index.js';
+import { detailsOf, headlineOf } from '../../agent-port.js';
 import { canAsk, canControl } from '../../auth.js';
+import { escapeMrkdwn } from '../../poster/limits.js';
 import type { SlackDeps } from '../../deps.js';
 import { createRunExtrasCache } from '../../reporter/run-extras.js';
 import { section, who } from '../../views/format.js';
@@ -75,6 +77,16 @@ export function registerThreadReplies(app: App, deps: SlackDeps): void {
           }
           const submitted = await deps.control.submitQuestion(run.id, { text: reply.text, author: m.user, idempotencyKey: `${m.channel}:${m.ts}` });
           if (submitted.created) react(ACK_REACTIONS.queued);
+          return;
+        }
+        case 'show': {
+          // What the model read of an evaluation, for anyone who may ask: its whole result as a file.
+          const allowed = canAsk(deps.slack, m.user);
+          if (!allowed.ok) return whisper(`:no_entry: ${allowed.reason}`);
+          const evaluation = (await deps.store.evaluations.forRun(run.id)).find((e) => e.seq === reply.seq && e.status !== 'pending');
+          if (!evaluation) return whisper(`:warning: ${run.id} has no finished evaluation #${reply.seq}.`);
+          const text = `Evaluation #${reply.seq} of ${run.id}, as the agent read it: ${headlineOf(evaluation)}. The whole result is in the file.`;
+          void deps.poster.postMessage({ channel: m.channel, threadTs: m.thread_ts, text, blocks: [section(escapeMrkdwn(text))], files: [{ filename: `eval-${reply.seq}.txt`, content: detailsOf(evaluation), title: `Evaluation #${reply.seq}: the whole result` }] });
           return;
         }
         case 'control':
