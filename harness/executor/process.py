@@ -389,9 +389,10 @@ def _peer_call(fn, tensors, params):
     return 0
 
 
-def main(argv):
+def main(argv, executor_class=None):
+    """`executor_class`: Executor, or python_candidate.PythonExecutor (Python implementations)."""
     sock = socket.socket(fileno=int(argv[1]))
-    ex = Executor(sock)
+    ex = (executor_class or Executor)(sock)
     handlers = {"preload": ex.cmd_preload, "init": ex.cmd_init, "cuda": ex.cmd_cuda, "map": ex.cmd_map,
                 "unmap": ex.cmd_unmap, "call": ex.cmd_call, "table": ex.cmd_table, "bound": ex.cmd_bound}
     while True:
