@@ -93,7 +93,12 @@ class Executor:
             spec = importlib.util.spec_from_file_location("kernelseek_reference", msg["reference"])
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
-            self.peers = {name: getattr(module, fn) for name, fn in msg["peers"].items()}
+            self.peers = {name: getattr(module, fn) for name, fn in msg["peers"].items()
+                          if not fn.startswith("python:")}
+            if len(self.peers) < len(msg["peers"]):   # Python callables of the task's signature
+                from .python_candidate import python_peers
+                self.peers.update(python_peers(msg["peers"], os.path.dirname(msg["reference"]), msg["args"],
+                                               msg.get("scalars")))
             self.unsupported = getattr(module, "Unsupported", ())
         if msg.get("library"):
             try:

@@ -23,6 +23,7 @@ Run as: python -m harness.executor.python_candidate <socket fd>
 """
 
 import importlib.util
+import json
 import os
 import sys
 
@@ -108,6 +109,33 @@ class PythonExecutor(Executor):
     def cmd_table(self, msg, _fds):
         self.tables[int(msg["id"])] = _Argvs([self._argv(args) for args in msg["batch"]])
         return {}
+
+
+def python_peers(peers, base_dir, args, scalars):
+    """{peer name: fn(tensors, params)} for the peers named `python:file.py:function` in `peers`: the
+    function takes the task's arguments in order (the stream left out), the scalars looked up by
+    the scenario's params in `scalars` (python_roles.peer_scalars)."""
+    out = {}
+    for name, spec in peers.items():
+        if not spec.startswith("python:"):
+            continue
+        file, _, fn_name = spec[len("python:"):].rpartition(":")
+        fn = load_function(os.path.join(base_dir, file), fn_name, f"kernelseek_peer_{name}")
+        out[name] = _peer_adapter(fn, spec, args, scalars or {})
+    return out
+
+
+def _peer_adapter(fn, spec, args, scalars):
+    def call(tensors, params):
+        values = scalars.get(json.dumps(params, sort_keys=True))
+        if values is None:
+            raise ValueError(f"{spec}: no scalar arguments for scenario {params}")
+        argv = [tensors[a["name"]] if a["kind"] == "tensor" else values[a["name"]] for a in args
+                if a["kind"] != "stream"]
+        rc = fn(*argv)
+        if rc not in (None, 0):
+            raise RuntimeError(f"{spec} returned {rc!r}")
+    return call
 
 
 def main(argv):
