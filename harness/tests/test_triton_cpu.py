@@ -11,6 +11,7 @@ Triton is a broken set-up, not a reason to skip."""
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,12 @@ DEFAULT = Path.home() / ".local" / "share" / "kernelseek" / "triton-venv" / "bin
 
 @pytest.fixture(scope="module")
 def triton_python():
-    py = os.environ.get("KERNELSEEK_TRITON_PYTHON") or str(DEFAULT)
+    py = os.environ.get("KERNELSEEK_TRITON_PYTHON")
+    if not py:
+        has = subprocess.run([sys.executable, "-c", "import torch, triton; assert int(torch.__version__[0]) >= 2"],
+                             capture_output=True)
+        venv = os.environ.get("KERNELSEEK_TRITON_VENV")
+        py = sys.executable if has.returncode == 0 else str(Path(venv) / "bin" / "python") if venv else str(DEFAULT)
     probe = subprocess.run([py, "-c", "import torch, triton, yaml; print(torch.__version__, triton.__version__)"],
                            capture_output=True, text=True) if Path(py).exists() else None
     if probe is None or probe.returncode != 0:
