@@ -374,7 +374,13 @@ def _start_child(ctx, workdir):
     """The evaluation's executors (executor/pair.py), started; what loading the candidate did is in
     ctx.init_findings."""
     pair, ctx.init_findings = start_pair(ctx, workdir)
-    if not ctx.confined and "executor: no seccomp filter" not in " ".join(ctx.messages):
+    if not ctx.confined and ctx.task.python and ctx.device_kind == "cuda" and ctx.opts.confine:
+        note = ("executor: a Triton candidate on a GPU runs without the seccomp filter (Triton's JIT writes its "
+                "cache, runs ptxas and maps the code it builds), inside bubblewrap; its figures are bounded by "
+                "the parent's clock and its outputs compared in the parent")
+        if note not in ctx.messages:
+            ctx.messages.append(note)
+    elif not ctx.confined and "executor: no seccomp filter" not in " ".join(ctx.messages):
         ctx.messages.append("executor: no seccomp filter (turned off, or this is not x86-64 Linux); the "
                             "candidate's system calls were not confined")
     return pair
