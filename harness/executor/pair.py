@@ -150,8 +150,14 @@ def start_pair(ctx, workdir):
         ctx.thread_allowance = threads_before
         # The baseline's executor is the candidate's twin (same init, same filter, no torch): identical
         # code must read the same in both. The peers (PyTorch) get a third executor of their own.
-        refx = _twin(ctx, workdir, "reference", "baseline", rpaths["baseline"],
-                     [b for b in rbinds if b[1].startswith(f"{INSIDE}/baseline")], sizes.get("ref", 0))
+        try:
+            refx = _twin(ctx, workdir, "reference", "baseline", rpaths["baseline"],
+                         [b for b in rbinds if b[1].startswith(f"{INSIDE}/baseline")], sizes.get("ref", 0))
+        except ChildFailure as exc:
+            if exc.kind != "load":
+                raise
+            # The task's own baseline (a Python op whose extension is missing, say): never the candidate's fault.
+            raise TaskError(str(task.baseline), f"the baseline does not load: {exc}") from None
         refx.calibrated = False
         if ipaths.get("incumbent"):
             # The run's best so far: a former candidate, so an executor of its own, the candidate's twin.
@@ -181,7 +187,7 @@ def start_pair(ctx, workdir):
                          later=True)
         elif early is not None:
             _close(early)
-    except ChildFailure:
+    except (ChildFailure, TaskError):
         for ex in (cand, refx, incx, *lanes):
             if ex is not None:
                 _close(ex)
