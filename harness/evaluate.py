@@ -151,6 +151,7 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
         text = {"source": "source check: ", "refused": "source check: ", "binary": "binary check: "}.get(stage, "")
         _stop(result, status, "compile failed; see compile.log" if stage == "compile" else text + "; ".join(reasons))
         return None
+    check_gpu(task, device_kind)
     suffix = ".py" if task.python else ".so"
     libs = {"candidate": str(workdir / f"candidate{suffix}")}
     load_bytes = {"candidate": _load_bytes(b)}   # what each library takes once loaded (its copies' cost)
@@ -296,12 +297,17 @@ def _load_bytes(b):
 
 def check_environment(task, device_kind):
     """EnvironmentProblem, before anything is built, when this machine cannot run the evaluation: a
-    CUDA task without a GPU (the message names --compile-only), a Triton task without Triton."""
+    Triton task without Triton (a CUDA task without a GPU: check_gpu, after the candidate's build)."""
     if task.language == "triton" or task.baseline_python or task.python_peers():
         if task.language == "triton" and importlib.util.find_spec("triton") is None:
             raise EnvironmentProblem(f"task {task.name} is written in Triton and {sys.executable} has no triton "
                                      f"package: pip install triton (it needs PyTorch 2.x; scripts/setup.sh makes "
                                      f"a virtual environment with both)")
+
+
+def check_gpu(task, device_kind):
+    """A CUDA evaluation without a GPU stops here, once the candidate's checks and compile ran (what
+    refuses it needs no device), with a message that names --compile-only."""
     if device_kind == "cuda":
         import torch
         if not torch.cuda.is_available():
