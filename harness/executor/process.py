@@ -96,7 +96,7 @@ class Executor:
             self.peers = {name: getattr(module, fn) for name, fn in msg["peers"].items()
                           if not fn.startswith("python:")}
             if len(self.peers) < len(msg["peers"]):   # Python callables of the task's signature
-                from .python_candidate import python_peers
+                from .python_calls import python_peers
                 self.peers.update(python_peers(msg["peers"], os.path.dirname(msg["reference"]), msg["args"],
                                                msg.get("scalars")))
             self.unsupported = getattr(module, "Unsupported", ())

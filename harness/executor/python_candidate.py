@@ -22,12 +22,10 @@ candidate's file, so that no line of it runs before the filter.
 Run as: python -m harness.executor.python_candidate <socket fd>
 """
 
-import importlib.util
-import json
 import os
 import sys
 
-from . import process
+from . import process, python_calls
 from .process import CallFailed, Executor, LoadFailed
 
 
@@ -54,20 +52,11 @@ def entry_call(fn, name):
 
 
 def load_function(path, fn_name, module_name):
-    """Import the Python file `path` and return its function `fn_name` (LoadFailed otherwise)."""
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        raise LoadFailed(f"{path} is not a Python file")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
+    """python_calls.load_function, its failure the executor's LoadFailed (the candidate does not load)."""
     try:
-        spec.loader.exec_module(module)
-    except BaseException as exc:   # SystemExit included: the import is the module's own failure
-        raise LoadFailed(f"importing {os.path.basename(path)} failed: {type(exc).__name__}: {exc}"[:2000]) from None
-    fn = getattr(module, fn_name, None)
-    if not callable(fn):
-        raise LoadFailed(f"{os.path.basename(path)} has no function {fn_name}() (the task's entry point)")
-    return fn
+        return python_calls.load_function(path, fn_name, module_name)
+    except python_calls.NotLoaded as exc:
+        raise LoadFailed(str(exc)) from None
 
 
 class PythonExecutor(Executor):
@@ -109,33 +98,6 @@ class PythonExecutor(Executor):
     def cmd_table(self, msg, _fds):
         self.tables[int(msg["id"])] = _Argvs([self._argv(args) for args in msg["batch"]])
         return {}
-
-
-def python_peers(peers, base_dir, args, scalars):
-    """{peer name: fn(tensors, params)} for the peers named `python:file.py:function` in `peers`: the
-    function takes the task's arguments in order (the stream left out), the scalars looked up by
-    the scenario's params in `scalars` (python_roles.peer_scalars)."""
-    out = {}
-    for name, spec in peers.items():
-        if not spec.startswith("python:"):
-            continue
-        file, _, fn_name = spec[len("python:"):].rpartition(":")
-        fn = load_function(os.path.join(base_dir, file), fn_name, f"kernelseek_peer_{name}")
-        out[name] = _peer_adapter(fn, spec, args, scalars or {})
-    return out
-
-
-def _peer_adapter(fn, spec, args, scalars):
-    def call(tensors, params):
-        values = scalars.get(json.dumps(params, sort_keys=True))
-        if values is None:
-            raise ValueError(f"{spec}: no scalar arguments for scenario {params}")
-        argv = [tensors[a["name"]] if a["kind"] == "tensor" else values[a["name"]] for a in args
-                if a["kind"] != "stream"]
-        rc = fn(*argv)
-        if rc not in (None, 0):
-            raise RuntimeError(f"{spec} returned {rc!r}")
-    return call
 
 
 def main(argv):
