@@ -325,11 +325,12 @@ def twin_capped(over, ctx):
     if ("candidate" in roles) != ("baseline" in roles):
         return over    # different executor code (a native candidate, a Python baseline): no twin
     limit = ref + max(TWIN_MARGIN_MS, TWIN_MARGIN * ref)
-    capped = dict(over)
+    capped, held = dict(over), set()
     for side in ("cand", "inc"):
         if side in capped and capped[side] > limit:
             capped[side] = limit
-            ctx.capped_overhead = getattr(ctx, "capped_overhead", set()) | {side}
+            held.add(side)
+    ctx.capped_overhead = held    # the last round's: the figures are made of its costs
     return capped
 
 
