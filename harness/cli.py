@@ -51,6 +51,9 @@ def _parser():
     ev.add_argument("--call-timeout", type=float, default=30.0, help="seconds without progress before a "
                                                                       "call counts as hung")
     ev.add_argument("--timeout", type=float, default=1800.0, help="seconds for the whole evaluation")
+    ev.add_argument("--compile-only", action="store_true",
+                    help="the source checks, the compile and the binary checks only (no device needed): registers, "
+                         "shared memory and spills in a kernelseek.compile/1 result")
 
     sc = sub.add_parser("scenarios", help="list a task's scenario ids")
     sc.add_argument("--task-dir", required=True)
@@ -59,6 +62,8 @@ def _parser():
 
     ct = sub.add_parser("check-task", help="validate a task folder (task.yaml and reference.py)")
     ct.add_argument("--task-dir", required=True)
+    ct.add_argument("--json", action="store_true",
+                    help="every problem at once: {problems: [{file, line, field, message, fix}], warnings}")
 
     cr = sub.add_parser("check-result", help="validate a result JSON against kernelseek.eval/1")
     cr.add_argument("path")
@@ -88,7 +93,18 @@ def _dispatch(args):
             print("\n".join(s.id for s in chosen))
         return 0
     if args.command == "check-task":
+        from .check_task import check_task
         from .task.model import load_reference, load_task
+        report = check_task(args.task_dir)
+        if args.json:
+            print(json.dumps(report, indent=1))
+            return 0 if report["ok"] else 3
+        for prob in report["problems"]:
+            where = prob["file"] + (f":{prob['line']}" if prob["line"] else "")
+            sys.stderr.write(f"{where}: {prob['field'] + ': ' if prob['field'] else ''}{prob['message']}"
+                             f" (fix: {prob['fix']})\n")
+        if report["problems"]:
+            return 3
         task = load_task(args.task_dir)
         load_reference(task)
         for w in task.warnings:
@@ -119,6 +135,15 @@ def _processes(text):
 
 def _eval(args):
     from .options import Options
+    if args.compile_only:
+        from .compile_only import compile_only
+        from .result import json_safe
+        text = json.dumps(json_safe(compile_only(args.task_dir, args.candidate, args.cache_dir)), indent=1)
+        if args.json_out and args.json_out != "-":
+            Path(args.json_out).write_text(text + "\n")
+        else:
+            sys.stdout.write(text + "\n")
+        return 0
     opts = Options(task_dir=args.task_dir, candidate=args.candidate, scenarios=args.scenarios,
                    device=args.device, seeds=args.seeds, seed=args.seed, with_peers=not args.no_peers,
                    keep_peers=args.keep_peers, cupti=not args.events_only, with_baseline=not args.no_baseline,

@@ -6,15 +6,18 @@ checks on the source -> compile (cached) -> checks on the binary -> the executor
 and stops; everything after that is reported as not run.
 """
 
-import hashlib
+import importlib.util
 import random
 import secrets
+import sys
 import time
 from pathlib import Path
 
 from . import correctness_stage
 from .build import static_checks
 from .build.compile import build, default_cache_dir
+from .build.python_source import python_build
+from .build.sources import digest, read_candidate, read_folder
 from .errors import EnvironmentProblem, TaskError, UsageError
 from .executor import cupti_activity
 from .executor.pair import EarlyPeers, lanes_wanted, peers_ready, start_pair
@@ -67,19 +70,17 @@ def evaluate(opts):
     scenarios = select_scenarios(task, opts.scenarios)
     if opts.seeds < 2:
         raise UsageError("--seeds must be at least 2 (several seeds defeat outputs that match one input)")
+    check_environment(task, device_kind)
     cand_path = Path(opts.candidate)
-    if not cand_path.is_file():
-        raise UsageError(f"candidate file not found: {cand_path}")
-    source = cand_path.read_bytes()
+    source, notes = read_source(task, cand_path)
     base_seed = opts.seed if opts.seed is not None else secrets.randbelow(1 << 31)
-    result = new_result(task, device_kind,
-                        {"file": str(cand_path), "sha256": hashlib.sha256(source).hexdigest()},
+    result = new_result(task, device_kind, candidate_info(cand_path, source),
                         {"scenarios": opts.scenarios, "seeds": opts.seeds, "peers": opts.with_peers,
                          "baseline": opts.with_baseline, "call_timeout": opts.call_timeout,
                          "timeout": opts.timeout})
     result["seeds"] = {"base": base_seed, "per_scenario": opts.seeds,
                        "derivation": "random.Random(f'{base}:{scenario_id}:{purpose}:{index}')"}
-    result["messages"].extend(task.warnings)
+    result["messages"].extend(task.warnings + notes)
     result["scenarios"] = [{"id": s.id, "params": dict(s.params), "correct": False, "status": "skipped",
                             "reason": "not run"} for s in scenarios]
     early, opts.early = opts.early, None
@@ -150,30 +151,32 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
         text = {"source": "source check: ", "refused": "source check: ", "binary": "binary check: "}.get(stage, "")
         _stop(result, status, "compile failed; see compile.log" if stage == "compile" else text + "; ".join(reasons))
         return None
-    libs = {"candidate": str(workdir / "candidate.so")}
-    load_bytes = {"candidate": b.lib.load_bytes}   # what each library takes once loaded (its copies' cost)
+    check_gpu(task, device_kind)
+    suffix = ".py" if task.python else ".so"
+    libs = {"candidate": str(workdir / f"candidate{suffix}")}
+    load_bytes = {"candidate": _load_bytes(b)}   # what each library takes once loaded (its copies' cost)
     # Copies: a separate file per role, so candidate and baseline never share one loaded library
     # even when the candidate is the baseline's source (the loader shares libraries by inode).
     b.write_library(libs["candidate"])
     if opts.incumbent:
         try:
-            inc_source = Path(opts.incumbent).read_bytes()
+            inc_source, _ = read_source(task, Path(opts.incumbent))
             inc, note = _build_incumbent(task, inc_source, opts.cache_dir, opts.allowlist)
-        except OSError as exc:
-            inc, note = None, f"cannot read {opts.incumbent}: {exc.strerror or exc}"
+        except (OSError, UsageError) as exc:
+            inc, note = None, f"cannot read {opts.incumbent}: {getattr(exc, 'strerror', None) or exc}"
         result["incumbent"] = {"file": str(opts.incumbent), "timed": inc is not None}
         if inc is not None:
-            result["incumbent"]["sha256"] = hashlib.sha256(inc_source).hexdigest()
-            libs["incumbent"] = str(workdir / "incumbent.so")
-            load_bytes["incumbent"] = inc.lib.load_bytes
+            result["incumbent"]["sha256"] = digest(inc_source)
+            libs["incumbent"] = str(workdir / f"incumbent{suffix}")
+            load_bytes["incumbent"] = _load_bytes(inc)
             inc.write_library(libs["incumbent"])
         else:
             result["messages"].append(f"incumbent: not timed: {note}")
     if opts.with_baseline:
-        libs["baseline"] = str(workdir / "baseline.so")
+        libs["baseline"] = str(workdir / ("baseline.py" if task.baseline_python else "baseline.so"))
         base = _build_baseline(task, opts.cache_dir)
         result["messages"].extend(base.notes)
-        load_bytes["baseline"] = base.lib.load_bytes
+        load_bytes["baseline"] = _load_bytes(base)
         base.write_library(libs["baseline"])
 
     spent["build"] = round(time.monotonic() - t_build, 3)   # checks and compiles: candidate, incumbent, baseline
@@ -197,6 +200,10 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
     # Set before any executor starts: they take it at start and hold it inside every call.
     ctx.deadline = deadline
     ctx.libs, ctx.load_bytes, ctx.device = libs, load_bytes, device
+    # Python implementations (executor/python_candidate.py) and their entry functions, by role.
+    ctx.python_entries = {k: v for k, v in {"candidate": task.entry if task.python else None,
+                                            "incumbent": task.entry if task.python else None,
+                                            "baseline": task.baseline_python}.items() if v}
     ctx.device_info = info
     ctx.has_incumbent = "incumbent" in libs
     if device_kind == "cuda":
@@ -248,8 +255,16 @@ def _checked_build(task, source, cache_dir, allowlist=True, built=None):
     """(build, None) when `source` passes the source checks, compiles and passes the binary checks;
     else (build or None, (stage, reasons)) for the first stage that refuses it: `source`, `refused`
     (what the compiler read), `compile`, `entry` (the entry point is not exported), `binary`.
-    `built(build)` is called once the compiler ran. The candidates' cache namespace."""
-    reasons = static_checks.check_source(source, task)
+    `built(build)` is called once the compiler ran. The candidates' cache namespace. A Python
+    candidate (Triton) is read and parsed instead (build/python_source.py)."""
+    if task.python:
+        b, reasons, error = python_build(source, task.entry, len(python_args(task)), allowlist)
+        if reasons:
+            return None, ("source", reasons)
+        if built is not None:
+            built(b)
+        return (b, ("compile", [])) if error else (b, None)
+    reasons = static_checks.check_sources(source, task)
     if reasons:
         return None, ("source", reasons)
     b = build(task, source, cache_dir)
@@ -262,10 +277,65 @@ def _checked_build(task, source, cache_dir, allowlist=True, built=None):
     problem = static_checks.entry_problem(b.lib, task)
     if problem:
         return b, ("entry", [problem])
-    reasons = static_checks.check_object(b.obj, task, allowlist) + static_checks.check_library(b.lib, task)
+    reasons = static_checks.check_objects(b.objs, task, allowlist) + static_checks.check_library(b.lib, task)
     if reasons:
         return b, ("binary", reasons)
     return b, None
+
+
+checked_build = _checked_build   # compile_only.py's
+
+
+def python_args(task):
+    """The arguments a Python implementation receives: the task's, the stream left out."""
+    return [a for a in task.args if a.kind != "stream"]
+
+
+def _load_bytes(b):
+    return b.lib.load_bytes if b.lib is not None else 0
+
+
+def check_environment(task, device_kind):
+    """EnvironmentProblem, before anything is built, when this machine cannot run the evaluation: a
+    Triton task without Triton (a CUDA task without a GPU: check_gpu, after the candidate's build)."""
+    if task.language == "triton" or task.baseline_python or task.python_peers():
+        if task.language == "triton" and importlib.util.find_spec("triton") is None:
+            raise EnvironmentProblem(f"task {task.name} is written in Triton and {sys.executable} has no triton "
+                                     f"package: pip install triton (it needs PyTorch 2.x; scripts/setup.sh makes "
+                                     f"a virtual environment with both)")
+
+
+def check_gpu(task, device_kind):
+    """A CUDA evaluation without a GPU stops here, once the candidate's checks and compile ran (what
+    refuses it needs no device), with a message that names --compile-only."""
+    if device_kind == "cuda":
+        import torch
+        if not torch.cuda.is_available():
+            raise EnvironmentProblem(no_gpu_message(task))
+
+
+def no_gpu_message(task):
+    return (f"no CUDA GPU on this machine (PyTorch {__import__('torch').__version__} sees none) and task "
+            f"{task.name} runs on one ({', '.join(task.architectures)}): evaluate it on a GPU worker, or check "
+            f"and compile it here with `eval --compile-only` (the source and binary checks, registers, shared "
+            f"memory and spills; no GPU needed)")
+
+
+def read_source(task, path):
+    """(bytes or {path: bytes}, notes) of a candidate (or incumbent) file or folder; UsageError when
+    there is none or it cannot be one for this task."""
+    if task.python:
+        if not path.is_file():
+            raise UsageError(f"candidate file not found: {path} (a {task.language} candidate is one .py file)")
+        return path.read_bytes(), []
+    return read_candidate(path, task.language)
+
+
+def candidate_info(path, source):
+    info = {"file": str(path), "sha256": digest(source)}
+    if isinstance(source, dict):
+        info["files"] = sorted(source)
+    return info
 
 
 def _build_incumbent(task, source, cache_dir, allowlist=True):
@@ -283,15 +353,22 @@ def _build_incumbent(task, source, cache_dir, allowlist=True):
 
 
 def _build_baseline(task, cache_dir):
-    source = task.baseline.read_bytes()
-    reasons = static_checks.check_source(source, task)
+    if task.baseline_python:
+        # The task's own Python (the team's op, a Triton kernel): trusted, read and parsed only.
+        b, _, error = python_build(task.baseline.read_bytes(), task.baseline_python, len(python_args(task)),
+                                   use_allowlist=False)
+        if error:
+            raise TaskError(str(task.baseline), f"the baseline is not usable: {error}")
+        return b
+    source = read_folder(task.baseline, task.language)[0] if task.baseline.is_dir() else task.baseline.read_bytes()
+    reasons = static_checks.check_sources(source, task)
     b = build(task, source, cache_dir, namespace="baseline")   # never a candidate's entry
     reasons += b.refused
     if not b.ok and not b.refused:
         raise TaskError(str(task.baseline), f"the baseline does not compile:\n{b.log}")
     if reasons:
         raise TaskError(str(task.baseline), "the baseline breaks the task's own rules: " + "; ".join(reasons))
-    reasons += static_checks.check_object(b.obj, task) + static_checks.check_library(b.lib, task)
+    reasons += static_checks.check_objects(b.objs, task) + static_checks.check_library(b.lib, task)
     problem = static_checks.entry_problem(b.lib, task)
     if reasons or problem:
         raise TaskError(str(task.baseline), "the baseline breaks the task's own rules: "
@@ -303,7 +380,13 @@ def _start_child(ctx, workdir):
     """The evaluation's executors (executor/pair.py), started; what loading the candidate did is in
     ctx.init_findings."""
     pair, ctx.init_findings = start_pair(ctx, workdir)
-    if not ctx.confined and "executor: no seccomp filter" not in " ".join(ctx.messages):
+    if not ctx.confined and ctx.task.python and ctx.device_kind == "cuda" and ctx.opts.confine:
+        note = ("executor: a Triton candidate on a GPU runs without the seccomp filter (Triton's JIT writes its "
+                "cache, runs ptxas and maps the code it builds), inside bubblewrap; its figures are bounded by "
+                "the parent's clock and its outputs compared in the parent")
+        if note not in ctx.messages:
+            ctx.messages.append(note)
+    elif not ctx.confined and "executor: no seccomp filter" not in " ".join(ctx.messages):
         ctx.messages.append("executor: no seccomp filter (turned off, or this is not x86-64 Linux); the "
                             "candidate's system calls were not confined")
     return pair

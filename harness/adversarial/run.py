@@ -153,6 +153,8 @@ def prebuild(task_dir, entries, cache_dir, jobs=None):
     from ..task.model import load_task
 
     task = load_task(task_dir)
+    if task.python:
+        return     # Triton: nothing to compile before the device
     sources = [task.baseline.read_bytes()] + [e["path"].read_bytes() for e in entries]
     sources = [src for src in sources if not check_source(src, task)]
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 2) as pool:

@@ -28,14 +28,16 @@ from .. import HARNESS_VERSION
 from ..errors import EnvironmentProblem, HarnessError
 from ..sandbox import bwrap
 from . import denylist as dl
-from . import includes
+from . import headers, includes
 from .cache import CompileCache
+from .sources import SINGLE_NAME, as_files, is_folder, sources_of
 from .elf import ElfError, ElfInfo, parse_elf
 from .ptxas import parse_ptxas
 
 COMPILE_TIMEOUT_S = 300
 MAX_LOG_CHARS = 20000
 BUILD_DIR = "/tmp/build"     # the build directory as the sandboxed compiler sees it
+SRC_DIR = "src"              # a folder candidate's files, under the build directory
 _versions = {}
 
 
@@ -45,8 +47,9 @@ class Build:
     seconds: float = 0.0
     log: str = ""
     ptxas: dict = field(default_factory=dict)
-    obj: ElfInfo = None
+    obj: ElfInfo = None      # the first object (a single-file candidate's only one)
     lib: ElfInfo = None
+    objs: list = field(default_factory=list)   # every object of the build (a folder: one per source)
     cached: bool = False
     key: str = ""
     commands: list = field(default_factory=list)
@@ -103,33 +106,60 @@ def arch_flags(architectures):
     return flags
 
 
-def commands(task, src_name):
+def include_flags(task):
+    """-I for the task's own header folders and its header packs (build/headers.py), host paths: the
+    sandbox shows each read-only at the same path."""
+    return [f"-I{d}" for d in list(map(str, task.include_dirs)) + headers.include_dirs(task.headers)]
+
+
+def plan(task, files):
+    """[(source, object, depfile)] for the build: one file as kernel.cpp/.cu -> kernel.o (as ever), a
+    folder's sources src/<path> -> kernel<i>.o."""
+    if list(files) == [SINGLE_NAME[task.language]] :
+        return [(SINGLE_NAME[task.language], "kernel.o", "kernel.d")]
+    return [(f"{SRC_DIR}/{name}", f"kernel{i}.o", f"kernel{i}.d") for i, name in enumerate(sources_of(files, task.language))]
+
+
+def commands(task, steps, folder=False):
+    """One compile per (source, object, depfile) of `steps`, then the link of every object."""
     extra = list(task.compile_flags)
+    inc = include_flags(task) + ([f"-I{BUILD_DIR}/{SRC_DIR}"] if folder else [])
+    objs = [obj for _, obj, _ in steps]
     if task.language == "cuda":
         nvcc, gencode = _tool("cuda"), arch_flags(task.architectures)
-        base = [nvcc, "-O3", "-std=c++17", "-Xcompiler", "-fPIC", *gencode, "-Xptxas", "-v", *extra]
-        return [base + ["-MD", "-MF", "kernel.d", "-c", src_name, "-o", "kernel.o"],
-                [nvcc, "-shared", *gencode, *extra, "kernel.o", "-o", "kernel.so"]]
+        base = [nvcc, "-O3", "-std=c++17", "-Xcompiler", "-fPIC", *gencode, "-Xptxas", "-v", *extra, *inc]
+        return ([base + ["-MD", "-MF", dep, "-c", src, "-o", obj] for src, obj, dep in steps]
+                + [[nvcc, "-shared", *gencode, *extra, *objs, "-o", "kernel.so"]])
     cxx = _tool("cpp")
     # -save-temps=obj keeps kernel.s: the assembly as the assembler read it, inline asm included
-    return [[cxx, "-O2", "-std=c++17", "-fPIC", *extra, "-H", "-MD", "-MF", "kernel.d", "-save-temps=obj",
-             "-c", src_name, "-o", "kernel.o"],
-            [cxx, "-shared", "-fPIC", *extra, "kernel.o", "-o", "kernel.so"]]
+    return ([[cxx, "-O2", "-std=c++17", "-fPIC", *extra, *inc, "-H", "-MD", "-MF", dep, "-save-temps=obj",
+              "-c", src, "-o", obj] for src, obj, dep in steps]
+            + [[cxx, "-shared", "-fPIC", *extra, *objs, "-o", "kernel.so"]])
 
 
 def cache_key(task, source):
+    """Every file of the candidate (one file: its bytes, as before folders), the language, flags,
+    architectures, compilers and harness version, and the task's include folders and header packs
+    (their every file)."""
     h = hashlib.sha256()
     for part in (HARNESS_VERSION, task.language, json.dumps(task.compile_flags),
                  json.dumps(task.architectures), compiler_version(task.language)):
         h.update(part.encode())
         h.update(b"\0")
-    h.update(source)
+    extra_dirs = list(map(str, getattr(task, "include_dirs", []))) + headers.include_dirs(getattr(task, "headers", []))
+    for d in extra_dirs:
+        h.update(f"include {d} {headers.tree_digest(d)}".encode() + b"\0")
+    if is_folder(source):
+        for name in sorted(source):
+            h.update(f"file {name} {len(source[name])}".encode() + b"\0" + source[name])
+    else:
+        h.update(source)
     return h.hexdigest()[:32]
 
 
-
 def build(task, source, cache_dir=None, namespace="candidate"):
-    """Compile `source` (bytes) for `task`; returns a Build (ok=False with the log on failure).
+    """Compile `source` (bytes: one file; {path: bytes}: a folder) for `task`; returns a Build (ok=False
+    with the log on failure).
 
     `namespace`: "baseline" for the task's own baseline, kept apart from candidates' entries."""
     cache = CompileCache(cache_dir or default_cache_dir())
@@ -160,16 +190,18 @@ def _from_files(files, key, cached, notes):
               notes=notes + meta.get("notes", []))
     if b.ok:
         try:   # read from the verified bytes on every load: meta.json says nothing about symbols
-            b.obj = parse_elf(files["kernel.o"], "kernel.o")
+            names = sorted((n for n in files if n.endswith(".o")), key=lambda n: (len(n), n))
+            b.objs = [parse_elf(files[n], n) for n in names]
+            b.obj = b.objs[0]
             b.lib = parse_elf(files["kernel.so"], "kernel.so")
             b.library = files["kernel.so"]
-        except (KeyError, ElfError) as exc:
-            b.ok, b.obj, b.lib, b.library = False, None, None, None
+        except (KeyError, ElfError, IndexError) as exc:
+            b.ok, b.obj, b.objs, b.lib, b.library = False, None, [], None, None
             b.log += f"\ncannot read the compiled binary: {exc}"
     return b
 
 
-def _run(cmd, work, use_sandbox, language):
+def _run(cmd, work, use_sandbox, language, extra_ro=()):
     if not use_sandbox:
         return subprocess.run(cmd, cwd=work, capture_output=True, text=True, errors="replace",
                               timeout=COMPILE_TIMEOUT_S)
@@ -180,43 +212,53 @@ def _run(cmd, work, use_sandbox, language):
     toolkit = includes.cuda_toolkit_roots(shutil.which(_tool("cuda")) or _tool("cuda")) if language == "cuda" \
         else ()
     return bwrap.run(cmd, timeout=COMPILE_TIMEOUT_S, rw_binds=[(work, BUILD_DIR)], cwd=BUILD_DIR,
-                       ro_binds=toolkit, env={"PATH": path, "TMPDIR": "/tmp"})
+                       ro_binds=tuple(toolkit) + tuple(extra_ro), env={"PATH": path, "TMPDIR": "/tmp"})
 
 
-def _roots(language):
+def _roots(language, extra=()):
     roots = includes.system_include_dirs(_tool("cpp"))
     if language == "cuda":
         roots += includes.cuda_include_dirs(shutil.which(_tool("cuda")) or _tool("cuda"))
-    return roots
+    return tuple(roots) + tuple(os.path.realpath(d) for d in extra)
 
 
 def _compile(task, source):
     """Run the compiler on `source` in a fresh directory outside the cache; {name: bytes} to store."""
     t0 = time.monotonic()
-    src_name = "kernel.cu" if task.language == "cuda" else "kernel.cpp"
+    files = as_files(source, task.language)
+    folder = is_folder(source)
+    steps = plan(task, files)
     use_sandbox, why = bwrap.available()
     notes = [] if use_sandbox else [f"compiled without a sandbox: {why}"]
-    cmds = commands(task, src_name)
+    cmds = commands(task, steps, folder)
+    extra_dirs = list(map(str, task.include_dirs)) + headers.include_dirs(task.headers)
     work = Path(tempfile.mkdtemp(prefix="kernelseek-build-"))
     try:
-        (work / src_name).write_bytes(source)
+        own = set()
+        for name, data in files.items():
+            dest = work / (f"{SRC_DIR}/{name}" if folder else name)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(data)
+            own.add(f"{SRC_DIR}/{name}" if folder else name)
         meta, log_parts, refused, ok = {}, [], [], True
         for i, cmd in enumerate(cmds):
+            compiling = i < len(steps)
             try:
-                proc = _run(cmd, work, use_sandbox, task.language)
+                proc = _run(cmd, work, use_sandbox, task.language, extra_dirs)
             except subprocess.TimeoutExpired:
                 log_parts.append(f"$ {' '.join(cmd)}\ncompiler timed out after {COMPILE_TIMEOUT_S} s")
                 ok = False
                 break
             output = f"{proc.stdout}{proc.stderr}"
             listed = True
-            if i == 0:
-                output, refused = _check_reads(task, work, src_name, proc)
-                listed = (work / "kernel.d").is_file()
+            if compiling:
+                _, obj, dep = steps[i]
+                output, refused = _check_reads(task, work, own, proc, dep, extra_dirs)
+                listed = (work / dep).is_file()
                 if proc.returncode == 0 and not listed:   # never use a build whose includes went unchecked
-                    output += "\nthe compiler wrote no list of the files it read (kernel.d): cannot check them"
+                    output += f"\nthe compiler wrote no list of the files it read ({dep}): cannot check them"
                 if proc.returncode == 0 and not refused:
-                    refused = _assembler_reads(work / "kernel.s")
+                    refused = _assembler_reads(work / (obj[:-2] + ".s"))
             log_parts.append(f"$ {' '.join(cmd)}\n{output}".rstrip())
             if refused or proc.returncode != 0 or not listed:
                 ok = False
@@ -225,14 +267,14 @@ def _compile(task, source):
         meta = {"ok": ok, "seconds": round(time.monotonic() - t0, 3), "log": _truncate(log),
                 "ptxas": parse_ptxas(log) if task.language == "cuda" and not refused else {},
                 "commands": cmds, "refused": refused, "notes": notes}
-        files = {"meta.json": json.dumps(meta).encode()}
+        files_out = {"meta.json": json.dumps(meta).encode()}
         if ok:
-            for name in ("kernel.o", "kernel.so"):
+            for name in [obj for _, obj, _ in steps] + ["kernel.so"]:
                 path = work / name
                 if path.is_symlink() or not path.is_file():
                     raise HarnessError(f"the compiler did not write {name} as a plain file")
-                files[name] = path.read_bytes()
-        return files
+                files_out[name] = path.read_bytes()
+        return files_out
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -251,20 +293,25 @@ def _assembler_reads(asm_path):
             f"candidate is exactly one file" for m in _ASM_READS.finditer(text)][:3]
 
 
-def _check_reads(task, work, src_name, proc):
-    """(log to show, refusal reasons) for the compile step, from the files the compiler read."""
+def _check_reads(task, work, own_names, proc, depfile="kernel.d", extra_dirs=()):
+    """(log to show, refusal reasons) for a compile step, from the files the compiler read. `own_names`:
+    the candidate's files as written in the build directory; `extra_dirs`: the task's include folders
+    and header packs, read like system headers."""
     output = f"{proc.stdout}{proc.stderr}"
     heads = []
     if task.language != "cuda":
         heads, output = includes.parse_h(proc.stderr)
         output = f"{proc.stdout}{output}"
-    dep = work / "kernel.d"
+    dep = work / depfile
     deps = includes.parse_depfile(dep.read_text(errors="replace")) if dep.is_file() and not dep.is_symlink() \
         else []
     depth_unknown = None if task.language == "cuda" else 0   # g++'s -H gives depths; nvcc's list does not
-    files = heads + [(depth_unknown, d) for d in deps]
-    roots = _roots(task.language)
-    own = {src_name, f"{BUILD_DIR}/{src_name}", str(work / src_name)}
+    # As spelled (src/detail/../a.h): normalised, so a folder's own files are known by one name.
+    files = [(depth, os.path.normpath(path)) for depth, path in heads + [(depth_unknown, d) for d in deps]]
+    roots = _roots(task.language, extra_dirs)
+    own = set()
+    for name in own_names:
+        own |= {name, f"{BUILD_DIR}/{name}", str(work / name)}
     fams = dl.families(task.denylist) + dl.ALWAYS
     refused = includes.check(files, roots, own, fams, inside_dir=BUILD_DIR, host_dir=str(work))
     if refused:
@@ -272,7 +319,7 @@ def _check_reads(task, work, src_name, proc):
                 "system headers, and its messages would show their lines]"), refused
 
     def allowed_file(name):
-        if name in own or os.path.basename(name) == src_name and os.path.dirname(name) in ("", BUILD_DIR):
+        if name in own or os.path.normpath(os.path.join(BUILD_DIR, name)) in own:
             return True
         return includes.root_of(os.path.realpath(name), roots) is not None
     return includes.filter_log(output, allowed_file), []

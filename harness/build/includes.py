@@ -117,8 +117,17 @@ def check(files, roots, own, fams, inside_dir=None, host_dir=None):
     `own`: names of the candidate's own source file. Paths under `inside_dir` (the build dir as the
     sandbox sees it) are mapped to `host_dir`."""
     reasons, seen = [], set()
+    # -H lists headers in order with their depth: the includer of one at depth d is the last one at
+    # d - 1 (the main file at 0). A header a candidate's own file includes (a folder's header
+    # including another) is held to the family rule as one the main file includes.
+    own_at = {0: True}
     for depth, path in files:
-        if path in own or os.path.basename(path) in own and os.path.dirname(path) in ("", inside_dir):
+        mine = path in own or os.path.basename(path) in own and os.path.dirname(path) in ("", inside_dir)
+        if depth is not None and depth > 0:
+            own_at[depth] = mine
+            if own_at.get(depth - 1) and depth > 1:
+                depth = 1     # included by one of the candidate's own files
+        if mine:
             continue
         shown = path
         if inside_dir and host_dir and path.startswith(inside_dir.rstrip("/") + "/"):

@@ -3,10 +3,14 @@
 Each check returns a list of human-readable reasons; an empty list means the candidate passed.
 """
 
+import os
+import posixpath
 import re
 
+from ..errors import EnvironmentProblem
 from . import allowlist
 from . import denylist as dl
+from . import headers
 
 MAX_SOURCE_BYTES = 1 << 20
 # `%:` is the digraph spelling of `#` (C++ [lex.digraph]): `%:include` is an #include.
@@ -40,8 +44,33 @@ def strip_comments(text):
     return "".join(out)
 
 
-def check_source(data, task):
-    """Reasons to refuse the candidate's source (bytes) before compiling it."""
+def check_sources(source, task):
+    """Reasons to refuse a candidate's sources before compiling them: one file (bytes) or a folder
+    ({relative path: bytes}, build/sources.py), every file of it, each reason naming its file."""
+    if not isinstance(source, dict):
+        return check_source(source, task)
+    total = sum(len(data) for data in source.values())
+    if total > MAX_SOURCE_BYTES * 4:
+        return [f"the candidate's files are {total} bytes; the limit is {MAX_SOURCE_BYTES * 4}"]
+    reasons = []
+    for name in sorted(source):
+        reasons += [f"{name}: {r}" for r in check_source(source[name], task, name=name, own=set(source))]
+    return reasons
+
+
+def task_header_dirs(task):
+    """The task's include folders and header packs (host paths): quoted includes may name their files."""
+    dirs = [str(d) for d in getattr(task, "include_dirs", [])]
+    try:
+        dirs += headers.include_dirs(getattr(task, "headers", []))
+    except EnvironmentProblem:
+        pass     # the compile says so; here such an include is simply not found
+    return dirs
+
+
+def check_source(data, task, name=None, own=None):
+    """Reasons to refuse one source file (bytes) before compiling it. `own`: a folder candidate's
+    relative paths (its quoted includes may name them); `name`: this file's among them."""
     if len(data) > MAX_SOURCE_BYTES:
         return [f"source is {len(data)} bytes; the limit is {MAX_SOURCE_BYTES}"]
     if b"\0" in data:
@@ -59,10 +88,10 @@ def check_source(data, task):
             continue
         directive, rest = m.group(1), m.group(2).strip()
         if directive in ("include_next", "import", "embed"):
-            reasons.append(f"line {lineno}: #{directive} is not allowed: the candidate is exactly one "
-                           f"file and includes only system headers")
+            reasons.append(f"line {lineno}: #{directive} is not allowed: the candidate includes only its own "
+                           f"files, the task's headers and system headers")
         elif directive == "include":
-            reasons.extend(_check_include(lineno, rest, fams))
+            reasons.extend(_check_include(lineno, rest, fams, name, own, task))
     if ".incbin" in code:
         reasons.append("inline assembly .incbin is not allowed: the candidate is exactly one file")
     m = _RAW_ASM.search(code)
@@ -72,13 +101,36 @@ def check_source(data, task):
     return reasons
 
 
-def _check_include(lineno, rest, fams):
-    if rest.startswith('"'):
+def _own_file(path, name, own):
+    """Whether an include of `path` from file `name` names one of the candidate's files `own`."""
+    if own is None or path.startswith("/"):
+        return False
+    here = posixpath.dirname(name or "")
+    return any(posixpath.normpath(p) in own for p in (posixpath.join(here, path), path))
+
+
+def _task_file(path, task):
+    return not path.startswith("/") and ".." not in path.split("/") and any(
+        os.path.isfile(os.path.join(d, path)) for d in task_header_dirs(task))
+
+
+def _check_include(lineno, rest, fams, name=None, own=None, task=None):
+    if rest.startswith('"') and rest.count('"') >= 2:
+        path = rest[1:rest.index('"', 1)]
+        if _own_file(path, name, own) or (task is not None and _task_file(path, task)):
+            return []
+        if own is not None:
+            return [f"line {lineno}: #include {rest}: not a file of the candidate's folder nor of the task's "
+                    f"include folders"]
         return [f"line {lineno}: #include {rest}: quoted includes are not allowed: the candidate is "
                 f"exactly one file (include system headers with <...>)"]
+    if rest.startswith('"'):
+        return [f"line {lineno}: #include {rest}: computed includes are not allowed"]
     if not rest.startswith("<") or ">" not in rest:
         return [f"line {lineno}: #include {rest}: computed includes are not allowed"]
     path = rest[1:rest.index(">")].strip()
+    if _own_file(path, name, own) and ".." not in path.split("/"):
+        return []
     if path.startswith("/") or ".." in path.split("/"):
         return [f"line {lineno}: #include <{path}>: absolute or parent-relative include paths are not "
                 f"allowed"]
@@ -88,13 +140,29 @@ def _check_include(lineno, rest, fams):
     return []
 
 
-def check_object(obj_info, task, use_allowlist=True):
+def check_objects(objs, task, use_allowlist=True):
+    """check_object over every object of a build: a symbol one object references and another defines
+    (a helper in another source of a folder) is the build's own, not a reference out of it."""
+    if len(objs) == 1:
+        return check_object(objs[0], task, use_allowlist)
+    own = {s.name for o in objs for s in o.symbols if s.defined and s.name and s.binding != "local"}
+    reasons = []
+    for obj in objs:
+        for r in check_object(obj, task, use_allowlist, own):
+            if r not in reasons:
+                reasons.append(r)
+    return reasons
+
+
+def check_object(obj_info, task, use_allowlist=True, own=frozenset()):
     """Reasons from the candidate's object file: each undefined symbol must be on the allowlist
     (allowlist.py); a denylisted family is named first, with its own reason. `use_allowlist=False`
     (tests only) leaves the denylist alone, to show that the run-time defences behind it still hold."""
     fams = dl.families(task.denylist) + dl.ALWAYS
     reasons, unlisted = [], False
     for sym in obj_info.undefined():
+        if sym in own:
+            continue
         hit = dl.match_symbol(sym, fams)
         if hit:
             fam, what = hit

@@ -39,10 +39,12 @@ class Sets:
 
 
 def call_args(task, bs, scalars):
+    """One call's argument list: each tensor as its buffer, offset, dtype and shape (a native executor
+    takes the address, a Python one a tensor), the stream as None, the scalars' values."""
     argv = []
     for arg in task.args:
         if arg.kind == "tensor":
-            argv.append(bs.ref(arg.name))
+            argv.append(bs.spec(arg.name))
         elif arg.kind == "stream":
             argv.append(None)
         else:

@@ -54,7 +54,8 @@ def set_subreaper():
 # The only harness files an executor needs (copied into the sandbox: the checkout stays outside).
 PACKAGE_FILES = ("__init__.py", "api.py",
                  "executor/__init__.py", "executor/process.py", "executor/protocol.py", "executor/cuda_driver.py",
-                 "executor/cuda_state.py", "executor/cupti_activity.py",
+                 "executor/cuda_state.py", "executor/cupti_activity.py", "executor/python_candidate.py",
+                 "executor/python_calls.py",
                  "sandbox/__init__.py", "sandbox/seccomp.py",
                  "native/__init__.py", "native/calls.py", "native/bound.py")
 INSIDE = "/kernelseek"
@@ -73,8 +74,10 @@ def package_copy(workdir):
 
 
 class ExecutorProcess:
-    def __init__(self, workdir, role, call_timeout, confine=True, sandboxed=False, binds=()):
-        """binds: (host path, path inside) pairs the sandbox shows read-only (libraries, a task)."""
+    def __init__(self, workdir, role, call_timeout, confine=True, sandboxed=False, binds=(), module=None, extra_env=None):
+        """binds: (host path, path inside) pairs the sandbox shows read-only (libraries, a task).
+        module: the executor's module (default harness.executor.process; Python implementations:
+        harness.executor.python_candidate); extra_env: variables added to its environment."""
         self.role = role                    # "candidate" or "reference" (baseline and peers)
         self.call_timeout = call_timeout
         self.workdir = Path(workdir)
@@ -90,7 +93,8 @@ class ExecutorProcess:
                "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
         if os.environ.get("CUDA_VISIBLE_DEVICES") is not None:    # the GPU the evaluation was given
             env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
-        argv = [sys.executable, "-m", "harness.executor.process", str(theirs.fileno())]
+        env.update(extra_env or {})
+        argv = [sys.executable, "-m", module or "harness.executor.process", str(theirs.fileno())]
         setup = functools.partial(_child_setup, os.getpid())
         set_subreaper()
         # Whatever already ran below this process (the caller's watchdog, say: kernelseek starts the

@@ -19,6 +19,7 @@ from ..build.compile import default_cache_dir
 from ..build.denylist import ALWAYS, families, match_library
 from ..errors import TaskError
 from ..sandbox import bwrap
+from . import python_roles
 from .handle import INSIDE, ChildFailure, ExecutorProcess
 from .lanes import MAX_PROCESSES, peer_executors
 
@@ -129,17 +130,19 @@ def start_pair(ctx, workdir):
     ipaths, ibinds = _paths(sandboxed, {"incumbent": libs.get("incumbent")})
     rpaths, rbinds = _paths(sandboxed, {"baseline": libs.get("baseline"), "task": task.dir})
     reference = (f"{rpaths['task']}/{task.reference_path.name}" if sandboxed else str(task.reference_path))
-    cand = ExecutorProcess(workdir, "candidate", opts.call_timeout, confine=opts.confine, sandboxed=sandboxed,
-                           binds=cbinds + ctx.batcher_binds)
+    module, env, confine = python_roles.process_args(ctx, "candidate", workdir, "candidate")
+    cand = ExecutorProcess(workdir, "candidate", opts.call_timeout, confine=confine, sandboxed=sandboxed,
+                           binds=cbinds + ctx.batcher_binds, module=module, extra_env=env)
     refx = peerx = incx = None
     lanes = []       # the peers' executors, peerx first
     try:
         cand.ready()   # up and waiting, nothing loaded yet: a clean executor's state
         sizes = getattr(ctx, "arena_bytes", {})
-        _gpu_setup(ctx, cand, sizes.get("cand", 0))
+        _gpu_setup(ctx, cand, sizes.get("cand", 0), with_torch=python_roles.python_role(ctx, "candidate"))
+        python_roles.preload(ctx, cand, "candidate")   # torch and Triton: the executor's, not the candidate's
         clean, libs_before, threads_before = cand.status_fields(), cand.libraries(), len(cand.threads())
         cand.running = "candidate (loading the library)"
-        info = cand.start(_library_msg(ctx, "candidate", cpaths["candidate"]), timeout=opts.call_timeout + 120)
+        info = cand.start(_init_msg(ctx, "candidate", cpaths["candidate"]), timeout=opts.call_timeout + 120)
         cand.running = None
         findings = _load_findings(ctx, cand, clean, libs_before, threads_before)
         # Threads an executor may have once the candidate runs: its own (one; on CUDA the driver's too)
@@ -147,8 +150,14 @@ def start_pair(ctx, workdir):
         ctx.thread_allowance = threads_before
         # The baseline's executor is the candidate's twin (same init, same filter, no torch): identical
         # code must read the same in both. The peers (PyTorch) get a third executor of their own.
-        refx = _twin(ctx, workdir, "reference", "baseline", rpaths["baseline"],
-                     [b for b in rbinds if b[1].startswith(f"{INSIDE}/baseline")], sizes.get("ref", 0))
+        try:
+            refx = _twin(ctx, workdir, "reference", "baseline", rpaths["baseline"],
+                         [b for b in rbinds if b[1].startswith(f"{INSIDE}/baseline")], sizes.get("ref", 0))
+        except ChildFailure as exc:
+            if exc.kind != "load":
+                raise
+            # The task's own baseline (a Python op whose extension is missing, say): never the candidate's fault.
+            raise TaskError(str(task.baseline), f"the baseline does not load: {exc}") from None
         refx.calibrated = False
         if ipaths.get("incumbent"):
             # The run's best so far: a former candidate, so an executor of its own, the candidate's twin.
@@ -172,10 +181,13 @@ def start_pair(ctx, workdir):
             for ex in lanes:
                 _gpu_setup(ctx, ex, sizes.get("peer", 0), with_torch=True, later=True)
                 ex.start({"entry": task.entry, "argtypes": argtypes(task), "peers": dict(task.peers),
-                          "reference": reference, "threads": task.cpu_threads}, later=True)
+                          "reference": reference, "threads": task.cpu_threads,
+                          # Python peers of the task's signature (python_candidate.python_peers)
+                          "args": python_roles.peer_args(task), "scalars": python_roles.peer_scalars(task)},
+                         later=True)
         elif early is not None:
             _close(early)
-    except ChildFailure:
+    except (ChildFailure, TaskError):
         for ex in (cand, refx, incx, *lanes):
             if ex is not None:
                 _close(ex)
@@ -206,8 +218,9 @@ def spawn_peers(task, opts, workdir, sandboxed, device_kind, role="peers"):
     unfiltered: cuDNN and the other libraries behind torch load their engines (code) on a first
     call, which the filter forbids; the sandbox still holds them."""
     _, binds = _paths(sandboxed, {"task": task.dir})
+    env = python_roles.triton_env(device_kind, sandboxed, workdir, role) if task.python_peers() else None
     peerx = ExecutorProcess(workdir, role, opts.call_timeout, confine=opts.confine and device_kind == "cpu",
-                            sandboxed=sandboxed, binds=binds)
+                            sandboxed=sandboxed, binds=binds, extra_env=env)
     try:
         peerx.ready()
         peerx.send({"cmd": "preload"})
@@ -278,6 +291,13 @@ LIBRARY_COPIES = 8
 COPIES_BYTES = 256 << 20
 
 
+def _init_msg(ctx, key, library):
+    """The init request of the executor of ctx.libs[key]: a library's, or a Python file's."""
+    if python_roles.python_role(ctx, key):
+        return python_roles.init_message(ctx, key, library, argtypes(ctx.task))
+    return _library_msg(ctx, key, library)
+
+
 def _library_msg(ctx, key, library):
     """The init request that loads ctx.libs[key] (seen inside the executor as `library`) in an
     executor (the candidate's, a twin)."""
@@ -296,14 +316,17 @@ def _library_msg(ctx, key, library):
 
 def _twin(ctx, workdir, role, key, library, binds, arena_size):
     """An executor like the candidate's (same init, same filter, no torch) running `library` (ctx.libs[key]):
-    the baseline's, the incumbent's. Closed again when it does not start (ChildFailure)."""
+    the baseline's, the incumbent's. Closed again when it does not start (ChildFailure). A Python
+    implementation's runs python_candidate.py (python_roles.py)."""
     opts = ctx.opts
-    ex = ExecutorProcess(workdir, role, opts.call_timeout, confine=opts.confine, sandboxed=ctx.sandboxed,
-                         binds=binds + ctx.batcher_binds)
+    module, env, confine = python_roles.process_args(ctx, key, workdir, role)
+    ex = ExecutorProcess(workdir, role, opts.call_timeout, confine=confine, sandboxed=ctx.sandboxed,
+                         binds=binds + ctx.batcher_binds, module=module, extra_env=env)
     try:
         ex.ready()
-        _gpu_setup(ctx, ex, arena_size)
-        ex.start(_library_msg(ctx, key, library), timeout=opts.call_timeout + 120)
+        _gpu_setup(ctx, ex, arena_size, with_torch=python_roles.python_role(ctx, key))
+        python_roles.preload(ctx, ex, key)
+        ex.start(_init_msg(ctx, key, library), timeout=opts.call_timeout + 120)
     except ChildFailure:
         _close(ex)
         raise

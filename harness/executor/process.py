@@ -93,7 +93,12 @@ class Executor:
             spec = importlib.util.spec_from_file_location("kernelseek_reference", msg["reference"])
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
-            self.peers = {name: getattr(module, fn) for name, fn in msg["peers"].items()}
+            self.peers = {name: getattr(module, fn) for name, fn in msg["peers"].items()
+                          if not fn.startswith("python:")}
+            if len(self.peers) < len(msg["peers"]):   # Python callables of the task's signature
+                from .python_calls import python_peers
+                self.peers.update(python_peers(msg["peers"], os.path.dirname(msg["reference"]), msg["args"],
+                                               msg.get("scalars")))
             self.unsupported = getattr(module, "Unsupported", ())
         if msg.get("library"):
             try:
@@ -389,9 +394,10 @@ def _peer_call(fn, tensors, params):
     return 0
 
 
-def main(argv):
+def main(argv, executor_class=None):
+    """`executor_class`: Executor, or python_candidate.PythonExecutor (Python implementations)."""
     sock = socket.socket(fileno=int(argv[1]))
-    ex = Executor(sock)
+    ex = (executor_class or Executor)(sock)
     handlers = {"preload": ex.cmd_preload, "init": ex.cmd_init, "cuda": ex.cmd_cuda, "map": ex.cmd_map,
                 "unmap": ex.cmd_unmap, "call": ex.cmd_call, "table": ex.cmd_table, "bound": ex.cmd_bound}
     while True:

@@ -22,8 +22,14 @@ from .scenarios import expand_scenarios
 SCHEMA = "kernelseek.task/1"
 DTYPES = ("float32", "float16", "bfloat16", "int32", "int64")
 ARG_KINDS = ("tensor", "int32", "int64", "float32", "stream")
-LANGUAGES = {"cpp": (".cpp", ".cc", ".cxx"), "cuda": (".cu",)}
-DEVICE_LANGUAGE = {"cpu": "cpp", "cuda": "cuda"}
+LANGUAGES = {"cpp": (".cpp", ".cc", ".cxx"), "cuda": (".cu",), "triton": (".py",)}
+# The languages a device takes: Triton on a CPU only through its interpreter (TRITON_INTERPRET=1),
+# for the plumbing's tests and small tasks; native C++ on a CPU, CUDA C++ on a GPU.
+DEVICE_LANGUAGES = {"cpu": ("cpp", "triton"), "cuda": ("cuda", "triton")}
+# Headers a task may ask for by name (kernel.headers): the pinned version the set-up installs.
+HEADER_PACKS = ("cutlass",)
+PYTHON_PREFIX = "python:"
+KERNEL_FIELDS = ("language", "file", "baseline", "entry", "args", "compile", "include_dirs", "headers")
 TOP_LEVEL = ("schema", "name", "summary", "device", "architectures", "kernel", "scenarios", "tolerance",
              "metrics", "peak", "peers", "goal", "plausibility", "denylist", "timing", "cpu_threads", "upstream")
 TIMING_DEFAULTS = {"target_rse": 0.005, "min_reps": 10, "max_reps": 2000, "max_seconds": 1.0,
@@ -49,8 +55,8 @@ class Task:
     device: str
     architectures: list
     language: str
-    file: str
-    baseline: Path
+    file: str              # the file the agent edits, or a folder (ends in "/") of sources and headers
+    baseline: Path         # a source file, a folder of them, or the Python file of baseline_python
     entry: str
     args: list
     compile_flags: list
@@ -67,6 +73,28 @@ class Task:
     timing: dict
     cpu_threads: int
     warnings: list = field(default_factory=list)
+    # The task's own header folders (absolute, inside the task folder) and named header packs
+    # (HEADER_PACKS): both on the compiler's include path, read-only, for every build of the task.
+    include_dirs: list = field(default_factory=list)
+    headers: list = field(default_factory=list)
+    # A Python baseline (`kernel.baseline: python:file.py:fn`, or a Triton task's .py baseline): the
+    # function's name in `baseline`; None for a native one.
+    baseline_python: str = None
+
+    @property
+    def python(self):
+        """Candidates are Python files (Triton) run by the Python executor, not native libraries."""
+        return self.language == "triton"
+
+    @property
+    def folder(self):
+        """The candidate is a folder of sources and headers (kernel.file ends in "/")."""
+        return self.file.endswith("/")
+
+    def python_peers(self):
+        """{peer name: (file, function)} of the peers that are Python callables of the task's signature."""
+        return {name: split_python(fn[len(PYTHON_PREFIX):]) for name, fn in self.peers
+                if fn.startswith(PYTHON_PREFIX)}
 
     @property
     def yaml_path(self):
@@ -146,25 +174,35 @@ def load_task(task_dir):
     if device == "cuda" and not architectures:
         top.fail("architectures", "a cuda task needs at least one architecture (e.g. [sm_90])")
 
-    kernel = top.sub("kernel", ("language", "file", "baseline", "entry", "args", "compile"), warnings,
-                     required=True)
+    kernel = top.sub("kernel", KERNEL_FIELDS, warnings, required=True)
     language = kernel.choice("language", tuple(LANGUAGES), required=True)
-    if language != DEVICE_LANGUAGE[device]:
-        kernel.fail("language", f"a {device} task is written in {DEVICE_LANGUAGE[device]!r}, not {language!r}")
+    if language not in DEVICE_LANGUAGES[device]:
+        kernel.fail("language", f"a {device} task is written in {DEVICE_LANGUAGES[device][0]!r}, not {language!r}")
     kfile = kernel.get("file", str, required=True)
-    if "/" in kfile or "\\" in kfile or not kfile.endswith(LANGUAGES[language]):
-        kernel.fail("file", f"{kfile!r} must be a plain file name ending in {' or '.join(LANGUAGES[language])}")
-    baseline_rel = kernel.get("baseline", str, required=True)
-    baseline = (task_dir / baseline_rel).resolve()
-    if task_dir not in baseline.parents or not baseline.is_file():
-        kernel.fail("baseline", f"{baseline_rel!r} is not a file inside the task folder")
-    if not baseline.name.endswith(LANGUAGES[language]):
-        kernel.fail("baseline", f"{baseline_rel!r} must end in {' or '.join(LANGUAGES[language])}")
+    problem = file_problem(kfile, language)
+    if problem:
+        kernel.fail("file", problem)
     entry = kernel.get("entry", str, required=True)
     if not _IDENT.match(entry):
         kernel.fail("entry", f"{entry!r} is not a C identifier")
+    baseline_rel = kernel.get("baseline", str, required=True)
+    baseline, baseline_python, problem = resolve_baseline(task_dir, baseline_rel, language, entry)
+    if problem:
+        kernel.fail("baseline", problem)
     args = _load_args(kernel, device)
     compile_flags = kernel.sub("compile", ("flags",), warnings).string_list("flags")
+    include_dirs = []
+    for i, rel in enumerate(kernel.string_list("include_dirs")):
+        found, problem = resolve_inside(task_dir, rel, want_dir=True)
+        if problem:
+            kernel.fail(f"include_dirs[{i}]", problem)
+        include_dirs.append(found)
+    headers = kernel.string_list("headers")
+    for i, pack in enumerate(headers):
+        if pack not in HEADER_PACKS:
+            kernel.fail(f"headers[{i}]", f"{pack!r} is not one of {', '.join(HEADER_PACKS)}")
+        if language == "triton":
+            kernel.fail(f"headers[{i}]", "header packs are for C++ and CUDA kernels, not Triton")
 
     scenarios_field = top.sub("scenarios", ("params", "grid", "list", "id", "quick"), warnings, required=True)
     param_names, scenarios, quick = expand_scenarios(scenarios_field)
@@ -193,15 +231,22 @@ def load_task(task_dir):
 
     peers = []
     for i, item in enumerate(top.get("peers", list, [])):
-        pf = Fields(where, f"peers[{i}]", item, ("name", "fn"), warnings)
-        pname, fn = pf.get("name", str, required=True), pf.get("fn", str, required=True)
+        pf = Fields(where, f"peers[{i}]", item, ("name", "fn", "python"), warnings)
+        pname, fn, py = pf.get("name", str, required=True), pf.get("fn", str), pf.get("python", str)
         if not _IDENT.match(pname) or pname in ("candidate", "baseline"):
             pf.fail("name", f"{pname!r} must be an identifier other than candidate/baseline")
         if pname in [p[0] for p in peers]:
             pf.fail("name", f"duplicate peer {pname!r}")
-        if not _IDENT.match(fn):
+        if (fn is None) == (py is None):
+            pf.fail("fn", "give exactly one of fn (a function in reference.py) and python (file.py:function "
+                          "of the task's signature)")
+        if fn is not None and not _IDENT.match(fn):
             pf.fail("fn", f"{fn!r} is not a function name")
-        peers.append((pname, fn))
+        if py is not None:
+            _, _, problem = resolve_baseline(task_dir, PYTHON_PREFIX + py, "triton", None)
+            if problem:
+                pf.fail("python", problem)
+        peers.append((pname, fn if fn is not None else PYTHON_PREFIX + py))
 
     gl = top.sub("goal", ("vs", "speedup"), warnings)
     goal = {"vs": gl.get("vs", str, "best_peer" if peers else "baseline"),
@@ -233,8 +278,70 @@ def load_task(task_dir):
                 compile_flags=compile_flags, param_names=param_names, scenarios=scenarios, quick=quick,
                 tolerance=tolerance, metrics=metrics, peak=peak, peers=peers, goal=goal,
                 plausibility=plausibility, denylist=denylist, timing=timing, cpu_threads=cpu_threads,
-                warnings=warnings)
+                warnings=warnings, include_dirs=include_dirs, headers=headers, baseline_python=baseline_python)
+    for pack in headers:
+        if pack in [d.lower() for d in denylist] or (pack == "cutlass" and "cute" in denylist):
+            top.fail("denylist", f"the task asks for the {pack} headers (kernel.headers) and denies them here")
     return task
+
+
+def file_problem(kfile, language):
+    """Why `kernel.file` is not a plain file name of the language (or a folder: "kernel/"), or None."""
+    folder = kfile.endswith("/")
+    name = kfile[:-1] if folder else kfile
+    if not name or "/" in name or "\\" in name or name in (".", "..") or not re.match(r"^[A-Za-z0-9_.-]+$", name):
+        return f"{kfile!r} must be a plain file name, or a folder name ending in / (kernel/)"
+    if folder and language == "triton":
+        return f"{kfile!r}: a Triton candidate is one .py file"
+    if not folder and not name.endswith(LANGUAGES[language]):
+        return f"{kfile!r} must end in {' or '.join(LANGUAGES[language])} (or be a folder: kernel/)"
+    return None
+
+
+def resolve_inside(task_dir, rel, want_dir=False):
+    """(absolute path, None) for `rel` inside the task folder, or (None, why not)."""
+    if rel.startswith("/") or ".." in Path(rel).parts:
+        return None, f"{rel!r} must be a path inside the task folder"
+    path = (task_dir / rel).resolve()
+    if task_dir not in path.parents and path != task_dir:
+        return None, f"{rel!r} leads outside the task folder"
+    if want_dir and not path.is_dir():
+        return None, f"{rel!r} is not a folder inside the task folder"
+    if not want_dir and not path.exists():
+        return None, f"{rel!r} is not a file inside the task folder"
+    return path, None
+
+
+def split_python(spec):
+    """"file.py:fn" -> ("file.py", "fn"); ("", "") when it has no colon."""
+    file, _, fn = spec.rpartition(":")
+    return file, fn
+
+
+def resolve_baseline(task_dir, text, language, entry):
+    """(path, Python function or None, problem or None) for `kernel.baseline`: a source file or folder
+    of the task's language, a Triton task's .py file (its function is the entry), or
+    `python:file.py:function` (a Python callable of the task's signature, for any language)."""
+    if text.startswith(PYTHON_PREFIX):
+        file, fn = split_python(text[len(PYTHON_PREFIX):])
+        if not file.endswith(".py") or not _IDENT.match(fn or ""):
+            return None, None, f"{text!r} must read python:file.py:function"
+        path, problem = resolve_inside(task_dir, file)
+        if problem is None and not path.is_file():
+            problem = f"{file!r} is not a file"
+        return path, fn, problem
+    path, problem = resolve_inside(task_dir, text)
+    if problem:
+        return None, None, problem
+    if language == "triton":
+        if not path.is_file() or path.suffix != ".py":
+            return None, None, f"{text!r}: a Triton task's baseline is a .py file (or python:file.py:function)"
+        return path, entry, None
+    if path.is_dir():
+        return path, None, None
+    if not path.is_file() or not path.name.endswith(LANGUAGES[language]):
+        return None, None, f"{text!r} must be a {' or '.join(LANGUAGES[language])} file or a folder of sources"
+    return path, None, None
 
 
 def _load_args(kernel, device):
@@ -299,7 +406,8 @@ def load_reference(task):
             raise TaskError(key, f"import failed: {type(exc).__name__}: {exc}") from None
         _loaded_modules[key] = module
     module = _loaded_modules[key]
-    needed = ["make_inputs", "output_shapes", "reference", "lowp"] + [fn for _, fn in task.peers]
+    needed = ["make_inputs", "output_shapes", "reference", "lowp"] + [fn for _, fn in task.peers
+                                                                        if not fn.startswith(PYTHON_PREFIX)]
     for fn in needed:
         if not callable(getattr(module, fn, None)):
             raise TaskError(key, f"function {fn}() is missing (see docs/tasks.md, reference.py contract)")

@@ -158,19 +158,20 @@ def test_the_executors_files_import_only_the_standard_library_and_each_other():
             if target.split(".")[0] == "harness":
                 if target not in sandboxed:
                     wrong.append(f"{where} imports {target}, which is not among PACKAGE_FILES")
-            elif target == "torch" and target not in top:
-                continue     # inside a function: the peers' executor (PyTorch code) and self-tests only
+            elif target.split(".")[0] in ("torch", "triton") and target not in top:
+                continue     # inside a function: the peers' and Python implementations' executors only
             elif target.split(".")[0] not in sys.stdlib_module_names:
                 wrong.append(f"{where} imports {target}, which is not the standard library's")
     assert not wrong, "\n".join(wrong)
 
 
 def test_the_executors_files_are_what_the_executor_imports_and_no_more():
-    """PACKAGE_FILES is the closure of what the executor's process imports (with the packages'
-    __init__.py on the way), plus api.py, the one harness module a task's reference.py may import
+    """PACKAGE_FILES is the closure of what the executor's process imports (either module it runs:
+    process.py, or python_candidate.py for Python implementations; with the packages' __init__.py
+    on the way), plus api.py, the one harness module a task's reference.py may import
     (the peers' executor loads it)."""
     graph, files = harness_graph()
-    needed, todo = set(), ["harness.executor.process", "harness.api"]
+    needed, todo = set(), ["harness.executor.process", "harness.executor.python_candidate", "harness.api"]
     while todo:
         name = todo.pop()
         if name in needed:

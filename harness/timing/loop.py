@@ -296,7 +296,7 @@ def _loop(ctx, timer, entry, impls, sets, sizes, policy, scenario, seed_base, pi
                 return fail(entry, "rejected", "during timing: " + found)
         # The smallest request overhead seen: a lower bound, so a call's figure is never made smaller
         # than what the call itself took (and the same rule for every implementation).
-        over = {side: min(v) for side, v in null.items() if v}
+        over = twin_capped({side: min(v) for side, v in null.items() if v}, ctx)
         for name, s in samples.items():
             o = over[_side(name)]
             s["ms"] = [max(0.0, c - o) / batch for c in s["cpu_ms"]]
@@ -306,6 +306,32 @@ def _loop(ctx, timer, entry, impls, sets, sizes, policy, scenario, seed_base, pi
             break
     return _judge(ctx, entry, samples, rcs, unsupported, rechecks, gaps, (null, null_wall), sizes,
                   time.monotonic() - t_start, scenario, seed_base)
+
+
+# How far an untrusted executor's request cost may exceed its twin's before it is held to it.
+TWIN_MARGIN_MS, TWIN_MARGIN = 0.05, 0.25
+
+
+def twin_capped(over, ctx):
+    """The request costs to subtract, the candidate's and the incumbent's held to at most the
+    baseline's twin's (plus a margin) when both run the same executor code: their null requests are
+    measured in processes whose code the candidate may own (a Python candidate by construction; see
+    harness/adversarial/triton/py04_inflate_null.py), and an inflated one would be subtracted from
+    every timed request."""
+    ref = over.get("ref")
+    if ref is None or not getattr(ctx, "has_baseline", False):
+        return over
+    roles = getattr(ctx, "python_entries", None) or {}
+    if ("candidate" in roles) != ("baseline" in roles):
+        return over    # different executor code (a native candidate, a Python baseline): no twin
+    limit = ref + max(TWIN_MARGIN_MS, TWIN_MARGIN * ref)
+    capped, held = dict(over), set()
+    for side in ("cand", "inc"):
+        if side in capped and capped[side] > limit:
+            capped[side] = limit
+            held.add(side)
+    ctx.capped_overhead = held    # the last round's: the figures are made of its costs
+    return capped
 
 
 class Rechecks:
@@ -467,6 +493,11 @@ def _judge(ctx, entry, samples, rcs, unsupported, rechecks, gaps, nulls, sizes, 
     keep_samples(ctx, entry, samples)
     entry["timing"].update(overhead_ms={k: min(null[s]) for k, s in ROLES if null[s]},
                            overhead_wall_ms={k: median(null_wall[s]) for k, s in ROLES if null_wall[s]})
+    held = getattr(ctx, "capped_overhead", None)
+    if held:
+        # the calibration of the candidate's (incumbent's) requests, held to its twin's (twin_capped)
+        entry["timing"]["overhead_held_to_twin"] = sorted(k for k, s in ROLES if s in held)
+        ctx.capped_overhead = set()
     if definite_failures(ctx, entry, rcs, rechecks, scenario):
         return None
     # The checks on where CPU went come after the definite ones above: a candidate that skipped its

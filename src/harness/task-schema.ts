@@ -26,14 +26,14 @@ export interface Task {
   summary: string;
   device: 'cpu' | 'cuda';
   architectures: string[];
-  kernel: { language: 'cpp' | 'cuda'; file: string; baseline: string; entry: string; args: TaskArg[]; compile: { flags: string[] }; [key: string]: unknown };
+  kernel: { language: 'cpp' | 'cuda' | 'triton'; file: string; baseline: string; entry: string; args: TaskArg[]; compile: { flags: string[] }; [key: string]: unknown };
   /** A grid value is a list of values, or one value (a list of one). */
   scenarios: { params: string[]; grid: ({ where?: string } & Record<string, ScenarioValue[] | ScenarioValue | undefined>)[]; list: Record<string, ScenarioValue>[]; id: string; quick: string[] };
   tolerance: { rule: 'lowp_relative'; factor: number; atol: number };
   /** Without them, no TFLOP/s, GB/s or % of peak is reported. */
   metrics: { flops?: string; bytes?: string };
   peak: { tflops?: number; gbps?: number };
-  peers: { name: string; fn: string }[];
+  peers: { name: string; fn?: string; python?: string }[];
   goal: { vs: 'best_peer' | 'baseline'; speedup: number };
   plausibility: { max_speedup_vs_baseline?: number; max_pct_of_peak?: number };
   denylist: string[];
@@ -105,8 +105,9 @@ function dropNulls(value: unknown): unknown {
 function crossFieldProblems(task: Task): TaskIssue[] {
   const out: TaskIssue[] = [];
   if (task.device === 'cuda' && task.architectures.length === 0) out.push({ path: ['architectures'], message: 'a cuda task needs at least one architecture (e.g. [sm_90])' });
-  const language = task.device === 'cpu' ? 'cpp' : 'cuda';
-  if (task.kernel.language !== language) out.push({ path: ['kernel', 'language'], message: `a ${task.device} task is written in '${language}', not '${task.kernel.language}'` });
+  // Triton runs on either device (interpreted on a CPU); native code in the device's language.
+  const languages: string[] = task.device === 'cpu' ? ['cpp', 'triton'] : ['cuda', 'triton'];
+  if (!languages.includes(task.kernel.language)) out.push({ path: ['kernel', 'language'], message: `a ${task.device} task is written in '${languages[0]}', not '${task.kernel.language}'` });
   const names = new Set<string>();
   task.kernel.args.forEach((a, i) => {
     if (names.has(a.name)) out.push({ path: ['kernel', 'args', i, 'name'], message: `'${a.name}' must be a unique identifier` });

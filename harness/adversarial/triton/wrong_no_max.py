@@ -1,0 +1,19 @@
+"""A wrong Triton kernel (not a cheat): softmax without subtracting the row maximum, which overflows
+exp() on the task's inputs (row offsets up to 100): incorrect."""
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _softmax_row(x_ptr, y_ptr, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    x = tl.load(x_ptr + row * cols + offs, mask=mask, other=-float("inf"))
+    e = tl.exp(x)
+    tl.store(y_ptr + row * cols + offs, e / tl.sum(e, axis=0), mask=mask)
+
+
+def softmax_rows(x, y, rows, cols):
+    _softmax_row[(rows,)](x, y, cols, BLOCK=triton.next_power_of_2(cols))
