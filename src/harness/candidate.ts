@@ -1,0 +1,138 @@
+import { lstat, readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { UserInputError } from '../core/errors.js';
+import { PYTHON_BASELINE_PREFIX, type KernelLanguage, type Task } from './task-schema.js';
+
+/**
+ * A candidate is one file or a folder of files (task.yaml `kernel.file`: `kernel.cu`, or `kernel/`):
+ * here it is a map {relative path: text}, the same for the harness runner, the job payload, the
+ * agent's workspace and the store. A one-file candidate is stored as its text, as it always was; a
+ * folder as a small JSON document (encodeCandidate), so every stored source reads back.
+ */
+export type CandidateFiles = Record<string, string>;
+
+/** Where a task's candidate lives in a workspace, and in which language. */
+export interface KernelLayout {
+  /** The file's or the folder's name (no trailing `/`). */
+  name: string;
+  folder: boolean;
+  language: KernelLanguage;
+}
+
+/** Files a candidate folder may hold: sources and headers (CUDA, C++, Python for Triton helpers). */
+export const CANDIDATE_EXTENSIONS = ['.cu', '.cuh', '.cpp', '.cc', '.cxx', '.c', '.h', '.hpp', '.hh', '.hxx', '.inl', '.inc', '.py'] as const;
+/** Sources compiled on their own (headers are only included). */
+export const SOURCE_EXTENSIONS: Record<KernelLanguage, readonly string[]> = { cuda: ['.cu', '.cpp', '.cc', '.cxx'], cpp: ['.cpp', '.cc', '.cxx', '.c'], triton: ['.py'] };
+export const MAX_CANDIDATE_FILES = 64;
+export const MAX_CANDIDATE_BYTES = 1 << 20;
+const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,127}$/;
+const FOLDER_SCHEMA = 'kernelseek.files/1';
+
+/** A kernel.file without a source extension is a folder (`kernel/` or `kernel`). */
+export function isFolderName(file: string): boolean {
+  return file.endsWith('/') || !/\.(cu|cpp|cc|cxx|py)$/.test(file);
+}
+
+export function kernelLayout(task: Pick<Task, 'kernel'>): KernelLayout {
+  const folder = isFolderName(task.kernel.file);
+  return { name: task.kernel.file.replace(/\/+$/, ''), folder, language: task.kernel.language };
+}
+
+export function isPythonBaseline(baseline: string): boolean {
+  return baseline.startsWith(PYTHON_BASELINE_PREFIX);
+}
+
+/** Why a candidate path is refused, or undefined: relative, plain names, no `.`/`..`, a known extension. */
+export function candidatePathProblem(rel: string): string | undefined {
+  const parts = rel.split('/');
+  if (rel.length > 512 || !parts.every((p) => SEGMENT.test(p) && p !== '.' && p !== '..')) {
+    return `${JSON.stringify(rel)} is not a plain relative path (letters, digits, _ . + - between slashes, no . or .. part)`;
+  }
+  if (!CANDIDATE_EXTENSIONS.some((e) => rel.endsWith(e))) return `${rel} is not a source or header file (${CANDIDATE_EXTENSIONS.join(' ')})`;
+  return undefined;
+}
+
+/** Checks a files map before it is written anywhere or sent: paths, count, size, at least one source. */
+export function checkCandidateFiles(files: CandidateFiles, language: KernelLanguage): void {
+  const names = Object.keys(files);
+  if (names.length === 0) throw new UserInputError('the candidate folder holds no source or header file', { code: 'kernel_file' });
+  if (names.length > MAX_CANDIDATE_FILES) throw new UserInputError(`the candidate has ${names.length} files; at most ${MAX_CANDIDATE_FILES}`, { code: 'kernel_file' });
+  for (const name of names) {
+    const problem = candidatePathProblem(name);
+    if (problem) throw new UserInputError(`candidate file ${problem}`, { code: 'kernel_file' });
+  }
+  const bytes = names.reduce((n, name) => n + Buffer.byteLength(files[name]!), 0);
+  if (bytes > MAX_CANDIDATE_BYTES) throw new UserInputError(`the candidate's files hold ${bytes} bytes; at most ${MAX_CANDIDATE_BYTES >> 10} KiB`, { code: 'kernel_file' });
+  if (!names.some((n) => SOURCE_EXTENSIONS[language].some((e) => n.endsWith(e)))) {
+    throw new UserInputError(`the candidate folder has no ${language} source (${SOURCE_EXTENSIONS[language].join(' ')}), only ${names.join(', ')}`, { code: 'kernel_file' });
+  }
+}
+
+/** Stored form: a one-file candidate is its text; a folder, a JSON document naming its files in order. */
+export function encodeCandidate(files: CandidateFiles, layout: KernelLayout): string {
+  if (!layout.folder) {
+    const text = files[layout.name];
+    if (text === undefined) throw new Error(`encodeCandidate: no file ${layout.name}`);
+    return text;
+  }
+  const sorted = Object.fromEntries(Object.keys(files).sort().map((k) => [k, files[k]!]));
+  return JSON.stringify({ schema: FOLDER_SCHEMA, files: sorted }, null, 1);
+}
+
+/** The files of a stored source (see encodeCandidate). Throws when a folder task's source is not a files document. */
+export function decodeCandidate(source: string, layout: KernelLayout): CandidateFiles {
+  if (!layout.folder) return { [layout.name]: source };
+  let doc: unknown;
+  try {
+    doc = JSON.parse(source);
+  } catch {
+    throw new Error(`a stored candidate of a folder kernel (${layout.name}/) is not a ${FOLDER_SCHEMA} document`);
+  }
+  const files = (doc as { schema?: unknown; files?: unknown }).files;
+  if ((doc as { schema?: unknown }).schema !== FOLDER_SCHEMA || !files || typeof files !== 'object') {
+    throw new Error(`a stored candidate of a folder kernel (${layout.name}/) is not a ${FOLDER_SCHEMA} document`);
+  }
+  return Object.fromEntries(Object.entries(files as Record<string, unknown>).filter(([, v]) => typeof v === 'string')) as CandidateFiles;
+}
+
+/** Reads a file as text; the one place a candidate file is read, so a safer reader can replace it. */
+export type ReadText = (file: string) => Promise<string>;
+export const readPlainText: ReadText = (file) => readFile(file, 'utf8');
+
+/**
+ * A candidate folder's files: every source and header under `dir` (other files, build outputs,
+ * hidden folders and symlinks are left out), by path relative to `dir`.
+ */
+export async function readCandidateFolder(dir: string, readText: ReadText = readPlainText): Promise<CandidateFiles> {
+  const out: CandidateFiles = {};
+  const walk = async (rel: string): Promise<void> => {
+    const entries = await readdir(path.join(dir, rel), { withFileTypes: true });
+    for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      if (e.name.startsWith('.') || e.name === '__pycache__') continue;
+      const child = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) await walk(child);
+      else if (e.isFile() && CANDIDATE_EXTENSIONS.some((x) => e.name.endsWith(x))) {
+        if (Object.keys(out).length >= MAX_CANDIDATE_FILES) throw new UserInputError(`${dir} holds more than ${MAX_CANDIDATE_FILES} source and header files`, { code: 'kernel_file' });
+        out[child] = await readText(path.join(dir, child));
+      }
+    }
+  };
+  const st = await lstat(dir).catch(() => undefined);
+  if (!st) throw new UserInputError(`Kernel folder not found: ${dir}`, { code: 'kernel_file' });
+  if (!st.isDirectory()) throw new UserInputError(`${dir} is not a folder`, { code: 'kernel_file' });
+  await walk('');
+  return out;
+}
+
+/**
+ * The candidate's files read from where they sit: `location` is the single file, or the folder. The
+ * keys are what the harness receives: the file's name for one file, paths inside the folder else.
+ */
+export async function readCandidate(location: string, layout: KernelLayout, readText: ReadText = readPlainText): Promise<CandidateFiles> {
+  if (layout.folder) {
+    const files = await readCandidateFolder(location, readText);
+    checkCandidateFiles(files, layout.language);
+    return files;
+  }
+  return { [layout.name]: await readText(location) };
+}
