@@ -1,5 +1,6 @@
 import { describeError, UserInputError } from '../core/errors.js';
 import { canReopen, CONVERGED, isTerminal, type Question, type Run } from '../db/index.js';
+import { assertTaskReady } from '../harness/task-gate.js';
 import { findTask } from '../harness/tasks.js';
 import { loadParentRun, summariseParent } from './lineage.js';
 import { buildTaskBrief } from './prompt/system-prompt.js';
@@ -32,6 +33,8 @@ export async function startRun(services: EngineServices, input: StartRunParams):
   }
   const params = parsed.data;
   const task = await findTask(services.config.core.tasksDir, params.task);
+  // Every error of the task at once, with its fix, before a run is created (harness/task-gate.ts).
+  await assertTaskReady(task, { config: services.config, env: services.config.agent.bash.env });
   let arch: string | null = null;
   if (task.task.device === 'cuda') {
     arch = params.arch ?? task.task.architectures[0] ?? null;

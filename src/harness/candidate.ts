@@ -1,6 +1,7 @@
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UserInputError } from '../core/errors.js';
+import { expectedSignature } from './c-signature.js';
 import { PYTHON_BASELINE_PREFIX, type KernelLanguage, type Task } from './task-schema.js';
 
 /**
@@ -25,6 +26,8 @@ export const CANDIDATE_EXTENSIONS = ['.cu', '.cuh', '.cpp', '.cc', '.cxx', '.c',
 export const SOURCE_EXTENSIONS: Record<KernelLanguage, readonly string[]> = { cuda: ['.cu', '.cpp', '.cc', '.cxx'], cpp: ['.cpp', '.cc', '.cxx', '.c'], triton: ['.py'] };
 export const MAX_CANDIDATE_FILES = 64;
 export const MAX_CANDIDATE_BYTES = 1 << 20;
+/** task.yaml `kernel.file` as the runner and the job payload take it: a file name, or a folder name. */
+export const KERNEL_FILE_RE = /^([A-Za-z0-9_][A-Za-z0-9_.-]*\.(cu|cpp|cc|cxx|py)|[A-Za-z0-9_][A-Za-z0-9_-]*\/?)$/;
 const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,127}$/;
 const FOLDER_SCHEMA = 'kernelseek.files/1';
 
@@ -135,4 +138,39 @@ export async function readCandidate(location: string, layout: KernelLayout, read
     return files;
   }
   return { [layout.name]: await readText(location) };
+}
+
+/**
+ * Where a run starts when the baseline is a Python callable (no source to edit): the entry point
+ * with the task's signature that reports "not implemented" (non-zero), for the agent to write.
+ */
+export function starterFiles(task: Pick<Task, 'kernel'>): CandidateFiles {
+  const layout = kernelLayout(task);
+  const { entry, args } = task.kernel;
+  let name: string;
+  let text: string;
+  if (layout.language === 'triton') {
+    const params = args.filter((a) => a.kind !== 'stream').map((a) => a.name);
+    name = layout.folder ? 'kernel.py' : layout.name;
+    text = `import torch\nimport triton\nimport triton.language as tl\n\n\ndef ${entry}(${params.join(', ')}):\n    # The task's baseline is a Python callable: write the Triton kernel here.\n    raise NotImplementedError\n`;
+  } else {
+    const includes = layout.language === 'cuda' ? '#include <cstdint>\n#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n#include <cuda_runtime.h>\n' : '#include <cstdint>\n';
+    name = layout.folder ? (layout.language === 'cuda' ? 'kernel.cu' : 'kernel.cpp') : layout.name;
+    text = `${includes}\n// The task's baseline is a Python callable: write the kernel here. Non-zero means "not supported".\n${expectedSignature(entry, args)} {\n  return 1;\n}\n`;
+  }
+  return { [name]: text };
+}
+
+/** A candidate as the model reads it: the one file's text, or each file of the folder under its path. */
+export function formatCandidate(source: string, layout: KernelLayout): string {
+  if (!layout.folder) return source;
+  let files: CandidateFiles;
+  try {
+    files = decodeCandidate(source, layout);
+  } catch {
+    return source;
+  }
+  return Object.entries(files)
+    .map(([rel, text]) => `// ==== ${layout.name}/${rel} ====\n${text}`)
+    .join('\n');
 }
