@@ -2,7 +2,27 @@ import { lstat, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UserInputError } from '../core/errors.js';
 import { expectedSignature } from './c-signature.js';
-import { PYTHON_BASELINE_PREFIX, type KernelLanguage, type Task } from './task-schema.js';
+import type { Task } from './task-schema.js';
+
+export const KERNEL_LANGUAGES = ['cpp', 'cuda', 'triton'] as const;
+export type KernelLanguage = (typeof KERNEL_LANGUAGES)[number];
+
+/** A baseline named as a Python callable (`python:ops.py:softmax`) rather than a source file. */
+export const PYTHON_BASELINE_PREFIX = 'python:';
+
+/** The language a kernel file implies (task init's default; task.yaml always says it). */
+export function defaultLanguage(file: string, device: 'cpu' | 'cuda'): KernelLanguage {
+  if (file.endsWith('.py')) return 'triton';
+  if (file.endsWith('.cu')) return 'cuda';
+  if (/\.(cpp|cc|cxx)$/.test(file)) return 'cpp';
+  return device === 'cuda' ? 'cuda' : 'cpp';
+}
+
+/** task.yaml's `kernel.include_dirs` (folders of the task) and `kernel.headers` (`cutlass`), [] when absent. */
+export function kernelIncludes(task: Pick<Task, 'kernel'>): { includeDirs: string[]; headers: string[] } {
+  const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+  return { includeDirs: strings(task.kernel.include_dirs), headers: strings(task.kernel.headers) };
+}
 
 /**
  * A candidate is one file or a folder of files (task.yaml `kernel.file`: `kernel.cu`, or `kernel/`):
@@ -20,20 +40,21 @@ export interface KernelLayout {
   language: KernelLanguage;
 }
 
-/** Files a candidate folder may hold: sources and headers (CUDA, C++, Python for Triton helpers). */
-export const CANDIDATE_EXTENSIONS = ['.cu', '.cuh', '.cpp', '.cc', '.cxx', '.c', '.h', '.hpp', '.hh', '.hxx', '.inl', '.inc', '.py'] as const;
-/** Sources compiled on their own (headers are only included). */
-export const SOURCE_EXTENSIONS: Record<KernelLanguage, readonly string[]> = { cuda: ['.cu', '.cpp', '.cc', '.cxx'], cpp: ['.cpp', '.cc', '.cxx', '.c'], triton: ['.py'] };
+/** Files a candidate folder (C++ or CUDA) holds: sources and headers, as harness/build/sources.py reads it. */
+export const CANDIDATE_EXTENSIONS = ['.cu', '.cpp', '.cc', '.cxx', '.h', '.hh', '.hpp', '.hxx', '.cuh', '.inl', '.ipp', '.inc'] as const;
+/** Sources compiled on their own, each to an object (headers are only included). */
+export const SOURCE_EXTENSIONS: Record<KernelLanguage, readonly string[]> = { cuda: ['.cu'], cpp: ['.cpp', '.cc', '.cxx'], triton: ['.py'] };
+/** The harness's own caps on a folder (harness/build/sources.py). */
 export const MAX_CANDIDATE_FILES = 64;
-export const MAX_CANDIDATE_BYTES = 1 << 20;
-/** task.yaml `kernel.file` as the runner and the job payload take it: a file name, or a folder name. */
-export const KERNEL_FILE_RE = /^([A-Za-z0-9_][A-Za-z0-9_.-]*\.(cu|cpp|cc|cxx|py)|[A-Za-z0-9_][A-Za-z0-9_-]*\/?)$/;
+export const MAX_CANDIDATE_BYTES = 4 << 20;
+/** task.yaml `kernel.file` as the runner and the job payload take it: a file name, or a folder name ending in `/`. */
+export const KERNEL_FILE_RE = /^[A-Za-z0-9_.-]+(\.(cu|cpp|cc|cxx|py)|\/)$/;
 const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,127}$/;
 const FOLDER_SCHEMA = 'kernelseek.files/1';
 
-/** A kernel.file without a source extension is a folder (`kernel/` or `kernel`). */
+/** A kernel.file ending in `/` is a folder (`kernel/`). */
 export function isFolderName(file: string): boolean {
-  return file.endsWith('/') || !/\.(cu|cpp|cc|cxx|py)$/.test(file);
+  return file.endsWith('/');
 }
 
 export function kernelLayout(task: Pick<Task, 'kernel'>): KernelLayout {

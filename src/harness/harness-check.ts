@@ -24,7 +24,8 @@ const ProblemSchema = z.object({
   severity: z.enum(['error', 'warning']).nullish(),
   level: z.enum(['error', 'warning']).nullish(),
 });
-const OutputSchema = z.object({ problems: z.array(ProblemSchema) }).loose();
+/** harness/check_task.py: problems as objects, warnings as lines (`field: message`). */
+const OutputSchema = z.object({ problems: z.array(ProblemSchema), warnings: z.array(z.union([z.string(), ProblemSchema])).default([]) }).loose();
 
 export interface HarnessCheckProblem {
   severity: 'error' | 'warning';
@@ -59,14 +60,18 @@ export async function runHarnessCheck(taskDir: string, options: HarnessCheckOpti
     const last = stderr.trim().split('\n').pop() ?? '';
     return { problems: [], note: `the harness's check-task --json gave no problem list (exit ${r.exitCode ?? r.signal}${last ? `: ${last}` : ''})` };
   }
-  return {
-    problems: parsed.problems.map((p) => ({
-      severity: p.severity ?? p.level ?? 'error',
-      file: p.file,
-      ...(p.line ? { line: p.line } : {}),
-      ...(p.field ? { field: p.field } : {}),
-      message: p.message,
-      fix: p.fix ?? 'see docs/tasks.md',
-    })),
+  const item = (p: z.infer<typeof ProblemSchema>, severity: 'error' | 'warning'): HarnessCheckProblem => ({
+    severity: p.severity ?? p.level ?? severity,
+    file: p.file,
+    ...(p.line ? { line: p.line } : {}),
+    ...(p.field ? { field: p.field } : {}),
+    message: p.message,
+    fix: p.fix ?? 'see docs/tasks.md',
+  });
+  const warning = (w: string | z.infer<typeof ProblemSchema>): HarnessCheckProblem => {
+    if (typeof w !== 'string') return item(w, 'warning');
+    const m = /^([A-Za-z_][\w.[\]]*): (.*)$/s.exec(w);
+    return { severity: 'warning', file: 'task.yaml', ...(m ? { field: m[1]!, message: m[2]! } : { message: w }), fix: 'see docs/tasks.md' };
   };
+  return { problems: [...parsed.problems.map((p) => item(p, 'error')), ...parsed.warnings.map(warning)] };
 }

@@ -11,7 +11,7 @@ import { checkCandidateFiles, isFolderName, KERNEL_FILE_RE, type CandidateFiles 
 
 export { KERNEL_FILE_RE };
 import { runGuarded } from './process-group.js';
-import { EvalResultSchema, type EvalOutcome } from './result.js';
+import { CompileResultSchema, compileOnlyAsEval, EvalResultSchema, type EvalOutcome } from './result.js';
 import { parseProgressLine } from './runner-progress.js';
 import { resolvePython } from './runner-python.js';
 
@@ -223,6 +223,11 @@ export async function runHarness(request: HarnessRunRequest, options: RunHarness
       raw = JSON.parse(await readFile(resultFile, 'utf8'));
     } catch (error) {
       return fail(`the harness exited normally but wrote no readable result: ${(error as Error).message}`);
+    }
+    if (request.options?.compileOnly) {
+      const compiled = CompileResultSchema.safeParse(raw);
+      if (!compiled.success) return fail(`the harness wrote a compile-only result that does not match kernelseek.compile/1: ${compiled.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+      return { status: compiled.data.status, result: compileOnlyAsEval(compiled.data), wallSeconds: wall() };
     }
     const parsed = EvalResultSchema.safeParse(raw);
     if (!parsed.success) {

@@ -3,12 +3,12 @@ import path from 'node:path';
 import { LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
 import { readBaselineFigures } from './baseline-figures.js';
 import { checkCEntry } from './c-signature.js';
-import { isPythonBaseline, kernelLayout, readCandidateFolder, SOURCE_EXTENSIONS } from './candidate.js';
+import { defaultLanguage, isPythonBaseline, kernelLayout, readCandidateFolder, SOURCE_EXTENSIONS } from './candidate.js';
 import { evaluateExpression } from './expression.js';
 import { runHarnessCheck, type HarnessCheckOptions } from './harness-check.js';
 import { closestNames } from './names.js';
 import { probePythonFiles, type ProbeRequest } from './python-probe.js';
-import { DTYPES, defaultLanguage, type TaskArg } from './task-schema.js';
+import { DTYPES, type TaskArg } from './task-schema.js';
 import { lineOf, loadTask, pythonCallableFile, type LoadedTask, type TaskProblem } from './tasks.js';
 
 /**

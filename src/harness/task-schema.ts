@@ -20,55 +20,19 @@ export type TaskArg =
 
 type ScenarioValue = number | string | boolean;
 
-export const KERNEL_LANGUAGES = ['cpp', 'cuda', 'triton'] as const;
-export type KernelLanguage = (typeof KERNEL_LANGUAGES)[number];
-
-/** The languages a device takes: Triton runs on either (on the CPU through its interpreter). */
-export const DEVICE_LANGUAGES: Record<'cpu' | 'cuda', readonly KernelLanguage[]> = { cpu: ['cpp', 'triton'], cuda: ['cuda', 'triton'] };
-
-/** A baseline named as a Python callable rather than a source file. */
-export const PYTHON_BASELINE_PREFIX = 'python:';
-
-/** The language a kernel file implies, when task.yaml does not say. */
-export function defaultLanguage(file: string, device: 'cpu' | 'cuda'): KernelLanguage {
-  if (file.endsWith('.py')) return 'triton';
-  if (file.endsWith('.cu')) return 'cuda';
-  if (/\.(cpp|cc|cxx)$/.test(file)) return 'cpp';
-  return device === 'cuda' ? 'cuda' : 'cpp';
-}
-
 export interface Task {
   schema: 'kernelseek.task/1';
   name: string;
   summary: string;
   device: 'cpu' | 'cuda';
   architectures: string[];
-  /**
-   * `file` is the name the candidate has in the agent's workspace: one file (`kernel.cu`,
-   * `kernel.py`) or a folder (`kernel/`, every source and header in it). `language` defaults from
-   * the file's extension, else the device. `baseline` is a path in the task folder, or a Python
-   * callable (`python:<file.py or module>:<fn>`) timed in its own process like a peer.
-   */
-  kernel: {
-    language: KernelLanguage;
-    file: string;
-    baseline: string;
-    entry: string;
-    args: TaskArg[];
-    compile: { flags: string[] };
-    /** Include folders, relative to the candidate folder or the task folder. */
-    include_dirs: string[];
-    /** Header families the set-up provides: `cutlass` (CUTLASS and CuTe of the pinned version). */
-    headers: string[];
-    [key: string]: unknown;
-  };
+  kernel: { language: 'cpp' | 'cuda' | 'triton'; file: string; baseline: string; entry: string; args: TaskArg[]; compile: { flags: string[] }; [key: string]: unknown };
   /** A grid value is a list of values, or one value (a list of one). */
   scenarios: { params: string[]; grid: ({ where?: string } & Record<string, ScenarioValue[] | ScenarioValue | undefined>)[]; list: Record<string, ScenarioValue>[]; id: string; quick: string[] };
   tolerance: { rule: 'lowp_relative'; factor: number; atol: number };
   /** Without them, no TFLOP/s, GB/s or % of peak is reported. */
   metrics: { flops?: string; bytes?: string };
   peak: { tflops?: number; gbps?: number };
-  /** `fn`: a function in reference.py; `python`: a callable elsewhere (`ops.py:fused_softmax`). */
   peers: { name: string; fn?: string; python?: string }[];
   goal: { vs: 'best_peer' | 'baseline'; speedup: number };
   plausibility: { max_speedup_vs_baseline?: number; max_pct_of_peak?: number };
@@ -141,9 +105,9 @@ function dropNulls(value: unknown): unknown {
 function crossFieldProblems(task: Task): TaskIssue[] {
   const out: TaskIssue[] = [];
   if (task.device === 'cuda' && task.architectures.length === 0) out.push({ path: ['architectures'], message: 'a cuda task needs at least one architecture (e.g. [sm_90])' });
-  const languages = DEVICE_LANGUAGES[task.device];
-  if (!languages.includes(task.kernel.language)) out.push({ path: ['kernel', 'language'], message: `a ${task.device} task is written in ${languages.map((l) => `'${l}'`).join(' or ')}, not '${task.kernel.language}'` });
-  if (task.kernel.headers.length > 0 && task.kernel.language !== 'cuda') out.push({ path: ['kernel', 'headers'], message: `header families (${task.kernel.headers.join(', ')}) are for cuda kernels; a ${task.kernel.language} kernel cannot use them` });
+  // Triton runs on either device (interpreted on a CPU); native code in the device's language.
+  const languages: string[] = task.device === 'cpu' ? ['cpp', 'triton'] : ['cuda', 'triton'];
+  if (!languages.includes(task.kernel.language)) out.push({ path: ['kernel', 'language'], message: `a ${task.device} task is written in '${languages[0]}', not '${task.kernel.language}'` });
   const names = new Set<string>();
   task.kernel.args.forEach((a, i) => {
     if (names.has(a.name)) out.push({ path: ['kernel', 'args', i, 'name'], message: `'${a.name}' must be a unique identifier` });
@@ -175,7 +139,6 @@ export function validateTask(raw: unknown): { task: Task; issues: [] } | { task?
   const data = dropNulls(raw);
   if (!validate(data)) return { issues: (validate.errors ?? []).map(issueOf).filter((i): i is TaskIssue => i !== undefined) };
   const task = data as Task;
-  task.kernel.language ??= defaultLanguage(task.kernel.file, task.device);
   for (const arg of task.kernel.args) if ('value' in arg) arg.value = String(arg.value);
   task.metrics ??= {};
   for (const key of ['flops', 'bytes'] as const) if (task.metrics[key] !== undefined) task.metrics[key] = String(task.metrics[key]);

@@ -2,7 +2,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { isMap, isSeq, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
 import { UserInputError } from '../core/errors.js';
-import { isPythonBaseline, kernelLayout, type KernelLayout } from './candidate.js';
+import { isPythonBaseline, kernelIncludes, kernelLayout, type KernelLayout } from './candidate.js';
 import { evaluateExpression } from './expression.js';
 import { closestNames } from './names.js';
 import { validateTask, type Task } from './task-schema.js';
@@ -199,14 +199,11 @@ async function layoutProblems(task: Task, dir: string, layout: KernelLayout): Pr
     else if (layout.folder && k !== 'folder') out.push({ at: ['kernel', 'baseline'], message: `${baseline} is a file, but kernel.file '${task.kernel.file}' is a folder: make the baseline a folder of sources, or name one file (kernel${layout.language === 'cuda' ? '.cu' : layout.language === 'triton' ? '.py' : '.cpp'})` });
     else if (!layout.folder && k !== 'file') out.push({ at: ['kernel', 'baseline'], message: `${baseline} is a folder, but kernel.file '${task.kernel.file}' is one file: name the folder kernel.file: ${layout.name.replace(/\.[a-z]+$/, '')}/` });
   }
-  for (const [i, inc] of task.kernel.include_dirs.entries()) {
-    if (!insideTask(dir, inc)) {
-      out.push({ at: ['kernel', 'include_dirs', i], message: `${inc} must be a relative folder inside the candidate or the task folder` });
-      continue;
-    }
-    // Relative to the candidate folder (the baseline's copy of it here) or to the task folder.
-    const inCandidate = layout.folder && !isPythonBaseline(baseline) ? await kind(path.join(baseline, inc)) : 'missing';
-    if (inCandidate !== 'folder' && (await kind(inc)) !== 'folder') out.push({ at: ['kernel', 'include_dirs', i], message: `folder ${inc} not found in the candidate folder (${baseline}) or the task folder` });
+  // The task's own header folders (the candidate folder's root is on the include path anyway).
+  for (const [i, inc] of kernelIncludes(task).includeDirs.entries()) {
+    const k = await kind(inc);
+    if (k === 'outside') out.push({ at: ['kernel', 'include_dirs', i], message: `${inc} must be a folder inside the task folder` });
+    else if (k !== 'folder') out.push({ at: ['kernel', 'include_dirs', i], message: `folder ${inc} not found in the task folder` });
   }
   for (const [i, peer] of task.peers.entries()) {
     if (peer.python === undefined) continue;

@@ -1,4 +1,4 @@
-import { isPythonBaseline } from '../../harness/candidate.js';
+import { isPythonBaseline, kernelIncludes } from '../../harness/candidate.js';
 import type { LoadedTask } from '../../harness/tasks.js';
 
 const LANGUAGE_NAMES = { cuda: 'CUDA C++', cpp: 'C++', triton: 'Triton' } as const;
@@ -74,9 +74,10 @@ function candidateSentence(loaded: LoadedTask): string {
 /** How the candidate is built and called, in its language. */
 function buildSentence(loaded: LoadedTask): string {
   const { layout, task } = loaded;
+  const { headers, includeDirs } = kernelIncludes(task);
   const includes = [
-    ...(task.kernel.headers.includes('cutlass') ? ['the CUTLASS and CuTe headers of the version the hosts have installed (#include <cutlass/...>, <cute/tensor.hpp>)'] : []),
-    ...(task.kernel.include_dirs.length ? [`the task's include folders (${task.kernel.include_dirs.join(', ')})`] : []),
+    ...(headers.includes('cutlass') ? ['the CUTLASS and CuTe headers of the version the hosts have installed (#include <cutlass/...>, <cute/tensor.hpp>)'] : []),
+    ...(includeDirs.length ? [`the task's include folders (${includeDirs.join(', ')}, read-only)`] : []),
   ];
   const onPath = includes.length ? ` The include path has ${includes.join(' and ')}.` : '';
   if (layout.language === 'triton') {

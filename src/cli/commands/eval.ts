@@ -88,7 +88,7 @@ function printCompileOnly(ctx: CliContext, result: EvalResult, kernel: string): 
     writeLine(ctx.stdout, `${kernel}: ${result.status.replace('_', ' ')}${figures.length ? ` (${figures.join(', ')})` : ''}`);
     if (c.log.trim()) writeLine(ctx.stdout, c.log.trimEnd().split('\n').slice(-40).map((l) => `  ${l}`).join('\n'));
   }
-  for (const m of result.messages) writeLine(ctx.stdout, `note: ${m}`);
+  for (const m of result.messages) if (!m.startsWith('compile only:')) writeLine(ctx.stdout, `note: ${m}`);
   writeLine(ctx.stdout, 'No scenario ran (--compile-only).');
 }
 
@@ -260,10 +260,10 @@ export function registerEval(program: Command, ctx: CliContext): void {
         ctx.exitCode = 1;
         return;
       }
-      if (outFile) await writeFile(outFile, `${JSON.stringify(outcome.result, null, 1)}\n`);
+      if (outFile) await writeFile(outFile, `${JSON.stringify(opts.compileOnly ? ((outcome.result as { compile_only?: unknown }).compile_only ?? outcome.result) : outcome.result, null, 1)}\n`);
       if (opts.compileOnly) {
         ctx.exitCode = outcome.status === 'ok' ? 0 : 1;
-        if (opts.json) writeLine(ctx.stdout, JSON.stringify(outcome.result, null, 1));
+        if (opts.json) writeLine(ctx.stdout, JSON.stringify((outcome.result as { compile_only?: unknown }).compile_only ?? outcome.result, null, 1));
         else printCompileOnly(ctx, outcome.result, kernel);
         return;
       }

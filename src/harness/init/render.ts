@@ -1,4 +1,4 @@
-import type { KernelLanguage } from '../task-schema.js';
+import type { KernelLanguage } from '../candidate.js';
 import { OPS, type OpName } from './ops.js';
 import type { InitArg } from './spec.js';
 
@@ -93,7 +93,7 @@ export function renderTaskYaml(plan: InitPlan): string {
     else if (a.kind === 'stream') L.push(`    - {name: ${a.name}, kind: stream}`);
     else L.push(`    - {name: ${a.name}, kind: ${a.kind}, value: ${q(a.value)}}`);
   }
-  if (plan.includeDirs.length) L.push(`  include_dirs: [${plan.includeDirs.join(', ')}]   # relative to the candidate folder, or to the task folder`);
+  if (plan.includeDirs.length) L.push(`  include_dirs: [${plan.includeDirs.join(', ')}]   # the task's own header folders, on every build's include path`);
   if (plan.headers.length) L.push(`  headers: [${plan.headers.join(', ')}]   # CUTLASS and CuTe of the version the set-up installs`);
   L.push('  compile:', '    flags: []');
   L.push('scenarios:', `  params: [${plan.params.join(', ')}]`, '  grid:   # each block is the cartesian product of its lists');
