@@ -116,7 +116,7 @@ const KNOWN = new Set([...Object.values(ELEMENT_TYPES).flat(), 'double', 'char',
 /** How task.yaml's arguments are written in C: the signature the kernel should have. */
 export function expectedSignature(entry: string, args: readonly TaskArg[]): string {
   const params = args.map((a) => {
-    if (a.kind === 'tensor') return `${a.role === 'input' ? 'const ' : ''}${C_SPELLING[a.dtype] ?? a.dtype}* ${a.name}`;
+    if (a.kind === 'tensor') return `${a.role === 'input' ? 'const ' : ''}${C_SPELLING[a.dtype] ?? '?'}* ${a.name}`;
     if (a.kind === 'stream') return `cudaStream_t ${a.name}`;
     return `${a.kind === 'float32' ? 'float' : C_SPELLING[a.kind]} ${a.name}`;
   });
@@ -135,6 +135,7 @@ function compareParam(p: CParam, a: TaskArg): string | 'unknown' | undefined {
   const isConst = /\bconst\b/.test(p.type.split('*')[0]!);
   const base = p.type.replace(/\*/g, ' ').replace(/\b(const|volatile|__restrict__|__restrict|restrict)\b/g, ' ').replace(/\s+/g, ' ').trim();
   if (a.kind === 'tensor') {
+    if (!ELEMENT_TYPES[a.dtype]) return undefined; // not a harness dtype: task.yaml's own problem, reported there
     if (!pointer) return `is ${p.type}, not a pointer`;
     if (!KNOWN.has(base)) return 'unknown';
     if (!ELEMENT_TYPES[a.dtype]!.includes(base)) return `points to ${base}, but the tensor is ${a.dtype} (${C_SPELLING[a.dtype]})`;

@@ -118,6 +118,35 @@ function expressionProblems(loaded: LoadedTask, rel: string, at: (...s: Property
   return out;
 }
 
+/**
+ * When the schema refused task.yaml the scenarios cannot be expanded, but each expression can still
+ * be read: its syntax and the names it uses (every param set to 1; an arithmetic error there is not
+ * the expression's fault and is left out).
+ */
+function rawExpressionProblems(raw: Record<string, unknown>, params: string[], rel: string, at: (...s: PropertyKey[]) => number | undefined): CheckProblem[] {
+  const exprs: { segments: (string | number)[]; text: unknown }[] = [];
+  const grid = (raw.scenarios as { grid?: unknown } | undefined)?.grid;
+  if (Array.isArray(grid)) grid.forEach((b, i) => exprs.push({ segments: ['scenarios', 'grid', i, 'where'], text: (b as { where?: unknown } | null)?.where }));
+  const args = (raw.kernel as { args?: unknown } | undefined)?.args;
+  if (Array.isArray(args)) args.forEach((a, i) => exprs.push({ segments: ['kernel', 'args', i, 'value'], text: (a as { value?: unknown } | null)?.value }));
+  const metrics = raw.metrics as Record<string, unknown> | undefined;
+  for (const key of ['flops', 'bytes']) exprs.push({ segments: ['metrics', key], text: metrics?.[key] });
+  const vars = Object.fromEntries(params.map((p) => [p, 1]));
+  const out: CheckProblem[] = [];
+  for (const e of exprs) {
+    if (typeof e.text !== 'string' && typeof e.text !== 'number') continue;
+    try {
+      evaluateExpression(String(e.text), vars);
+    } catch (error) {
+      const message = (error as Error).message;
+      if (/division by zero/.test(message)) continue;
+      const field = e.segments.map((x) => (typeof x === 'number' ? `[${x}]` : `.${x}`)).join('').replace(/^\./, '');
+      out.push({ severity: 'error', file: rel, line: at(...e.segments), field, message, fix: `${EXPRESSION_HELP}${params.length ? ` (params: ${params.join(', ')})` : ''}` });
+    }
+  }
+  return out;
+}
+
 function toleranceProblems(loaded: LoadedTask, rel: string, at: (...s: PropertyKey[]) => number | undefined): CheckProblem[] {
   const { factor, atol } = loaded.task.tolerance;
   const out: CheckProblem[] = [];
@@ -170,14 +199,16 @@ function probeRequest(dir: string, raw: Record<string, unknown>, kernel: ReturnT
     if (r.file) req.functions.push({ file: r.file, name: r.fn, args, field, call: call(r.fn), ...(triton ? { triton } : {}) });
     else if (r.module) req.modules.push({ module: r.module, name: r.fn, field });
   };
+  // A Python peer or baseline, like a Triton entry, takes the task's arguments in order (no stream).
+  const names = kernel.args?.filter((a) => a.kind !== 'stream').map((a) => a.name);
   const peers = Array.isArray(raw.peers) ? (raw.peers as Record<string, unknown>[]) : [];
   peers.forEach((p, i) => {
     if (typeof p?.fn === 'string') req.functions.push({ file: 'reference.py', name: p.fn, args: 2, field: `peers[${i}].fn`, call: `${p.fn}(inputs, scenario)` });
-    if (typeof p?.python === 'string') callable(p.python, `peers[${i}].python`, 2, (fn) => `${fn}(inputs, scenario)`);
+    if (typeof p?.python === 'string' && names) callable(p.python, `peers[${i}].python`, names.length, (fn) => `${fn}(${names.join(', ')})`);
   });
-  if (kernel.baseline && isPythonBaseline(kernel.baseline)) callable(kernel.baseline, 'kernel.baseline', 2, (fn) => `${fn}(inputs, scenario)`);
-  else if (kernel.language === 'triton' && kernel.baseline && kernel.entry && kernel.args) {
-    const names = kernel.args.filter((a) => a.kind !== 'stream').map((a) => a.name);
+  if (kernel.baseline && isPythonBaseline(kernel.baseline)) {
+    if (names) callable(kernel.baseline, 'kernel.baseline', names.length, (fn) => `${fn}(${names.join(', ')})`);
+  } else if (kernel.language === 'triton' && kernel.baseline && kernel.entry && names) {
     req.functions.push({ file: kernel.baseline, name: kernel.entry, args: names.length, field: 'kernel.entry', call: `${kernel.entry}(${names.join(', ')})`, triton: true });
   }
   return req;
@@ -223,7 +254,7 @@ export async function checkTaskFolder(dirIn: string, options: CheckOptions = {})
 
   if (loaded.task) {
     check.problems.push(...expressionProblems(loaded.task, rel, at), ...toleranceProblems(loaded.task, rel, at), ...(await goalProblems(loaded.task, rel, at, options.dataDir)));
-  }
+  } else check.problems.push(...rawExpressionProblems(raw, params, rel, at).filter((p) => !check.problems.some((q) => q.field === p.field)));
   const name = typeof raw.name === 'string' ? raw.name : check.name;
   const near = closestNames(name, (options.otherNames ?? []).filter((n) => n !== name));
   if (near.length > 0) {

@@ -119,7 +119,7 @@ export function renderTaskYaml(plan: InitPlan): string {
 }
 
 function bindParams(plan: InitPlan, indent: string): string[] {
-  return plan.params.length ? [`${indent}${plan.params.join(', ')}${plan.params.length === 1 ? ',' : ''} = ${plan.params.map((p) => `int(scenario[${q(p)}])`).join(', ')}`] : [];
+  return plan.params.length ? [`${indent}${plan.params.join(', ')} = ${plan.params.map((p) => `int(scenario[${q(p)}])`).join(', ')}`] : [];
 }
 
 const HEADER = (plan: InitPlan) => [

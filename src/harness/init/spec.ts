@@ -141,13 +141,29 @@ export function argsFromCEntry(entry: CEntry): ArgItem[] {
 
 /** A Triton entry's parameter names (`def softmax(x, y, rows, cols):`), or undefined when not found. */
 export function paramsOfPythonDef(source: string, fn: string): string[] | undefined {
-  const m = new RegExp(`^def\\s+${fn}\\s*\\(([^)]*)\\)`, 'm').exec(source);
-  if (!m) return undefined;
-  return splitTop(m[1]!.replace(/\s+/g, ' '))
-    .join(' ')
-    .split(',')
-    .map((p) => p.replace(/[:=].*$/, '').replace(/^\*+/, '').trim())
-    .filter((p) => p && p !== '/' && p !== '*');
+  const start = new RegExp(`^def\\s+${fn}\\s*\\(`, 'm').exec(source);
+  if (!start) return undefined;
+  let end = start.index + start[0].length;
+  for (let depth = 1; end < source.length && depth > 0; end++) {
+    if ('([{'.includes(source[end]!)) depth++;
+    else if (')]}'.includes(source[end]!)) depth--;
+  }
+  const m = [undefined, source.slice(start.index + start[0].length, end - 1)] as const;
+  // Top-level commas only: a default or an annotation may hold its own (`shape=(1, 2)`).
+  const parts: string[] = [];
+  let depth = 0;
+  let cur = '';
+  for (const c of m[1]!) {
+    if ('([{'.includes(c)) depth++;
+    if (')]}'.includes(c)) depth--;
+    if (c === ',' && depth === 0) {
+      parts.push(cur);
+      cur = '';
+    } else cur += c;
+  }
+  parts.push(cur);
+  // *args and **kwargs are not named arguments the task passes.
+  return parts.map((p) => p.replace(/[:=][\s\S]*$/, '').trim()).filter((p) => p && p !== '/' && !p.startsWith('*'));
 }
 
 /** The names of a Python file's top-level functions that are not @triton.jit kernels. */
