@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { readCandidate, readPlainText, type CandidateFiles, type ReadText } from '../../harness/candidate.js';
+import { isFolderName, readCandidate, readPlainText, type CandidateFiles, type KernelLayout, type ReadText } from '../../harness/candidate.js';
 import type { LoadedTask } from '../../harness/tasks.js';
 import type { Workspace } from '../workspace/workspace.js';
 
@@ -11,6 +11,13 @@ import type { Workspace } from '../workspace/workspace.js';
 export const readWorkspaceText: ReadText = readPlainText;
 
 /** The candidate's files as the harness receives them (one file by its name, or the folder's files). */
-export async function readWorkspaceCandidate(workspace: Workspace, task: LoadedTask): Promise<CandidateFiles> {
-  return readCandidate(path.join(workspace.dir, task.layout.name), task.layout, readWorkspaceText);
+export async function readWorkspaceCandidate(workspace: Workspace, layout: KernelLayout): Promise<CandidateFiles> {
+  return readCandidate(path.join(workspace.dir, layout.name), layout, readWorkspaceText);
+}
+
+/** The candidate's layout: the task's, or, for a task loaded without one, the workspace's kernel file's. */
+export function layoutOf(task: Partial<Pick<LoadedTask, 'layout'>> & { task: { kernel?: { language?: string } } }, workspace: Workspace): KernelLayout {
+  if (task.layout) return task.layout;
+  const language = task.task.kernel?.language;
+  return { name: workspace.kernelFile.replace(/\/+$/, ''), folder: isFolderName(workspace.kernelFile), language: language === 'cuda' || language === 'triton' ? language : 'cpp' };
 }

@@ -10,7 +10,7 @@ import { expandScenarios } from '../../harness/tasks.js';
 import { formatEvaluationForModel, isCorrectCandidate, reportOf } from '../evaluation/summary.js';
 import { describeRun } from '../run-view.js';
 import { checkWorkspaceSize, commitWorkspace, tagCommit } from '../workspace/workspace.js';
-import { readWorkspaceCandidate } from './candidate-files.js';
+import { layoutOf, readWorkspaceCandidate } from './candidate-files.js';
 import { ToolInputError } from './paths.js';
 import type { ToolContext, ToolResult } from './tool-types.js';
 
@@ -61,9 +61,9 @@ export async function runEvaluateTool(input: Record<string, unknown>, ctx: ToolC
   const runScenarios = ((run.state as { scenarios?: 'quick' | 'all' }).scenarios ?? 'all') as 'quick' | 'all';
   const requested = input.scenarios ?? runScenarios;
   if (requested !== 'quick' && requested !== 'all') throw new ToolInputError('`scenarios` must be "quick" or "all"');
-  const { layout } = task;
+  const layout = layoutOf(task, workspace);
   const where = path.join(workspace.dir, layout.name);
-  const files = await readWorkspaceCandidate(workspace, task).catch((error: unknown) => {
+  const files = await readWorkspaceCandidate(workspace, layout).catch((error: unknown) => {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new ToolInputError(`the kernel file ${where} does not exist; create it (the task evaluates exactly this file)`);
     if (error instanceof AppError) throw new ToolInputError(`the kernel folder ${where}/: ${error.userMessage}`);
     throw error;
