@@ -1,7 +1,6 @@
 import { isPythonBaseline, kernelIncludes } from '../../harness/candidate.js';
 import type { LoadedTask } from '../../harness/tasks.js';
 
-const LANGUAGE_NAMES = { cuda: 'CUDA C++', cpp: 'C++', triton: 'Triton' } as const;
 
 /**
  * The system prompt: the goal and the harness's rules, nothing about how to optimise this operator
@@ -113,7 +112,7 @@ export function buildTaskBrief(input: { task: LoadedTask; scenarios: 'quick' | '
   return [
     `Task: ${t.name} — ${t.summary}`,
     `Device: ${t.device}${input.arch ? ` (${input.arch})` : ''}.`,
-    `Kernel ${layout.folder ? `folder: ${layout.name}/` : `file: ${t.kernel.file}`} (${LANGUAGE_NAMES[layout.language]}). Entry point${layout.language === 'triton' ? '' : ', which returns 0 on success'}:`,
+    `Kernel ${layout.folder ? `folder: ${layout.name}/` : `file: ${t.kernel.file}`} (${layout.language === 'triton' ? 'Triton' : t.kernel.language}). Entry point${layout.language === 'triton' ? '' : ', which returns 0 on success'}:`,
     `  ${signature(t)}`,
     t.device === 'cuda' && layout.language !== 'triton' ? '  The entry point is a host function that launches its kernels on `stream` and returns; the harness synchronises.' : '',
     layout.language === 'triton' ? '  It launches its @triton.jit kernels and returns; it writes every output tensor in place.' : '',

@@ -14,7 +14,8 @@ export type ToolName = (typeof TOOL_NAMES)[number];
  */
 export function toolDefinitions(device: 'cpu' | 'cuda', kernel?: KernelLayout): ToolUnion[] {
   const host = device === 'cuda' ? 'a GPU host (one GPU of the task\'s architecture)' : 'an evaluation host';
-  const what = !kernel ? "the workspace's kernel file" : kernel.folder ? `every source and header of the workspace's kernel folder ${kernel.name}/ (${LANGUAGE_WORDS[kernel.language]})` : `the workspace's kernel file ${kernel.name} (${LANGUAGE_WORDS[kernel.language]})`;
+  // One C++ or CUDA file: the words every run had (the system prompt names the file and compiler).
+  const what = !kernel || (!kernel.folder && kernel.language !== 'triton') ? "the workspace's kernel file" : kernel.folder ? `every source and header of the workspace's kernel folder ${kernel.name}/ (${LANGUAGE_WORDS[kernel.language]})` : `the workspace's kernel file ${kernel.name} (${LANGUAGE_WORDS[kernel.language]})`;
   return [
     { type: 'bash_20250124', name: 'bash' },
     { type: 'text_editor_20250728', name: 'str_replace_based_edit_tool', max_characters: VIEW_MAX_CHARACTERS },
