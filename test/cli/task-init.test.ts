@@ -119,3 +119,44 @@ describe('kernelseek task init (by flags, a cpu task, the real harness)', () => 
     expect(again.stderr).toMatch(/team_softmax already exists: choose another --name, another --out, or --force/);
   }, 120_000);
 });
+
+describe('kernelseek task init on a terminal', () => {
+  it('asks for what the flags left out, asks again after a wrong answer, and writes the task', async () => {
+    const { PassThrough } = await import('node:stream');
+    const { runCli } = await import('../../src/cli/run-cli.js');
+    const stdin = Object.assign(new PassThrough(), { isTTY: true });
+    const stdout = new PassThrough();
+    const stderr = new PassThrough();
+    let out = '';
+    let asked = '';
+    stdout.on('data', (d) => (out += String(d)));
+    // Each question is answered when it appears on the terminal (stderr).
+    const answers: [RegExp, string][] = [
+      [/Your kernel/, path.join(tmp.dir, 'team_softmax.cpp')],
+      [/The task's name \[team_softmax\]/, 'asked_softmax'],
+      [/The reference: a well-known op/, 'softmax'],
+      [/The device, cpu or cuda/, 'cpu'],
+      [/The scenario grid/, 'rows=4,32 cols=sixty'],
+      [/The goal/, ''],
+      // The plan fails on the grid: what was wrong, then the question again.
+      [/cannot read 'cols=sixty'[\s\S]*The scenario grid/, 'rows=4,32 cols=64'],
+    ];
+    stderr.on('data', (d) => {
+      asked += String(d);
+      const next = answers[0];
+      if (next && next[0].test(asked)) {
+        answers.shift();
+        asked = '';
+        stdin.write(`${next[1]}\n`);
+      }
+    });
+    const out2 = path.join(tmp.dir, 'asked');
+    const code = await runCli(['task', 'init', '--out', out2, '--no-eval'], { env, stdin, stdout, stderr, cwd: tmp.dir, interactive: true, signal: new AbortController().signal, exitCode: 0 });
+    expect(answers, out).toEqual([]);
+    expect(code, out).toBe(0);
+    const yaml = await readFile(path.join(out2, 'asked_softmax', 'task.yaml'), 'utf8');
+    expect(yaml).toContain('name: asked_softmax');
+    expect(yaml).toContain('- {rows: [4, 32], cols: [64]}');
+    expect(out).toMatch(/Check: 0 errors/);
+  }, 120_000);
+});

@@ -132,7 +132,7 @@ async function evaluateBaseline(ctx: CliContext, config: Config, dir: string, na
   writeLine(ctx.stdout, `\nThe baseline agrees with the reference on ${r.summary.correct}/${r.summary.scenarios} scenarios. Its speed: ${times.join(', ')}.`);
   const peers = Object.entries(r.summary.speedup_vs_peer_geomean).filter(([, x]) => typeof x === 'number');
   if (peers.length) {
-    writeLine(ctx.stdout, `Peers found: ${peers.map(([p, x]) => `${p} (the baseline runs ${x!.toFixed(2)}x as fast)`).join(', ')}${r.summary.best_peer ? `; the fastest: ${r.summary.best_peer}` : ''}.`);
+    writeLine(ctx.stdout, `Peers found: ${peers.map(([p, x]) => `${p} (the baseline runs ${x! >= 0.1 ? x!.toFixed(2) : x!.toPrecision(2)}x as fast)`).join(', ')}${r.summary.best_peer ? `; the fastest: ${r.summary.best_peer}` : ''}.`);
   } else writeLine(ctx.stdout, 'Peers found: none ran (see the notes).');
   for (const m of r.messages) writeLine(ctx.stdout, `note: ${m}`);
   await recordBaselineFigures(configOf(ctx).core.dataDir, loaded, r);
