@@ -1,6 +1,5 @@
 import { describeError, UserInputError } from '../core/errors.js';
 import { canReopen, CONVERGED, isTerminal, type Question, type Run } from '../db/index.js';
-import { assertTaskReady } from '../harness/task-gate.js';
 import { findTask } from '../harness/tasks.js';
 import { loadParentRun, summariseParent } from './lineage.js';
 import { buildTaskBrief } from './prompt/system-prompt.js';
@@ -11,6 +10,7 @@ import { openDecisionCard } from './turn/decision-step.js';
 import { endRun } from './turn/finish.js';
 import { transitionRun, type EngineServices } from './turn/services.js';
 import { openWorkspaceFor } from './turn/turn-context.js';
+import { assertTaskReady } from '../harness/task-gate.js';
 
 /** The most a question may hold (a Slack message is at most 40k characters; a question is short). */
 export const MAX_QUESTION_CHARS = 4000;

@@ -1,8 +1,8 @@
 import { lstat, mkdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { candidatePathProblem, checkCandidateFiles, type CandidateFiles } from '../../harness/candidate.js';
 import { execa } from 'execa';
 import { HarnessError } from '../../core/errors.js';
-import { candidatePathProblem, checkCandidateFiles, type CandidateFiles } from '../../harness/candidate.js';
 
 /**
  * A run's workspace: a work tree under `<dataDir>/workspaces/<runId>` holding the kernel file (seeded
@@ -201,10 +201,8 @@ export async function snapshotWorkspace(ws: Workspace, maxBytes: number, pathEnv
   return Buffer.from(result.stdout as Uint8Array);
 }
 
-/**
- * Writes the best candidate where a person can find it: `<dataDir>/results/<runId>/<kernel file>`,
- * or the folder `<kernel>/` with its files; returns that path.
- */
+/** Writes the best candidate where a person can find it: `<dataDir>/results/<runId>/<kernel file>`. */
+// A folder kernel (`kernel/`) is written as that folder with its files. Returns the path.
 export async function exportBest(dataDir: string, runId: string, kernelFile: string, source: string | CandidateFiles): Promise<string> {
   const dir = path.join(dataDir, 'results', runId);
   await mkdir(dir, { recursive: true });
