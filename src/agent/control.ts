@@ -10,6 +10,7 @@ import { openDecisionCard } from './turn/decision-step.js';
 import { endRun } from './turn/finish.js';
 import { transitionRun, type EngineServices } from './turn/services.js';
 import { openWorkspaceFor } from './turn/turn-context.js';
+import { assertTaskReady } from '../harness/task-gate.js';
 
 /** The most a question may hold (a Slack message is at most 40k characters; a question is short). */
 export const MAX_QUESTION_CHARS = 4000;
@@ -32,6 +33,8 @@ export async function startRun(services: EngineServices, input: StartRunParams):
   }
   const params = parsed.data;
   const task = await findTask(services.config.core.tasksDir, params.task);
+  // Every error of the task at once, with its fix, before a run is created (harness/task-gate.ts).
+  await assertTaskReady(task, { config: services.config, env: services.config.agent.bash.env });
   let arch: string | null = null;
   if (task.task.device === 'cuda') {
     arch = params.arch ?? task.task.architectures[0] ?? null;

@@ -13,7 +13,8 @@ type Register = (program: Command, ctx: CliContext) => void;
  */
 export const COMMANDS: readonly { name: string; args: string; summary: string; load: () => Promise<Register> }[] = [
   { name: 'migrate', args: '', summary: 'Apply database migrations (PostgreSQL from DATABASE_URL, else the embedded database)', load: async () => (await import('./commands/migrate.js')).registerMigrate },
-  { name: 'tasks', args: '', summary: 'List the kernel tasks in kernels/ and report any task.yaml that is invalid', load: async () => (await import('./commands/tasks.js')).registerTasks },
+  { name: 'tasks', args: '[dir]', summary: 'List the kernel tasks in kernels/ and report any task.yaml that is invalid', load: async () => (await import('./commands/tasks.js')).registerTasks },
+  { name: 'task', args: '', summary: 'Make a new task: `task init` writes a task folder from your kernel and a reference, then checks and evaluates it', load: async () => (await import('./commands/task-init.js')).registerTask },
   { name: 'eval', args: '<task> <kernel>', summary: 'Evaluate one kernel file against a task with the harness (correctness on every scenario, timing vs baseline and peers)', load: async () => (await import('./commands/eval.js')).registerEval },
   { name: 'gpu-worker', args: '', summary: 'Take evaluation and gpu_bash jobs from Redis and run them on this host, one job per GPU at a time', load: async () => (await import('./commands/gpu-worker.js')).registerGpuWorker },
   { name: 'queues', args: '', summary: 'Show waiting, active, delayed, failed and completed jobs per queue, and the GPU workers attached', load: async () => (await import('./commands/queues.js')).registerQueues },

@@ -3,13 +3,13 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UserInputError } from '../core/errors.js';
 import type { Evaluation } from '../db/index.js';
-import type { LoadedTask } from '../harness/tasks.js';
+import { decodeCandidate, isPythonBaseline, readCandidateFolder, type CandidateFiles } from '../harness/candidate.js';
+import { pythonCallableFile, type LoadedTask } from '../harness/tasks.js';
 
 /**
- * A kernel is a set of files, each named by its path relative to the kernel's folder. Today the
- * harness takes one file (task.yaml `kernel.file`); multi-file kernels (a folder, issue 40) only
- * change candidateFilesOf and baselineFilesOf below: the diff, the evidence, the export folder and
- * the pull request already handle any number of files.
+ * A kernel is a set of files, each named by its path relative to the kernel's folder: one file
+ * (task.yaml `kernel.file: kernel.cu`) or a folder's (`kernel.file: kernel/`, each file as
+ * `kernel/<path>`). The diff, the evidence, the export folder and the pull request handle any number.
  */
 export interface KernelFile {
   /** Relative, `/`-separated, normalised (checked by checkRelativePath). */
@@ -40,11 +40,21 @@ export function checkRelativePath(p: string, what: string): string {
  * database, so any host can export any run), named as the task names its kernel file.
  */
 export function candidateFilesOf(evaluation: Pick<Evaluation, 'source'>, task: LoadedTask): KernelFile[] {
+  if (task.layout.folder) return folderFiles(task, decodeCandidate(evaluation.source, task.layout));
   return [{ path: checkRelativePath(task.task.kernel.file, 'kernel.file'), content: evaluation.source }];
+}
+
+function folderFiles(task: LoadedTask, files: CandidateFiles): KernelFile[] {
+  return Object.keys(files)
+    .sort()
+    .map((rel) => ({ path: checkRelativePath(`${task.layout.name}/${rel}`, 'kernel file'), content: files[rel]! }));
 }
 
 /** The task's baseline, from the trusted task folder, under the kernel's own file name. */
 export async function baselineFilesOf(task: LoadedTask): Promise<KernelFile[]> {
+  // A baseline that is a Python callable has no source: the candidate's diff is against nothing.
+  if (isPythonBaseline(task.task.kernel.baseline)) return [];
+  if (task.layout.folder) return folderFiles(task, await readCandidateFolder(path.join(task.dir, task.task.kernel.baseline)));
   const content = await readFile(path.join(task.dir, task.task.kernel.baseline), 'utf8');
   return [{ path: checkRelativePath(task.task.kernel.file, 'kernel.file'), content }];
 }
@@ -59,7 +69,11 @@ export function sha256(content: string | Buffer): string {
  * from the trusted task folder when the evidence is written.
  */
 export async function digestTask(task: LoadedTask): Promise<{ digest: string; files: string[] }> {
-  const files = [...new Set(['task.yaml', 'reference.py', task.task.kernel.baseline])].sort();
+  const baseline = task.task.kernel.baseline;
+  let baselineFiles = [baseline];
+  if (isPythonBaseline(baseline)) baselineFiles = [pythonCallableFile(baseline).file].filter((f): f is string => f !== undefined);
+  else if (task.layout.folder) baselineFiles = Object.keys(await readCandidateFolder(path.join(task.dir, baseline))).map((rel) => `${baseline.replace(/\/+$/, '')}/${rel}`);
+  const files = [...new Set(['task.yaml', 'reference.py', ...baselineFiles])].sort();
   const hash = createHash('sha256');
   for (const name of files) {
     const bytes = await readFile(path.join(task.dir, name));

@@ -17,6 +17,8 @@ export interface EvaluationOptions {
   timeoutSeconds?: number;
   /** Seconds without progress before one call of the candidate counts as hung. */
   callTimeoutSeconds?: number;
+  /** Only compile and run the source and binary checks (registers, shared memory, spills); no scenario runs. */
+  compileOnly?: boolean;
 }
 
 /** Who ran an evaluation: recorded with every result so figures can be traced to hardware. */

@@ -1,14 +1,16 @@
 /**
  * A small evaluator for the Python-style arithmetic that task.yaml uses in `where` filters and
  * argument values (`rows*cols <= 4_000_000`, `B*Sq <= 32768 and not causal`). It supports numbers,
- * names, + - * / // % **, comparisons (chained), and/or/not, parentheses, True/False and the
- * functions min, max, abs, sqrt, int, float. Anything else is an error naming the expression.
+ * names, + - * / // % **, comparisons (chained), and/or/not, `a if c else b`, parentheses,
+ * True/False, the constants pi, e, inf and the functions of harness/task/exprs.py (sqrt exp log log2
+ * log10 ceil floor isqrt prod min max abs int float round bool, also as math.<name>). Anything else
+ * is an error naming the expression, as on the harness's side.
  */
 
 type Value = number | boolean;
 type Token = { kind: 'num'; value: number } | { kind: 'name'; value: string } | { kind: 'op'; value: string };
 
-const OPS = ['**', '//', '<=', '>=', '==', '!=', '+', '-', '*', '/', '%', '<', '>', '(', ')', ','];
+const OPS = ['**', '//', '<=', '>=', '==', '!=', '+', '-', '*', '/', '%', '<', '>', '(', ')', ',', '.'];
 
 function tokenize(src: string): Token[] {
   const tokens: Token[] = [];
@@ -48,7 +50,22 @@ const FUNCTIONS: Record<string, (...args: number[]) => number> = {
   float: (x) => x,
   ceil: Math.ceil,
   floor: Math.floor,
+  exp: Math.exp,
+  log: (x, base) => (base === undefined ? Math.log(x) : Math.log(x) / Math.log(base)),
+  log2: Math.log2,
+  log10: Math.log10,
+  isqrt: (x) => Math.floor(Math.sqrt(x)),
+  prod: (...xs) => xs.reduce((a, b) => a * b, 1),
+  // Python rounds half to even.
+  round: (x, digits = 0) => {
+    const f = 10 ** digits;
+    const y = x * f;
+    const r = Math.round(y);
+    return (Math.abs(y % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r) / f;
+  },
+  bool: (x) => Number(Boolean(x)),
 };
+const CONSTANTS: Record<string, number> = { pi: Math.PI, e: Math.E, inf: Infinity };
 
 const num = (v: Value): number => (typeof v === 'boolean' ? Number(v) : v);
 
@@ -57,7 +74,7 @@ class Parser {
   constructor(private readonly tokens: Token[], private readonly vars: Record<string, Value>) {}
 
   parse(): Value {
-    const v = this.or();
+    const v = this.ternary();
     if (this.pos < this.tokens.length) throw new Error(`unexpected '${this.peekText()}'`);
     return v;
   }
@@ -80,6 +97,18 @@ class Parser {
   private expectOp(op: string): void {
     if (!this.isOp(op)) throw new Error(`expected '${op}', found '${this.peekText()}'`);
     this.pos++;
+  }
+
+  /** `a if c else b`: the lowest precedence, as in Python. */
+  private ternary(): Value {
+    const value = this.or();
+    if (!this.isWord('if')) return value;
+    this.pos++;
+    const cond = this.or();
+    if (!this.isWord('else')) throw new Error(`expected 'else', found '${this.peekText()}'`);
+    this.pos++;
+    const other = this.ternary();
+    return cond ? value : other;
   }
 
   private or(): Value {
@@ -176,29 +205,37 @@ class Parser {
     this.pos++;
     if (t.kind === 'num') return t.value;
     if (t.kind === 'op' && t.value === '(') {
-      const v = this.or();
+      const v = this.ternary();
       this.expectOp(')');
       return v;
     }
     if (t.kind === 'name') {
       if (t.value === 'True') return true;
       if (t.value === 'False') return false;
-      const fn = FUNCTIONS[t.value];
+      let name = t.value;
+      if (name === 'math' && this.isOp('.')) {
+        this.pos++;
+        const attr = this.tokens[this.pos++];
+        if (attr?.kind !== 'name' || !(attr.value in FUNCTIONS || attr.value in CONSTANTS)) throw new Error(`only math.<function> attributes are allowed, not math.${String(attr?.value ?? '')}`);
+        name = attr.value;
+      }
+      if (name in CONSTANTS && !(name in this.vars)) return CONSTANTS[name]!;
+      const fn = FUNCTIONS[name];
       if (fn && this.isOp('(')) {
         this.pos++;
         const args: number[] = [];
         if (!this.isOp(')')) {
-          args.push(num(this.or()));
+          args.push(num(this.ternary()));
           while (this.isOp(',')) {
             this.pos++;
-            args.push(num(this.or()));
+            args.push(num(this.ternary()));
           }
         }
         this.expectOp(')');
         return fn(...args);
       }
-      if (!(t.value in this.vars)) throw new Error(`unknown name '${t.value}'`);
-      return this.vars[t.value]!;
+      if (!(name in this.vars)) throw new Error(`unknown name '${name}'${Object.keys(this.vars).length ? `; known: ${Object.keys(this.vars).sort().join(', ')}` : ''}`);
+      return this.vars[name]!;
     }
     throw new Error(`unexpected '${t.value}'`);
   }

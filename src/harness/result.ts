@@ -98,3 +98,43 @@ export function speedupVsBestPeer(result: EvalResult): number | null {
   const best = result.summary.best_peer;
   return best ? (result.summary.speedup_vs_peer_geomean[best] ?? null) : null;
 }
+
+/**
+ * `eval --compile-only`'s result, schema `kernelseek.compile/1` (harness/compile_only.py): the
+ * source checks, the compile and the binary checks, no scenario.
+ */
+export const CompileResultSchema = z
+  .object({
+    schema: z.literal('kernelseek.compile/1'),
+    task: z.string(),
+    device: z.enum(['cpu', 'cuda']),
+    status: z.enum(['ok', 'compile_error', 'rejected']),
+    compile: z
+      .object({ seconds: nullableNumber, registers: nullableNumber.optional(), smem_bytes: nullableNumber.optional(), spills: nullableNumber.optional(), log: z.string() })
+      .loose()
+      .nullable(),
+    messages: z.array(z.string()),
+    seconds: z.number().optional(),
+  })
+  .loose();
+export type CompileResult = z.infer<typeof CompileResultSchema>;
+
+/**
+ * A compile-only result in the shape every consumer of an evaluation reads: no scenario, not
+ * correct (nothing ran), the compile block and the messages; the harness's own document kept under
+ * `compile_only`, which `kernelseek eval --compile-only --json` prints.
+ */
+export function compileOnlyAsEval(c: CompileResult): EvalResult {
+  return {
+    schema: 'kernelseek.eval/1',
+    task: c.task,
+    device: c.device,
+    status: c.status,
+    correct: false,
+    summary: { scenarios: 0, correct: 0, speedup_vs_baseline_geomean: null, speedup_vs_peer_geomean: {}, best_peer: null, pct_of_peak_median: null, seconds: c.seconds ?? 0 },
+    scenarios: [],
+    compile: c.compile ?? { seconds: null, log: '' },
+    messages: ['compile only: no scenario ran', ...c.messages],
+    compile_only: c,
+  };
+}

@@ -7,21 +7,29 @@ import type { HarnessConfig } from '../config/modules/harness.js';
 import { describeError, UserInputError } from '../core/errors.js';
 import type { EvaluationOptions, EvaluationProgress } from './evaluation.js';
 import { CappedOutput, tailOf } from './capped-output.js';
+import { checkCandidateFiles, isFolderName, KERNEL_FILE_RE, type CandidateFiles } from './candidate.js';
+
+export { KERNEL_FILE_RE };
 import { runGuarded } from './process-group.js';
-import { EvalResultSchema, type EvalOutcome } from './result.js';
+import { CompileResultSchema, compileOnlyAsEval, EvalResultSchema, type EvalOutcome } from './result.js';
 import { parseProgressLine } from './runner-progress.js';
 import { resolvePython } from './runner-python.js';
 
 /** One evaluation, as the harness runner takes it (the task comes from the trusted checkout). */
 export interface HarnessRunRequest {
   task: string;
-  source: string;
+  /** A one-file candidate's text; a folder candidate comes as `files` instead. */
+  source?: string;
+  /** A folder candidate: {path inside the folder: text} (task.yaml `kernel.file: kernel/`). */
+  files?: CandidateFiles;
+  /** task.yaml `kernel.file`: `kernel.cu`, `kernel.py`, or a folder `kernel/`. */
   fileName: string;
   scenarios: string;
   device?: 'cpu' | 'cuda';
   options?: EvaluationOptions;
   /** The run's best kernel so far: timed beside the candidate (speedup_vs_incumbent, verdict_vs_incumbent). */
   incumbent?: string;
+  incumbentFiles?: CandidateFiles;
 }
 
 export interface RunHarnessOptions {
@@ -42,7 +50,6 @@ export const DEFAULT_EVAL_TIMEOUT_SECONDS = 1800;
 /** Temp folders of evaluations in progress (a crashed worker's are swept by the next one). */
 export const CANDIDATE_DIR_PREFIX = 'kernelseek-candidate-';
 export const TASK_NAME_RE = /^[a-z0-9_]+$/;
-export const KERNEL_FILE_RE = /^[A-Za-z0-9_.-]+\.(cu|cpp|cc|cxx)$/;
 const STDERR_TAIL_CHARS = 4000;
 
 /**
@@ -78,7 +85,15 @@ export function validateRunRequest(request: HarnessRunRequest): void {
     throw new UserInputError(`'${request.task}' is not a task name: task names are lower-case letters, digits and _.`, { code: 'task_unknown' });
   }
   if (!KERNEL_FILE_RE.test(request.fileName)) {
-    throw new UserInputError(`'${request.fileName}' is not a kernel file name: use a plain file name ending in .cu or .cpp (e.g. kernel.cu).`, { code: 'kernel_file' });
+    throw new UserInputError(`'${request.fileName}' is not a kernel file name: use a plain file name ending in .cu, .cpp or .py (e.g. kernel.cu), or a folder name (kernel/).`, { code: 'kernel_file' });
+  }
+  const folder = isFolderName(request.fileName);
+  for (const [what, text, files] of [['candidate', request.source, request.files], ['incumbent', request.incumbent, request.incumbentFiles]] as const) {
+    if (what === 'incumbent' && text === undefined && files === undefined) continue;
+    if (folder ? files === undefined || text !== undefined : text === undefined || files !== undefined) {
+      throw new UserInputError(`the ${what} of ${request.fileName} must come as ${folder ? 'a files map (a folder kernel)' : 'one source text'}`, { code: 'kernel_file' });
+    }
+    if (files) checkCandidateFiles(files, languageOf(request.fileName, files));
   }
   if (request.scenarios.trim() === '' || request.scenarios.startsWith('-')) {
     throw new UserInputError(`'${request.scenarios}' is not a scenario selection: use all, quick, or a filter such as 'r64-*'.`, { code: 'scenarios' });
@@ -87,6 +102,35 @@ export function validateRunRequest(request: HarnessRunRequest): void {
   if (seeds !== undefined && (!Number.isInteger(seeds) || seeds < 2)) {
     throw new UserInputError('seeds must be a whole number of at least 2.', { code: 'seeds' });
   }
+}
+
+/** A folder's language as far as the runner needs it (a source of some kind is there). */
+function languageOf(fileName: string, files: CandidateFiles) {
+  const names = Object.keys(files);
+  if (fileName.endsWith('.py') || names.every((n) => n.endsWith('.py'))) return 'triton' as const;
+  return names.some((n) => n.endsWith('.cu')) ? ('cuda' as const) : ('cpp' as const);
+}
+
+/**
+ * Writes a candidate under `root`: the one file as `root/<fileName>`, or a folder's files under
+ * `root/<folder>/`; returns the path the harness gets as --candidate. Paths were checked
+ * (checkCandidateFiles): relative, plain names, no `..`.
+ */
+async function writeCandidate(root: string, fileName: string, source: string | undefined, files: CandidateFiles | undefined): Promise<string> {
+  await mkdir(root);
+  if (!files) {
+    const file = path.join(root, fileName);
+    await writeFile(file, source ?? '');
+    return file;
+  }
+  const dir = path.join(root, fileName.replace(/\/+$/, ''));
+  for (const [rel, text] of Object.entries(files)) {
+    const file = path.join(dir, rel);
+    if (!file.startsWith(dir + path.sep)) throw new UserInputError(`candidate file ${rel} is outside its folder`, { code: 'kernel_file' });
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, text);
+  }
+  return dir;
 }
 
 const EXIT_MEANINGS: Record<number, string> = {
@@ -103,6 +147,7 @@ function innerTimeout(hardSeconds: number): number {
 function harnessArgs(request: HarnessRunRequest, taskDir: string, candidate: string, resultFile: string, cacheDir: string, hardSeconds: number, incumbent: string | null): string[] {
   const o = request.options ?? {};
   const args = ['-m', 'harness', 'eval', '--task-dir', taskDir, '--candidate', candidate, '--scenarios', request.scenarios];
+  if (o.compileOnly) args.push('--compile-only');
   args.push('--json', resultFile, '--progress', 'jsonl', '--cache-dir', cacheDir, '--timeout', String(innerTimeout(hardSeconds)));
   if (request.device) args.push('--device', request.device);
   if (o.seeds !== undefined) args.push('--seeds', String(o.seeds));
@@ -137,14 +182,11 @@ export async function runHarness(request: HarnessRunRequest, options: RunHarness
   await mkdir(cacheDir, { recursive: true });
   const work = await mkdtemp(path.join(os.tmpdir(), CANDIDATE_DIR_PREFIX));
   try {
-    const candidate = path.join(work, request.fileName);
     const resultFile = path.join(work, 'result.json');
-    await writeFile(candidate, request.source);
+    const candidate = await writeCandidate(path.join(work, 'candidate'), request.fileName, request.source, request.files);
     let incumbent: string | null = null;
-    if (request.incumbent) {
-      await mkdir(path.join(work, 'incumbent'));
-      incumbent = path.join(work, 'incumbent', request.fileName);
-      await writeFile(incumbent, request.incumbent);
+    if (request.incumbent !== undefined || request.incumbentFiles !== undefined) {
+      incumbent = await writeCandidate(path.join(work, 'incumbent'), request.fileName, request.incumbent, request.incumbentFiles);
     }
     // The harness's (and compilers') temp files go inside our folder: removed below even when the
     // harness was killed before it could clean up after itself.
@@ -181,6 +223,11 @@ export async function runHarness(request: HarnessRunRequest, options: RunHarness
       raw = JSON.parse(await readFile(resultFile, 'utf8'));
     } catch (error) {
       return fail(`the harness exited normally but wrote no readable result: ${(error as Error).message}`);
+    }
+    if (request.options?.compileOnly) {
+      const compiled = CompileResultSchema.safeParse(raw);
+      if (!compiled.success) return fail(`the harness wrote a compile-only result that does not match kernelseek.compile/1: ${compiled.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+      return { status: compiled.data.status, result: compileOnlyAsEval(compiled.data), wallSeconds: wall() };
     }
     const parsed = EvalResultSchema.safeParse(raw);
     if (!parsed.success) {

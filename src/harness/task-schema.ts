@@ -125,6 +125,7 @@ function crossFieldProblems(task: Task): TaskIssue[] {
   const peers = new Set<string>();
   task.peers.forEach((p, i) => {
     if (peers.has(p.name)) out.push({ path: ['peers', i, 'name'], message: `duplicate peer '${p.name}'` });
+    if ((p.fn === undefined) === (p.python === undefined)) out.push({ path: ['peers', i], message: `give exactly one of fn (a function in reference.py) or python (<file.py>:<function>), got ${p.fn === undefined ? 'neither' : 'both'}` });
     peers.add(p.name);
   });
   if (task.goal.vs === 'best_peer' && task.peers.length === 0) out.push({ path: ['goal', 'vs'], message: 'best_peer needs at least one peer' });

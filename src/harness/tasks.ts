@@ -2,7 +2,9 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { isMap, isSeq, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
 import { UserInputError } from '../core/errors.js';
+import { isPythonBaseline, kernelIncludes, kernelLayout, type KernelLayout } from './candidate.js';
 import { evaluateExpression } from './expression.js';
+import { closestNames } from './names.js';
 import { validateTask, type Task } from './task-schema.js';
 
 /** One problem in one task file, precise enough to fix without reading our code. */
@@ -21,6 +23,8 @@ export interface Scenario {
 
 export interface LoadedTask {
   task: Task;
+  /** The candidate's shape: one file or a folder, and its language. */
+  layout: KernelLayout;
   dir: string;
   file: string;
   scenarios: Scenario[];
@@ -32,14 +36,14 @@ export interface TaskCatalog {
   problems: TaskProblem[];
 }
 
-function formatPath(segments: readonly PropertyKey[]): string {
+export function formatPath(segments: readonly PropertyKey[]): string {
   let out = '';
   for (const s of segments) out += typeof s === 'number' ? `[${s}]` : out ? `.${String(s)}` : String(s);
   return out;
 }
 
 /** The line of the YAML node at `segments`, or of its closest ancestor that exists. */
-function lineOf(root: YamlNode | null, segments: readonly PropertyKey[], counter: LineCounter): number | undefined {
+export function lineOf(root: YamlNode | null, segments: readonly PropertyKey[], counter: LineCounter): number | undefined {
   let node: unknown = root;
   let best: number | undefined = root?.range ? counter.linePos(root.range[0]).line : undefined;
   for (const seg of segments) {
@@ -132,11 +136,9 @@ export async function loadTask(file: string): Promise<{ task?: LoadedTask; probl
   if (task.name !== path.basename(dir)) {
     problems.push({ file: rel, field: 'name', line: lineOf(doc.contents as YamlNode, ['name'], counter), message: `must equal the folder name '${path.basename(dir)}'` });
   }
-  try {
-    await stat(path.join(dir, task.kernel.baseline));
-  } catch {
-    problems.push({ file: rel, field: 'kernel.baseline', line: lineOf(doc.contents as YamlNode, ['kernel', 'baseline'], counter), message: `file ${task.kernel.baseline} not found next to task.yaml` });
-  }
+  const layout = kernelLayout(task);
+  const at = (...segments: PropertyKey[]) => lineOf(doc.contents as YamlNode, segments, counter);
+  for (const p of await layoutProblems(task, dir, layout)) problems.push({ file: rel, field: formatPath(p.at), line: at(...p.at), message: p.message });
   // The harness imports reference.py for inputs, the reference result and the peers: without it no
   // evaluation can run, so a folder without one is not a task (harness/task/model.py refuses it too).
   const reference = await stat(path.join(dir, 'reference.py')).catch(() => undefined);
@@ -156,7 +158,59 @@ export async function loadTask(file: string): Promise<{ task?: LoadedTask; probl
   }
   if (problems.length > 0) return { problems };
   const quick = task.scenarios.quick.map((q) => byId.get(q)!);
-  return { task: { task, dir, file, scenarios, quick }, problems: [] };
+  return { task: { task, layout, dir, file, scenarios, quick }, problems: [] };
+}
+
+/** Within the task folder: a relative path without `..` that does not leave it. */
+function insideTask(dir: string, rel: string): boolean {
+  const full = path.resolve(dir, rel);
+  return !path.isAbsolute(rel) && (full === dir || full.startsWith(dir + path.sep));
+}
+
+/** The file of a `python:` callable (`ops.py:fn` or `python:ops.py:fn`), or undefined for a module. */
+export function pythonCallableFile(ref: string): { file?: string; module?: string; fn: string } {
+  const body = ref.replace(/^python:/, '');
+  const cut = body.lastIndexOf(':');
+  const target = body.slice(0, cut);
+  const fn = body.slice(cut + 1);
+  return target.endsWith('.py') || target.includes('/') ? { file: target, fn } : { module: target, fn };
+}
+
+/**
+ * The files task.yaml names exist, each of the right kind: the baseline (a file, a folder for a folder
+ * kernel, or a Python callable), the include folders, the Python peers' files.
+ */
+async function layoutProblems(task: Task, dir: string, layout: KernelLayout): Promise<{ at: (string | number)[]; message: string }[]> {
+  const out: { at: (string | number)[]; message: string }[] = [];
+  const kind = async (rel: string) => {
+    if (!insideTask(dir, rel)) return 'outside' as const;
+    const st = await stat(path.join(dir, rel)).catch(() => undefined);
+    return st?.isDirectory() ? ('folder' as const) : st?.isFile() ? ('file' as const) : ('missing' as const);
+  };
+  const baseline = task.kernel.baseline;
+  if (isPythonBaseline(baseline)) {
+    const ref = pythonCallableFile(baseline);
+    if (!/^python:[^:]+:[A-Za-z_][A-Za-z0-9_]*$/.test(baseline)) out.push({ at: ['kernel', 'baseline'], message: `'${baseline}' must be python:<file.py or module>:<function>` });
+    else if (ref.file && (await kind(ref.file)) !== 'file') out.push({ at: ['kernel', 'baseline'], message: `${ref.file} (the baseline's Python file) not found in the task folder` });
+  } else {
+    const k = await kind(baseline);
+    if (k === 'outside') out.push({ at: ['kernel', 'baseline'], message: `${baseline} must be inside the task folder` });
+    else if (k === 'missing') out.push({ at: ['kernel', 'baseline'], message: `${layout.folder ? 'folder' : 'file'} ${baseline} not found next to task.yaml` });
+    else if (layout.folder && k !== 'folder') out.push({ at: ['kernel', 'baseline'], message: `${baseline} is a file, but kernel.file '${task.kernel.file}' is a folder: make the baseline a folder of sources, or name one file (kernel${layout.language === 'cuda' ? '.cu' : layout.language === 'triton' ? '.py' : '.cpp'})` });
+    else if (!layout.folder && k !== 'file') out.push({ at: ['kernel', 'baseline'], message: `${baseline} is a folder, but kernel.file '${task.kernel.file}' is one file: name the folder kernel.file: ${layout.name.replace(/\.[a-z]+$/, '')}/` });
+  }
+  // The task's own header folders (the candidate folder's root is on the include path anyway).
+  for (const [i, inc] of kernelIncludes(task).includeDirs.entries()) {
+    const k = await kind(inc);
+    if (k === 'outside') out.push({ at: ['kernel', 'include_dirs', i], message: `${inc} must be a folder inside the task folder` });
+    else if (k !== 'folder') out.push({ at: ['kernel', 'include_dirs', i], message: `folder ${inc} not found in the task folder` });
+  }
+  for (const [i, peer] of task.peers.entries()) {
+    if (peer.python === undefined) continue;
+    const ref = pythonCallableFile(peer.python);
+    if (ref.file && (await kind(ref.file)) !== 'file') out.push({ at: ['peers', i, 'python'], message: `${ref.file} not found in the task folder` });
+  }
+  return out;
 }
 
 /**
@@ -205,8 +259,9 @@ export async function findTask(kernelsDir: string, name: string): Promise<Loaded
   }
   const unreadable = catalog.problems.find((p) => p.file === kernelsDir);
   if (unreadable) throw new UserInputError(`Task '${name}' cannot be looked up: ${kernelsDir}: ${unreadable.message}.`, { code: 'tasks_dir' });
-  const names = catalog.tasks.map((t) => t.task.name).join(', ') || '(none)';
-  throw new UserInputError(`Unknown task '${name}'. Available tasks: ${names}.`, { code: 'task_unknown' });
+  const all = catalog.tasks.map((t) => t.task.name);
+  const guess = closestNames(name, all)[0];
+  throw new UserInputError(`Unknown task '${name}'.${guess ? ` Did you mean '${guess}'?` : ''} Available tasks: ${all.join(', ') || '(none)'}.`, { code: 'task_unknown' });
 }
 
 export function formatProblem(p: TaskProblem): string {

@@ -48,7 +48,7 @@ export const JOB_KINDS = {
     jobId: (p: EvaluatePayload) =>
       p.runId !== undefined && p.seq !== undefined
         ? `eval:${p.runId}:${p.seq}`
-        : `eval:adhoc:${contentHash([p.task, p.fileName, p.source, p.scenarios, p.arch, p.device ?? null, p.options ?? null, p.taskBundle?.digest ?? null])}`,
+        : `eval:adhoc:${contentHash([p.task, p.fileName, p.source ?? null, p.files ?? null, p.scenarios, p.arch, p.device ?? null, p.options ?? null, p.taskBundle?.digest ?? null])}`,
     // A second attempt only for failures of the machinery (the worker lost Redis, a disk filled up);
     // a candidate's failure or a harness crash is a result, not an exception.
     attempts: 2,

@@ -1,3 +1,4 @@
+import type { CandidateFiles } from '../harness/candidate.js';
 import type { EvaluationOptions, EvaluationOutcome, EvaluationProgress } from '../harness/evaluation.js';
 
 // The evaluation's own types belong to the harness (the runner produces them); re-exported here for
@@ -12,9 +13,11 @@ export type { EvaluationOptions, EvaluationOutcome, EvaluationProgress, Executor
 /** One candidate to evaluate. The task folder comes from the executor's trusted checkout, by name. */
 export interface EvaluationRequest {
   task: string;
-  /** The candidate's source: exactly one file. */
-  source: string;
-  /** The file name the task expects (task.yaml kernel.file), e.g. `kernel.cu`. */
+  /** A one-file candidate's source. */
+  source?: string;
+  /** A folder candidate's files, {path inside the folder: text}, instead of `source` (harness/candidate.ts). */
+  files?: CandidateFiles;
+  /** The name the task expects (task.yaml kernel.file), e.g. `kernel.cu`, or a folder `kernel/`. */
   fileName: string;
   /** `all`, `quick`, or a scenario filter. */
   scenarios: string;
@@ -27,6 +30,8 @@ export interface EvaluationRequest {
   device?: 'cpu' | 'cuda';
   /** The run's best kernel so far (its source), timed beside the candidate: a new best is decided on it. */
   incumbent?: string;
+  /** The same, for a folder kernel. */
+  incumbentFiles?: CandidateFiles;
   /** Harness knobs; unset means the harness's defaults (and the queue's time limit). */
   options?: EvaluationOptions;
 }

@@ -50,7 +50,7 @@ export function createInProcessDispatcher(config: Config, options: InProcessDisp
       try {
         const outcome = await lockFor(request.device ?? task.device).run(() =>
           runHarness(
-            { task: request.task, source: request.source, fileName: request.fileName, scenarios: request.scenarios, device: request.device, options: request.options, incumbent: request.incumbent },
+            { task: request.task, source: request.source, files: request.files, fileName: request.fileName, scenarios: request.scenarios, device: request.device, options: request.options, incumbent: request.incumbent, incumbentFiles: request.incumbentFiles },
             { config, env: options.env, signal: controller.signal, onProgress: dispatch.onProgress },
           ),
         );

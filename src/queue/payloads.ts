@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { candidatePathProblem, isFolderName, KERNEL_FILE_RE, MAX_CANDIDATE_BYTES, MAX_CANDIDATE_FILES } from '../harness/candidate.js';
 import { TaskBundleSchema } from './task-bundle.js';
 
 /**
@@ -25,32 +26,48 @@ export const EvaluationOptionsSchema = z.strictObject({
   baseline: z.boolean().optional(),
   timeoutSeconds: z.number().positive().optional(),
   callTimeoutSeconds: z.number().positive().max(3600).optional(),
+  compileOnly: z.boolean().optional(),
 });
+
+const sourceText = (what: string) =>
+  z
+    .string()
+    .min(1, { message: `${what} is empty` })
+    .refine((s) => Buffer.byteLength(s) <= MAX_SOURCE_BYTES, { message: `${what} is larger than ${MAX_SOURCE_BYTES >> 10} KiB` });
+
+/** A folder candidate: {path inside the folder: text}, the paths plain and relative (candidate.ts). */
+const filesMap = (what: string) =>
+  z
+    .record(z.string(), z.string())
+    .refine((f) => Object.keys(f).length > 0 && Object.keys(f).length <= MAX_CANDIDATE_FILES, { message: `${what} must hold 1 to ${MAX_CANDIDATE_FILES} files` })
+    .refine((f) => Object.keys(f).every((p) => candidatePathProblem(p) === undefined), { message: `${what}: every path must be relative, plain names (letters, digits, _ . + -) between slashes, a source or header file` })
+    .refine((f) => Object.values(f).reduce((n, t) => n + Buffer.byteLength(t), 0) <= MAX_CANDIDATE_BYTES, { message: `${what} are larger than ${MAX_CANDIDATE_BYTES >> 10} KiB` });
 
 export const EvaluatePayloadSchema = z.strictObject({
   task: z.string().regex(/^[a-z0-9_]+$/, { message: 'task must be a task name (lower-case letters, digits, _)' }),
-  source: z.string().min(1, { message: 'source is empty' }).refine((s) => Buffer.byteLength(s) <= MAX_SOURCE_BYTES, {
-    message: `source is larger than ${MAX_SOURCE_BYTES >> 10} KiB`,
-  }),
-  fileName: z.string().regex(/^[A-Za-z0-9_.-]+\.(cu|cpp|cc|cxx)$/, { message: 'fileName must be a plain file name ending in .cu or .cpp' }),
+  /** A one-file candidate's text. */
+  source: sourceText('source').optional(),
+  /** A folder candidate's files (task.yaml `kernel.file: kernel/`), instead of `source`. */
+  files: filesMap('files').optional(),
+  fileName: z.string().regex(KERNEL_FILE_RE, { message: 'fileName must be a plain file name ending in .cu, .cpp or .py, or a folder name (kernel/)' }),
   scenarios: z.string().min(1).max(500),
   arch: ArchSchema,
   device: z.enum(['cpu', 'cuda']).optional(),
   runId: idPart('runId').optional(),
   seq: z.number().int().nonnegative().optional(),
   options: EvaluationOptionsSchema.optional(),
-  incumbent: z
-    .string()
-    .min(1, { message: 'incumbent is empty' })
-    .refine((s) => Buffer.byteLength(s) <= MAX_SOURCE_BYTES, { message: `incumbent is larger than ${MAX_SOURCE_BYTES >> 10} KiB` })
-    .optional(),
+  incumbent: sourceText('incumbent').optional(),
+  incumbentFiles: filesMap('incumbentFiles').optional(),
   /**
    * The task folder, packed and sealed by the server (src/queue/task-bundle.ts): the worker
    * evaluates against it, not against a copy of its own. Absent from older producers: then the
    * worker's own checkout has to have the task.
    */
   taskBundle: TaskBundleSchema.optional(),
-});
+})
+  .refine((p) => (p.source === undefined) !== (p.files === undefined), { message: 'give the candidate as source (one file) or files (a folder), exactly one', path: ['source'] })
+  .refine((p) => (p.files !== undefined) === isFolderName(p.fileName), { message: 'a folder kernel (fileName kernel/) comes as files, a one-file kernel as source', path: ['fileName'] })
+  .refine((p) => p.incumbentFiles === undefined || p.incumbent === undefined, { message: 'give the incumbent as incumbent or incumbentFiles, not both', path: ['incumbent'] });
 export type EvaluatePayload = z.infer<typeof EvaluatePayloadSchema>;
 
 export const GpuBashPayloadSchema = z.strictObject({

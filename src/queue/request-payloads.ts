@@ -10,7 +10,7 @@ import { MAX_ARCHIVE_BYTES, type EvaluatePayload, type GpuBashPayload } from './
 export function toEvaluatePayload(request: EvaluationRequest): EvaluatePayload {
   return {
     task: request.task,
-    source: request.source,
+    ...(request.files ? { files: request.files } : { source: request.source }),
     fileName: request.fileName,
     scenarios: request.scenarios,
     arch: request.arch ?? 'cpu',
@@ -19,6 +19,7 @@ export function toEvaluatePayload(request: EvaluationRequest): EvaluatePayload {
     ...(request.seq !== undefined ? { seq: request.seq } : {}),
     ...(request.options ? { options: request.options } : {}),
     ...(request.incumbent ? { incumbent: request.incumbent } : {}),
+    ...(request.incumbentFiles ? { incumbentFiles: request.incumbentFiles } : {}),
   };
 }
 

@@ -52,7 +52,7 @@ describe('kernelseek eval (in process, the real harness on cpu_softmax)', () => 
 
   it('says precisely what is wrong with the input, before running anything', async () => {
     const cases: [string[], string | RegExp][] = [
-      [['eval', 'cpu_softmaxx', BASELINE], /^error: Unknown task 'cpu_softmaxx'\. Available tasks: (\w+, )*cpu_softmax(, \w+)*\.$/],
+      [['eval', 'cpu_softmaxx', BASELINE], /^error: Unknown task 'cpu_softmaxx'\. Did you mean 'cpu_softmax'\? Available tasks: (\w+, )*cpu_softmax(, \w+)*\.$/],
       [['eval', 'cpu_softmax', 'missing.cpp'], `Kernel file not found: ${path.join(REPO_ROOT, 'missing.cpp')}`],
       [['eval', 'cpu_softmax', 'kernel.cu'], 'cpu_softmax is a cpu task: the kernel must be a .cpp or .cc or .cxx file (got kernel.cu; the task\'s own is kernel.cpp).'],
       [['eval', 'cpu_softmax', BASELINE, '--device', 'cuda'], 'cpu_softmax runs on cpu; --device cuda is not possible.'],

@@ -76,7 +76,7 @@ describe('evaluations through Redis and a gpu-worker process (cpu host)', () => 
     const job = await queue.add('evaluate', { task: 'cpu_softmax', source: '', fileName: 'kernel.exe', scenarios: 'all', arch: 'cpu' }, { jobId: 'eval:bad:1', attempts: 5 });
     const started = Date.now();
     await expect(job.waitUntilFinished(events, 30_000)).rejects.toThrow(
-      'invalid evaluate payload: source: source is empty; fileName: fileName must be a plain file name ending in .cu or .cpp',
+      'invalid evaluate payload: source: source is empty; fileName: fileName must be a plain file name ending in .cu, .cpp or .py, or a folder name (kernel/)',
     );
     expect(Date.now() - started).toBeLessThan(10_000);
     const failed = await queue.getJob('eval:bad:1');

@@ -1,5 +1,8 @@
 import type { ToolUnion } from '../model/types.js';
+import type { KernelLayout } from '../../harness/candidate.js';
 import { VIEW_MAX_CHARACTERS } from './text-editor-tool.js';
+
+const LANGUAGE_WORDS: Record<KernelLayout['language'], string> = { cuda: 'CUDA C++, built with nvcc', cpp: 'C++, built with g++', triton: 'Python with @triton.jit kernels' };
 
 export const TOOL_NAMES = ['bash', 'str_replace_based_edit_tool', 'evaluate', 'gpu_bash'] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
@@ -9,15 +12,17 @@ export type ToolName = (typeof TOOL_NAMES)[number];
  * invalidates every run's cache). bash and the text editor are Anthropic-defined tools Claude is
  * trained on; evaluate and gpu_bash are ours.
  */
-export function toolDefinitions(device: 'cpu' | 'cuda'): ToolUnion[] {
+export function toolDefinitions(device: 'cpu' | 'cuda', kernel?: KernelLayout): ToolUnion[] {
   const host = device === 'cuda' ? 'a GPU host (one GPU of the task\'s architecture)' : 'an evaluation host';
+  // One C++ or CUDA file: the words every run had (the system prompt names the file and compiler).
+  const what = !kernel || (!kernel.folder && kernel.language !== 'triton') ? "the workspace's kernel file" : kernel.folder ? `every source and header of the workspace's kernel folder ${kernel.name}/ (${LANGUAGE_WORDS[kernel.language]})` : `the workspace's kernel file ${kernel.name} (${LANGUAGE_WORDS[kernel.language]})`;
   return [
     { type: 'bash_20250124', name: 'bash' },
     { type: 'text_editor_20250728', name: 'str_replace_based_edit_tool', max_characters: VIEW_MAX_CHARACTERS },
     {
       name: 'evaluate',
       description:
-        "Submit the workspace's kernel file to the harness: it is compiled, checked for correctness on every scenario against a higher-precision reference (fresh random inputs, several seeds), and timed side by side with the baseline and the peers. Returns the status, the number of correct scenarios, geometric-mean speedups, the failing scenarios with their reasons, the slowest scenarios against the strongest peer and the compile report. Each call uses one evaluation of the run's budget; the candidate is committed to the workspace's git history.",
+        `Submit ${what} to the harness: it is ${kernel?.language === 'triton' ? 'loaded' : 'compiled'}, checked for correctness on every scenario against a higher-precision reference (fresh random inputs, several seeds), and timed side by side with the baseline and the peers. Returns the status, the number of correct scenarios, geometric-mean speedups, the failing scenarios with their reasons, the slowest scenarios against the strongest peer and the compile report. Each call uses one evaluation of the run's budget; the candidate is committed to the workspace's git history.`,
       input_schema: {
         type: 'object',
         properties: {

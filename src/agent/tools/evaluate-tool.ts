@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { AppError } from '../../core/errors.js';
 import type { Evaluation, EvaluationOutcome as StoredOutcome } from '../../db/index.js';
+import { decodeCandidate, encodeCandidate } from '../../harness/candidate.js';
 import { speedupVsBestPeer } from '../../harness/result.js';
 import type { EvaluationOutcome } from '../../queue/dispatcher.js';
 import { BASELINE_SPEEDUP, beatsIncumbent, gainFiguresOf } from '../../harness/significance.js';
@@ -10,6 +11,7 @@ import { formatEvaluationForModel, isCorrectCandidate, reportOf } from '../evalu
 import { recordCountedBest } from '../counted.js';
 import { describeRun } from '../run-view.js';
 import { checkWorkspaceSize, commitWorkspace, tagCommit } from '../workspace/workspace.js';
+import { layoutOf, readWorkspaceCandidate } from './candidate-files.js';
 import { ToolInputError } from './paths.js';
 import type { ToolContext, ToolResult } from './tool-types.js';
 
@@ -50,7 +52,7 @@ export function storedOutcome(outcome: EvaluationOutcome): StoredOutcome {
 }
 
 /**
- * The `evaluate` tool: submits the workspace's kernel file to the harness through the Dispatcher,
+ * The `evaluate` tool: submits the workspace's kernel (its file, or every source of its folder) to the harness through the Dispatcher,
  * stores the evaluation, commits the candidate, offers it as the run's best and returns a compact
  * summary. Re-executing the same tool call (after a crash) reuses its evaluation number, hence its
  * job id: the candidate is never evaluated twice.
@@ -60,11 +62,16 @@ export async function runEvaluateTool(input: Record<string, unknown>, ctx: ToolC
   const runScenarios = ((run.state as { scenarios?: 'quick' | 'all' }).scenarios ?? 'all') as 'quick' | 'all';
   const requested = input.scenarios ?? runScenarios;
   if (requested !== 'quick' && requested !== 'all') throw new ToolInputError('`scenarios` must be "quick" or "all"');
-  const file = path.join(workspace.dir, workspace.kernelFile);
-  const source = await readFile(file, 'utf8').catch(() => {
-    throw new ToolInputError(`the kernel file ${file} does not exist; create it (the task evaluates exactly this file)`);
+  const layout = layoutOf(task, workspace);
+  const where = path.join(workspace.dir, layout.name);
+  const files = await readWorkspaceCandidate(workspace, layout).catch((error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new ToolInputError(`the kernel file ${where} does not exist; create it (the task evaluates exactly this file)`);
+    if (error instanceof AppError) throw new ToolInputError(`the kernel folder ${where}/: ${error.userMessage}`);
+    throw error;
   });
-  if (source.trim() === '') throw new ToolInputError(`the kernel file ${file} is empty`);
+  if (Object.values(files).every((text) => text.trim() === '')) throw new ToolInputError(`the kernel ${layout.folder ? 'folder' : 'file'} ${where} is empty`);
+  // What is stored and sent: one file's text, or the folder's files as one document.
+  const source = encodeCandidate(files, layout);
 
   const pathEnv = ctx.config.agent.bash.env.PATH ?? '/usr/local/bin:/usr/bin:/bin';
   const maxBytes = ctx.config.agent.sandbox.workspaceMaxMb * 2 ** 20;
@@ -96,8 +103,10 @@ export async function runEvaluateTool(input: Record<string, unknown>, ctx: ToolC
     // The run's best so far is timed beside the candidate: a new best is decided on that comparison
     // (src/harness/significance.ts), on the run's own scenario set.
     const incumbent = counts(requested, runScenarios) && previous?.bestEvaluationId != null ? (await store.evaluations.get(previous.bestEvaluationId))?.source : undefined;
+    const candidate = layout.folder ? { files: decodeCandidate(evaluation.source, layout) } : { source: evaluation.source };
+    const best = incumbent === undefined ? {} : layout.folder ? { incumbentFiles: decodeCandidate(incumbent, layout) } : { incumbent };
     const outcome = await ctx.dispatcher.evaluate(
-      { task: task.task.name, source: evaluation.source, fileName: task.task.kernel.file, scenarios: requested, arch, runId: run.id, seq, ...(incumbent ? { incumbent } : {}) },
+      { task: task.task.name, ...candidate, fileName: task.task.kernel.file, scenarios: requested, arch, runId: run.id, seq, ...best },
       // Not awaited: the harness's output is read on; the reporter is guarded and never throws.
       { signal: ctx.signal, onProgress: (progress) => void ctx.reporter.evaluationProgress({ run: during, seq, progress }) },
     );

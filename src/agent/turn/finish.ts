@@ -1,5 +1,6 @@
 import { describeError } from '../../core/errors.js';
 import type { Run, RunStatus } from '../../db/index.js';
+import { decodeCandidate, type CandidateFiles } from '../../harness/candidate.js';
 import { expandScenarios, findTask } from '../../harness/tasks.js';
 import type { FullSetConfirmation, RunSummary } from '../reporter.js';
 import { recordCountedBest } from '../counted.js';
@@ -16,15 +17,19 @@ export async function summarizeRun(services: EngineServices, run: Run): Promise<
   let bestSummary: RunSummary['best'] = null;
   if (best && best.speedupVsBaseline != null) {
     let kernelFile = 'kernel.src';
+    let kept: string | CandidateFiles = best.source;
     let scenarioSet: { evaluated: number; total: number } | null = null;
     try {
-      const task = (await findTask(services.config.core.tasksDir, run.task)).task;
+      const loaded = await findTask(services.config.core.tasksDir, run.task);
+      const task = loaded.task;
       kernelFile = task.kernel.file;
+      // A folder kernel is written out as its folder of files.
+      if (loaded.layout.folder) kept = decodeCandidate(best.source, loaded.layout);
       if (best.scenarios === 'quick') scenarioSet = { evaluated: task.scenarios.quick.length, total: expandScenarios(task).length };
     } catch {
       // The task may have been removed since; the source is still worth keeping.
     }
-    const file = await exportBest(services.config.core.dataDir, run.id, kernelFile, best.source);
+    const file = await exportBest(services.config.core.dataDir, run.id, kernelFile, kept);
     bestSummary = {
       evaluationSeq: best.seq ?? 0,
       speedupVsBaseline: best.speedupVsBaseline,
@@ -98,11 +103,12 @@ async function confirmOnFullSet(services: EngineServices, run: Run): Promise<Run
   if (!best || best.scenarios !== 'quick') return run;
   let confirmation: FullSetConfirmation;
   try {
-    const task = (await findTask(services.config.core.tasksDir, run.task)).task;
+    const loaded = await findTask(services.config.core.tasksDir, run.task);
+    const task = loaded.task;
     const total = expandScenarios(task).length;
     const outcome = await services.dispatcher.evaluate({
       task: task.name,
-      source: best.source,
+      ...(loaded.layout.folder ? { files: decodeCandidate(best.source, loaded.layout) } : { source: best.source }),
       fileName: task.kernel.file,
       scenarios: 'all',
       arch: best.arch ?? undefined,

@@ -1,3 +1,4 @@
+import { formatCandidate } from '../../harness/candidate.js';
 import { withCacheBreakpoints } from '../context/cache-control.js';
 import { buildCompactionNote, planCompaction } from '../context/compaction.js';
 import { estimateTokens, toApiMessages, type StoredMessage } from '../context/messages.js';
@@ -34,7 +35,8 @@ export async function prepareRequest(ctx: TurnContext, rows: StoredMessage[], op
       fixedTokens,
       budgetTokens: budget,
       force: options.forceCompaction,
-      note: () => buildCompactionNote({ evaluations, best, questions, kernelFile: ctx.task.task.kernel.file }),
+      // A folder kernel's best is shown file by file, not as its stored document.
+      note: () => buildCompactionNote({ evaluations, best: best && { ...best, source: formatCandidate(best.source, ctx.task.layout) }, questions, kernelFile: ctx.task.task.kernel.file }),
     });
     if (planned && (planned.throughSeq !== compaction?.throughSeq || planned.note !== compaction?.note)) {
       ctx.logger.info({ runId: ctx.run.id, throughSeq: planned.throughSeq }, 'compacting old tool results');

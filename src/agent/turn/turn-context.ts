@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Run } from '../../db/index.js';
+import { decodeCandidate, isPythonBaseline, readCandidateFolder, starterFiles } from '../../harness/candidate.js';
 import { findTask, type LoadedTask } from '../../harness/tasks.js';
 import { toolDefinitions } from '../tools/definitions.js';
 import { bashLimitsSentence, sandboxUnavailable } from '../tools/agent-sandbox.js';
@@ -31,14 +32,23 @@ export async function openWorkspaceFor(services: EngineServices, run: Run, task:
   const { workspace, created } = await ensureWorkspace(
     { dataDir: services.config.core.dataDir, runId: run.id, kernelFile: task.task.kernel.file, pathEnv: pathEnvOf(services) },
     async () => {
+      // One file's source, or a folder kernel's files (harness/candidate.ts).
+      const stored = (source: string) => (task.layout.folder ? { files: decodeCandidate(source, task.layout) } : { source });
       const evaluations = await services.store.evaluations.forRun(run.id);
       const last = evaluations.filter((e) => e.status !== 'pending').at(-1);
-      if (last) return { source: last.source, message: `restored from evaluation #${last.seq} (the workspace was not on this host)` };
+      if (last) return { ...stored(last.source), message: `restored from evaluation #${last.seq} (the workspace was not on this host)` };
       // A continuation starts from its parent's best kernel, not the baseline.
       const parent = run.parentRunId ? await services.store.runs.get(run.parentRunId) : undefined;
       const best = parent?.bestEvaluationId != null ? await services.store.evaluations.get(parent.bestEvaluationId) : undefined;
-      if (parent && best) return { source: best.source, message: `best kernel of ${parent.id} (eval #${best.seq})` };
-      return { source: await readFile(path.join(task.dir, task.task.kernel.baseline), 'utf8'), message: `baseline of ${task.task.name}` };
+      if (parent && best) return { ...stored(best.source), message: `best kernel of ${parent.id} (eval #${best.seq})` };
+      const baseline = task.task.kernel.baseline;
+      // A baseline that is a Python callable has no source to start from: the entry point, to write.
+      if (isPythonBaseline(baseline)) {
+        const files = starterFiles(task.task);
+        return { ...(task.layout.folder ? { files } : { source: Object.values(files)[0]! }), message: `starting point for ${task.task.name} (its baseline is ${baseline})` };
+      }
+      if (task.layout.folder) return { files: await readCandidateFolder(path.join(task.dir, baseline)), message: `baseline of ${task.task.name}` };
+      return { source: await readFile(path.join(task.dir, baseline), 'utf8'), message: `baseline of ${task.task.name}` };
     },
   );
   if (created && run.evalsUsed > 0) {
@@ -73,7 +83,7 @@ export async function loadTurnContext(services: EngineServices, run: Run, signal
   const task = await findTask(services.config.core.tasksDir, run.task);
   const workspace = await openWorkspaceFor(services, run, task);
   const sandbox = await sandboxState(services, run);
-  const tools = toolDefinitions(task.task.device).filter((t) => sandbox.state !== 'unavailable' || !('name' in t) || (t.name !== 'bash' && t.name !== 'gpu_bash'));
+  const tools = toolDefinitions(task.task.device, task.layout).filter((t) => sandbox.state !== 'unavailable' || !('name' in t) || (t.name !== 'bash' && t.name !== 'gpu_bash'));
   return {
     ...services,
     run,

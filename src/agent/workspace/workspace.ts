@@ -1,5 +1,6 @@
 import { lstat, mkdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { candidatePathProblem, checkCandidateFiles, type CandidateFiles } from '../../harness/candidate.js';
 import { execa } from 'execa';
 import { HarnessError } from '../../core/errors.js';
 
@@ -14,7 +15,7 @@ export interface Workspace {
   runId: string;
   /** Real path of the repository root (symlinks resolved): every tool is confined to it. */
   dir: string;
-  /** The kernel file's name inside `dir` (task.yaml `kernel.file`). */
+  /** The kernel file's name inside `dir` (task.yaml `kernel.file`), or its folder's (`kernel/`). */
   kernelFile: string;
   /** HOME for the agent's commands, outside the repository. */
   homeDir: string;
@@ -79,11 +80,12 @@ export interface WorkspaceOptions {
 }
 
 /**
- * Opens the run's workspace, creating it when absent: `seed` gives the kernel source to start from
- * (the baseline for a new run; the last evaluated candidate when a worker on another host resumes a
- * run whose workspace it does not have). Returns whether it had to be created.
+ * Opens the run's workspace, creating it when absent: `seed` gives the kernel to start from (the
+ * baseline for a new run; the last evaluated candidate when a worker on another host resumes a run
+ * whose workspace it does not have): one file's `source`, or a folder kernel's `files` (paths inside
+ * the folder `kernelFile`). Returns whether it had to be created.
  */
-export async function ensureWorkspace(options: WorkspaceOptions, seed: () => Promise<{ source: string; message: string }>): Promise<{ workspace: Workspace; created: boolean }> {
+export async function ensureWorkspace(options: WorkspaceOptions, seed: () => Promise<{ source?: string; files?: CandidateFiles; message: string }>): Promise<{ workspace: Workspace; created: boolean }> {
   const { dir, homeDir, gitDir } = workspacePaths(options.dataDir, options.runId);
   await mkdir(homeDir, { recursive: true });
   await adoptLegacyGitDir(dir, gitDir);
@@ -91,7 +93,7 @@ export async function ensureWorkspace(options: WorkspaceOptions, seed: () => Pro
   if (created) {
     await mkdir(dir, { recursive: true });
     await mkdir(path.dirname(gitDir), { recursive: true });
-    const { source, message } = await seed();
+    const { source, files, message } = await seed();
     await git({ dir, homeDir, gitDir }, ['init', '--quiet', '--initial-branch=main'], options.pathEnv);
     // init records the host path of the work tree; inside the sandbox it is /workspace, and the
     // engine always names it (--work-tree), so the git directory does not.
@@ -100,7 +102,16 @@ export async function ensureWorkspace(options: WorkspaceOptions, seed: () => Pro
     await git({ dir, homeDir, gitDir }, ['config', '--unset', 'core.worktree'], options.pathEnv, [0, 5]);
     // The samples are inert, but an empty hooks folder says plainly that none run.
     await rm(path.join(gitDir, 'hooks'), { recursive: true, force: true });
-    await writeFile(path.join(dir, options.kernelFile), source);
+    if (files) {
+      // A folder kernel: its files under kernel/ (the paths were checked: relative, no ..).
+      const root = path.join(dir, options.kernelFile.replace(/\/+$/, ''));
+      for (const [rel, text] of Object.entries(files)) {
+        const problem = candidatePathProblem(rel);
+        if (problem) throw new HarnessError(`cannot seed the workspace: ${problem}`, { code: 'workspace_seed' });
+        await mkdir(path.dirname(path.join(root, rel)), { recursive: true });
+        await writeFile(path.join(root, rel), text);
+      }
+    } else await writeFile(path.join(dir, options.kernelFile), source ?? '');
     await writeFile(path.join(dir, '.gitignore'), '# build outputs the agent creates while experimenting\n*.o\n*.so\na.out\n__pycache__/\n');
     await git({ dir, homeDir, gitDir }, ['add', '-A'], options.pathEnv);
     await git({ dir, homeDir, gitDir }, ['commit', '--quiet', '-m', message], options.pathEnv);
@@ -191,10 +202,19 @@ export async function snapshotWorkspace(ws: Workspace, maxBytes: number, pathEnv
 }
 
 /** Writes the best candidate where a person can find it: `<dataDir>/results/<runId>/<kernel file>`. */
-export async function exportBest(dataDir: string, runId: string, kernelFile: string, source: string): Promise<string> {
+// A folder kernel (`kernel/`) is written as that folder with its files. Returns the path.
+export async function exportBest(dataDir: string, runId: string, kernelFile: string, source: string | CandidateFiles): Promise<string> {
   const dir = path.join(dataDir, 'results', runId);
   await mkdir(dir, { recursive: true });
-  const file = path.join(dir, kernelFile);
-  await writeFile(file, source);
-  return file;
+  const target = path.join(dir, kernelFile.replace(/\/+$/, ''));
+  if (typeof source === 'string') {
+    await writeFile(target, source);
+    return target;
+  }
+  checkCandidateFiles(source, Object.keys(source).every((n) => n.endsWith('.py')) ? 'triton' : Object.keys(source).some((n) => n.endsWith('.cu')) ? 'cuda' : 'cpp');
+  for (const [rel, text] of Object.entries(source)) {
+    await mkdir(path.dirname(path.join(target, rel)), { recursive: true });
+    await writeFile(path.join(target, rel), text);
+  }
+  return target;
 }

@@ -5,6 +5,12 @@ import { parseDuration } from '../../config/index.js';
 import { UserInputError } from '../../core/errors.js';
 import { failureLines, progressLine, scenarioRows, SCENARIO_HEADERS, summaryLines } from '../../harness/result-view.js';
 import { findTask, type LoadedTask } from '../../harness/tasks.js';
+import { recordBaselineFigures } from '../../harness/baseline-figures.js';
+import { readCandidate, type CandidateFiles } from '../../harness/candidate.js';
+import type { EvalResult } from '../../harness/result.js';
+import { assertTaskReady } from '../../harness/task-gate.js';
+import { queueNameFor } from '../../queue/catalog.js';
+import { detectGpus } from '../../queue/gpus.js';
 import type { Dispatcher, EvaluationOptions, EvaluationProgress } from '../../queue/dispatcher.js';
 import { createInProcessDispatcher } from '../../queue/in-process-dispatcher.js';
 import type { Config } from '../../config/index.js';
@@ -25,24 +31,65 @@ interface EvalOpts {
   timeout?: string;
   callTimeout?: string;
   out?: string;
+  compileOnly?: boolean;
 }
 
-const EXTENSIONS: Record<string, string[]> = { cuda: ['.cu'], cpp: ['.cpp', '.cc', '.cxx'] };
+const EXTENSIONS: Record<string, string[]> = { cuda: ['.cu'], cpp: ['.cpp', '.cc', '.cxx'], triton: ['.py'] };
 
-async function readKernel(file: string, loaded: LoadedTask): Promise<string> {
-  const { task } = loaded;
-  const allowed = EXTENSIONS[task.kernel.language] ?? [];
+/** The candidate given on the command line: one file, or a folder for a folder task. */
+async function readKernel(file: string, loaded: LoadedTask): Promise<{ source: string } | { files: CandidateFiles }> {
+  const { task, layout } = loaded;
+  const info = await stat(file).catch(() => undefined);
+  if (layout.folder) {
+    if (!info) throw new UserInputError(`Kernel folder not found: ${file}`, { code: 'kernel_file' });
+    if (!info.isDirectory()) throw new UserInputError(`${task.name} takes a folder of sources (its own is ${task.kernel.file}); ${file} is a file: give the folder that holds it.`, { code: 'kernel_file' });
+    return { files: await readCandidate(file, layout) };
+  }
+  const allowed = EXTENSIONS[layout.language] ?? [];
   const ext = path.extname(file);
   if (!allowed.includes(ext)) {
-    const what = task.kernel.language === 'cuda' ? 'a CUDA task: the kernel must be a .cu file' : `a ${task.device} task: the kernel must be a ${allowed.join(' or ')} file`;
+    const what = layout.language === 'cuda' ? 'a CUDA task: the kernel must be a .cu file' : layout.language === 'triton' ? 'a Triton task: the kernel must be a .py file' : `a ${task.device} task: the kernel must be a ${allowed.join(' or ')} file`;
     throw new UserInputError(`${task.name} is ${what} (got ${path.basename(file)}; the task's own is ${task.kernel.file}).`, { code: 'kernel_file' });
   }
-  const info = await stat(file).catch(() => undefined);
   if (!info) throw new UserInputError(`Kernel file not found: ${file}`, { code: 'kernel_file' });
   if (!info.isFile()) throw new UserInputError(`${file} is not a file: give the one kernel source file to evaluate.`, { code: 'kernel_file' });
   const source = await readFile(file, 'utf8');
   if (source.trim() === '') throw new UserInputError(`${file} is empty.`, { code: 'kernel_file' });
-  return source;
+  return { source };
+}
+
+/**
+ * A CUDA task on a machine without a GPU: says where it can run instead (the GPU workers' queue, with
+ * --remote) and what can be done here (--compile-only), before anything is started.
+ */
+async function refuseWithoutGpu(ctx: CliContext, config: Config, loaded: LoadedTask, kernel: string): Promise<void> {
+  const env = Object.fromEntries(Object.entries(ctx.env).filter((e): e is [string, string] => e[1] !== undefined));
+  const gpus = await detectGpus(env);
+  if (gpus.kind === 'gpus') return;
+  const arch = loaded.task.architectures[0] ?? 'sm_90';
+  const queue = queueNameFor('evaluate', arch);
+  throw new UserInputError(
+    [
+      `${loaded.task.name} is a CUDA task and this machine has no GPU (${gpus.reason}).`,
+      `  Send it to a GPU worker: kernelseek eval ${loaded.task.name} ${kernel} --remote   (queue ${queue}, through REDIS_URL; --arch chooses among ${loaded.task.architectures.join(', ')})`,
+      `  Or only compile it here, with the harness's source and binary checks (registers, shared memory, spills): kernelseek eval ${loaded.task.name} ${kernel} --compile-only`,
+    ].join('\n'),
+    { code: 'no_gpu' },
+  );
+}
+
+/** `--compile-only`: what the compiler and the checks said, without scenarios. */
+function printCompileOnly(ctx: CliContext, result: EvalResult, kernel: string): void {
+  const c = result.compile;
+  const figures = [c.registers != null ? `${c.registers} registers` : undefined, c.smem_bytes != null ? `${c.smem_bytes} bytes of shared memory` : undefined, c.spills != null ? `${c.spills} bytes spilled` : undefined].filter(Boolean);
+  if (result.status === 'ok') {
+    writeLine(ctx.stdout, `${kernel}: compiled${c.seconds != null ? ` in ${c.seconds.toFixed(1)} s` : ''}; source and binary checks passed${figures.length ? ` — ${figures.join(', ')}` : ''}.`);
+  } else {
+    writeLine(ctx.stdout, `${kernel}: ${result.status.replace('_', ' ')}${figures.length ? ` (${figures.join(', ')})` : ''}`);
+    if (c.log.trim()) writeLine(ctx.stdout, c.log.trimEnd().split('\n').slice(-40).map((l) => `  ${l}`).join('\n'));
+  }
+  for (const m of result.messages) if (!m.startsWith('compile only:')) writeLine(ctx.stdout, `note: ${m}`);
+  writeLine(ctx.stdout, 'No scenario ran (--compile-only).');
 }
 
 function parseOptions(opts: EvalOpts): EvaluationOptions {
@@ -64,6 +111,7 @@ function parseOptions(opts: EvalOpts): EvaluationOptions {
     if (s === undefined || s <= 0) throw new UserInputError(`--call-timeout ${opts.callTimeout}: give a duration such as 30s.`);
     out.callTimeoutSeconds = s;
   }
+  if (opts.compileOnly) out.compileOnly = true;
   return out;
 }
 
@@ -118,7 +166,7 @@ function progressPrinter(ctx: CliContext, json: boolean): { show(p: EvaluationPr
  * The dispatcher for --remote, and with it BullMQ and ioredis: imported here, on demand, so that
  * `kernelseek eval` without --remote (and `help eval`) starts without loading them.
  */
-async function createRemoteDispatcher(ctx: CliContext, config: Config, arch: string | undefined): Promise<Dispatcher> {
+export async function createRemoteDispatcher(ctx: CliContext, config: Config, arch: string | undefined): Promise<Dispatcher> {
   const [{ Redis }, queue] = await Promise.all([import('ioredis'), import('../../queue/index.js')]);
   await queue.checkRedis(config.redis.url);
   const harness = await queue.computeHarnessVersion(config.core.repoRoot);
@@ -151,7 +199,7 @@ export function registerEval(program: Command, ctx: CliContext): void {
     .command('eval')
     .description('Evaluate one kernel file against a task with the harness (correctness on every scenario, timing vs baseline and peers)')
     .argument('<task>', 'task name (see `kernelseek tasks`)')
-    .argument('<kernel>', "the candidate's single source file (.cu for CUDA tasks, .cpp for cpu tasks)")
+    .argument('<kernel>', "the candidate: its source file (.cu for CUDA tasks, .cpp for cpu tasks, .py for Triton tasks), or its folder for a task whose kernel is a folder")
     .option('--scenarios <selection>', 'all, quick, or a filter: comma-separated substrings or globs of scenario ids', 'all')
     .option('--json', 'print only the result JSON (kernelseek.eval/1) on stdout')
     .option('--device <device>', "cpu or cuda (default: the task's device)")
@@ -163,6 +211,7 @@ export function registerEval(program: Command, ctx: CliContext): void {
     .option('--timeout <duration>', 'hard limit for the whole evaluation, e.g. 10m (default 30m)')
     .option('--call-timeout <duration>', 'a call of the kernel that makes no progress this long counts as hung (default 30s)')
     .option('--out <file>', 'also write the result JSON (kernelseek.eval/1) to this file, whatever is printed')
+    .option('--compile-only', 'only compile and run the source and binary checks (registers, shared memory, spills); works without a GPU')
     .addHelpText(
       'after',
       '\nExit status: 0 when the candidate is correct on every selected scenario; 1 otherwise (incorrect,\ncompile error, rejected, timed out, crashed, the harness failed, or the input was wrong, e.g. an\nunknown task); 2 when the command line itself is malformed.',
@@ -173,16 +222,21 @@ export function registerEval(program: Command, ctx: CliContext): void {
       if (opts.device !== undefined && opts.device !== loaded.task.device) {
         throw new UserInputError(`${loaded.task.name} runs on ${loaded.task.device}; --device ${opts.device} is not possible.`);
       }
-      const source = await readKernel(path.resolve(ctx.cwd, kernel), loaded);
+      const candidate = await readKernel(path.resolve(ctx.cwd, kernel), loaded);
       const options = parseOptions(opts);
       const outFile = opts.out === undefined ? undefined : await checkOutFile(path.resolve(ctx.cwd, opts.out));
       const arch = pickArch(loaded, opts);
+      // The task's own mistakes (reference.py, the baseline's signature, ...) all at once, before a run.
+      const check = await assertTaskReady(loaded, { config, env: ctx.env });
+      const warnings = check.problems.filter((p) => p.severity === 'warning').length;
+      if (warnings > 0 && !opts.json) writeLine(ctx.stderr, `note: the task has ${warnings} warning${warnings === 1 ? '' : 's'} (\`kernelseek tasks --check ${path.relative(ctx.cwd, loaded.dir) || '.'}\` shows them)`);
+      if (loaded.task.device === 'cuda' && !opts.remote && !opts.compileOnly) await refuseWithoutGpu(ctx, config, loaded, kernel);
       const dispatcher = opts.remote ? await createRemoteDispatcher(ctx, config, arch) : createInProcessDispatcher(config, { env: ctx.env });
       const progress = progressPrinter(ctx, Boolean(opts.json));
       let outcome;
       try {
         outcome = await dispatcher.evaluate(
-          { task: loaded.task.name, source, fileName: loaded.task.kernel.file, scenarios: opts.scenarios, device: loaded.task.device, arch, options },
+          { task: loaded.task.name, ...candidate, fileName: loaded.task.kernel.file, scenarios: opts.scenarios, device: loaded.task.device, arch, options },
           { signal: ctx.signal, onProgress: (p) => progress.show(p) },
         );
       } catch (error) {
@@ -200,12 +254,23 @@ export function registerEval(program: Command, ctx: CliContext): void {
       if (outcome.status === 'harness_error') {
         writeLine(ctx.stderr, `error: the evaluation produced no result: ${outcome.message}`);
         if (outcome.stderrTail.trim()) writeLine(ctx.stderr, `--- harness stderr (last lines) ---\n${outcome.stderrTail.trimEnd()}`);
+        if (/exit status 4/.test(outcome.message) && loaded.task.device === 'cuda' && !opts.remote) {
+          writeLine(ctx.stderr, `To run it on a GPU worker: kernelseek eval ${loaded.task.name} ${kernel} --remote; to compile it here only: --compile-only.`);
+        }
         ctx.exitCode = 1;
         return;
       }
+      if (outFile) await writeFile(outFile, `${JSON.stringify(opts.compileOnly ? ((outcome.result as { compile_only?: unknown }).compile_only ?? outcome.result) : outcome.result, null, 1)}\n`);
+      if (opts.compileOnly) {
+        ctx.exitCode = outcome.status === 'ok' ? 0 : 1;
+        if (opts.json) writeLine(ctx.stdout, JSON.stringify((outcome.result as { compile_only?: unknown }).compile_only ?? outcome.result, null, 1));
+        else printCompileOnly(ctx, outcome.result, kernel);
+        return;
+      }
       ctx.exitCode = outcome.result.correct && outcome.status === 'ok' ? 0 : 1;
-      if (outFile) await writeFile(outFile, `${JSON.stringify(outcome.result, null, 1)}\n`);
-      const compile = compileFailure(outcome.result, { path: path.relative(ctx.cwd, path.resolve(ctx.cwd, kernel)) || kernel, harnessName: loaded.task.kernel.file });
+      // The baseline's speed against the peers, for the task check's "already meets the goal".
+      await recordBaselineFigures(config.core.dataDir, loaded, outcome.result);
+      const compile = compileFailure(outcome.result, { path: path.relative(ctx.cwd, path.resolve(ctx.cwd, kernel)) || kernel, harnessName: loaded.layout.name });
       if (opts.json) {
         writeLine(ctx.stdout, JSON.stringify(outcome.result, null, 1));
         if (compile) writeLine(ctx.stderr, `error: ${compile.error}`);

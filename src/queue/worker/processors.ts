@@ -81,7 +81,7 @@ export function createEvaluateProcessor(deps: ProcessorDeps, slot: Slot): KindPr
     const outcome = await onSlot(slot, ctx.job.id, () => {
       deps.logger.info({ jobId: ctx.job.id, task: payload.task, taskDigest: payload.taskBundle?.digest.slice(0, 16) ?? 'local', scenarios: payload.scenarios, gpu: slot.gpuIndex }, 'evaluation started');
       return runHarness(
-        { task: payload.task, source: payload.source, fileName: payload.fileName, scenarios: payload.scenarios, device: payload.device, options: { ...payload.options, timeoutSeconds }, incumbent: payload.incumbent },
+        { task: payload.task, source: payload.source, files: payload.files, fileName: payload.fileName, scenarios: payload.scenarios, device: payload.device, options: { ...payload.options, timeoutSeconds }, incumbent: payload.incumbent, incumbentFiles: payload.incumbentFiles },
         {
           config,
           env: deps.env,

@@ -32,7 +32,7 @@ export async function handleStartCommand(ctx: CommandContext, command: { task: s
   if (!loaded) {
     const names = catalog.tasks.map((t) => t.task.name);
     const broken = catalog.problems.some((p) => p.file.includes(`/${command.task}/`));
-    if (broken) return ctx.reply(`:warning: Task \`${command.task}\` exists but its task.yaml is invalid; \`kernelseek tasks\` on the server shows the problems.`);
+    if (broken) return ctx.reply(`:warning: Task \`${command.task}\` exists but its task.yaml is invalid; \`kernelseek tasks --check\` on the server shows every problem with its fix.`);
     const guess = closest(command.task, names);
     const hint = guess ? ` Did you mean \`${guess}\`?` : '';
     return ctx.reply(`:warning: Unknown task \`${command.task}\`.${hint} Tasks: ${names.map((n) => `\`${n}\``).join(', ') || 'none installed'}.`);
