@@ -105,8 +105,10 @@ def evaluate(opts):
     except RuntimeError as exc:
         if not out_of_memory(exc):
             raise
-        # Before the scenarios: the inputs that size the arenas, the calibration, the arenas themselves.
-        raise EnvironmentProblem(out_of_memory_message(ctx, "the evaluation's start", exc)) from None
+        # Outside a scenario's stages: the inputs that size the arenas, the calibration, the arenas themselves
+        # (an executor restarted too).
+        where = "the evaluation's start" if ctx is None else "the evaluation (outside a scenario's stages)"
+        raise EnvironmentProblem(out_of_memory_message(ctx, where, exc)) from None
     finally:
         t_close = time.monotonic()
         if ctx is not None and ctx.child is not None:
