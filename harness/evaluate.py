@@ -29,7 +29,7 @@ from .task.model import load_reference, load_task
 from .task.oracle import Oracle
 from .task.scenarios import select_scenarios
 from .timing import cuda_loop, event_offsets, loop
-from .timing.devices import make_device
+from .timing.devices import make_device, memory_report, out_of_memory
 from .timing.peer_figures import PeerFigures
 
 MAX_CRASH_RESTARTS = 3
@@ -103,6 +103,13 @@ def evaluate(opts):
             t_run = time.monotonic()
             _run_scenarios(ctx, scenarios, result, base_seed, t0, workdir, progress)
             spent["scenarios"] = round(time.monotonic() - t_run, 3)
+    except RuntimeError as exc:
+        if not out_of_memory(exc):
+            raise
+        # Outside a scenario's stages: the inputs that size the arenas, the calibration, the arenas themselves
+        # (an executor restarted too).
+        where = "the evaluation's start" if ctx is None else "the evaluation (outside a scenario's stages)"
+        raise EnvironmentProblem(out_of_memory_message(ctx, where, exc)) from None
     finally:
         t_close = time.monotonic()
         if ctx is not None and ctx.child is not None:
@@ -207,7 +214,6 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
     ctx.device_info = info
     ctx.has_incumbent = "incumbent" in libs
     if device_kind == "cuda":
-        ctx.arena_bytes = cuda_loop.arena_bytes(ctx, scenarios)
         # Persisting L2 reset from the parent's own context before every flush (timing/l2_guard.py).
         info["persisting_l2"] = device.use_l2_guard() if opts.parent_l2 else "not guarded (turned off)"
         # Before any executor starts: the parent's own calibration of what its events add (CUPTI).
@@ -235,6 +241,13 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
                 ctx.messages.append(f"peers: the figures of {len(ctx.kept_peers)} of {len(scenarios)} scenario(s) "
                                     f"were kept from an earlier evaluation on this GPU (the candidate's rounds "
                                     f"are paired with their times; --fresh-peers measures them again)")
+    if device_kind == "cuda":
+        # The executors' shared memory, sized to the GPU's free memory once the parent's own is made.
+        lanes = lanes_wanted(ctx) if ctx.with_peers and getattr(ctx, "peers_needed", True) else 0
+        free = device.free_bytes()
+        ctx.arena_bytes = cuda_loop.arena_bytes(ctx, scenarios, free, lanes)
+        info["memory"] = {"free_bytes": free, "arenas_bytes": ctx.arena_total, "peer_arenas": lanes,
+                          "slot_room": ctx.slot_room}
     try:
         ctx.child = _start_child(ctx, workdir)
     except ChildFailure as exc:
@@ -476,6 +489,15 @@ class _Pass:
             except ChildFailure as exc:
                 if self._failed(exc, scenario, entry):
                     continue      # the incumbent failed: this scenario again, without it
+            except RuntimeError as exc:
+                if not out_of_memory(exc):
+                    raise
+                where = f"the {stage} of scenario {scenario.id}"
+                raise EnvironmentProblem(out_of_memory_message(ctx, where, exc)) from None
+            finally:
+                release = getattr(getattr(ctx, "device", None), "release", None)
+                if release is not None:
+                    release()     # what the scenario's reference left cached, for the executors and the next one
             todo.pop(0)
             # A scenario is reported once its last stage ran: its timing, or the correctness that failed it.
             if stage == "timing" or entry["status"] != "ok":
@@ -520,6 +542,16 @@ class _Pass:
             entry.update(status="runtime_error", correct=False, reason=str(exc))
         self.crashes += 1
         return False
+
+
+def out_of_memory_message(ctx, where, exc):
+    """An EnvironmentProblem's text for the parent's running out of GPU memory during `where`."""
+    arenas = getattr(ctx, "arena_total", None)
+    first = (str(exc).strip().splitlines() or [""])[0][:200]
+    return (f"the GPU ran out of memory in the harness's own process during {where} ({first}): {memory_report()}"
+            + (f"; the executors' shared memory (in it): {arenas / (1 << 30):.1f} GiB" if arenas else "")
+            + ". Select fewer scenarios (--scenarios), time the peers in one process (--peer-processes 1) or use "
+              "a GPU with more free memory")
 
 
 def _skip_rest(result, indices, reason):

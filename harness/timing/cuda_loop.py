@@ -38,7 +38,7 @@ import time
 
 from . import bound, nvml
 
-from ..errors import fail
+from ..errors import EnvironmentProblem, fail
 from ..executor.calls import device_findings
 from ..executor.cupti_activity import FRONT_END_GAP_MS
 from ..executor.handle import ChildFailure
@@ -115,30 +115,84 @@ def pool_size(per_set, n_impls):
     return max(SETS_MIN, min(SETS_MAX, SET_BUDGET_BYTES["cuda"] // (slot_footprint(per_set) * n_impls)))
 
 
-def scenario_pool(ctx, per_set):
+def scenario_pool(ctx, per_set, room=None):
     """How many sets each implementation cycles through on a scenario. Sized for every implementation
     the evaluation may time, even when fewer run (the peers' figures kept, an incumbent that did not
-    start), so that the sets always fit the arenas sized before anything started (arena_bytes)."""
+    start), so that the sets always fit the arenas sized before anything started (arena_bytes); no
+    more than `room` (ctx.slot_room: bytes an implementation, where the GPU's free memory set one)
+    holds, and 0 when not even one set fits in it."""
     n_impls = (1 + (1 if ctx.has_baseline else 0) + (1 if ctx.has_incumbent else 0) +
                (len(ctx.task.peers) if ctx.with_peers else 0))
-    return pool_size(per_set, n_impls)
+    pool = pool_size(per_set, n_impls)
+    room = getattr(ctx, "slot_room", None) if room is None else room
+    return pool if room is None else min(pool, room // slot_footprint(per_set))
 
 
-def arena_bytes(ctx, scenarios):
+# What the executors' shared arenas may take of the GPU memory free when the evaluation starts. The
+# rest is for what the parent computes (the references: on an H100, 22 GiB of PyTorch memory for
+# rmsnorm's largest scenario, 5.5 times its set), the executors' contexts and allocator pools, and the
+# peers' own temporaries (PyTorch in each peers' process). At two sets an implementation, rmsnorm's
+# arenas took 48 GiB with the peers in two processes and the parent ran out of memory on the H100
+# (2026-12-06): where they would take more than this share, each implementation gets fewer sets on
+# the largest scenarios (one at least), the rest unchanged; on the H200 nothing changes.
+ARENA_SHARE = 0.5
+GIB = float(1 << 30)
+
+
+def arena_bytes(ctx, scenarios, free_bytes=None, peer_lanes=0):
     """How much shared GPU memory each executor needs for the largest scenario: the timing sets of
-    every implementation it runs (the correctness trials need one set, which the timing reuses)."""
-    n_peers = len(ctx.task.peers) if ctx.with_peers else 0
-    need = {"cand": 0, "ref": 0, "inc": 0, "peer": 0}
+    every implementation it runs (the correctness trials need one set, which the timing reuses).
+    `free_bytes`: the GPU's free memory now, `peer_lanes`: how many peers' executors will start (each
+    gets a "peer" arena). Where the arenas would take more than ARENA_SHARE of `free_bytes`, sets a
+    room per implementation (ctx.slot_room) that fits; raises EnvironmentProblem when a scenario's
+    single set per implementation does not. ctx.arena_total: the arenas' bytes together."""
+    per_sets = []
     for scenario in scenarios:
         inputs = ctx.oracle.inputs(scenario.params, 0)
-        per_set = set_bytes(ctx.task, {k: tuple(v.shape) for k, v in inputs.items()},
-                            ctx.oracle.output_shapes(scenario.params))
+        per_sets.append((scenario, set_bytes(ctx.task, {k: tuple(v.shape) for k, v in inputs.items()},
+                                             ctx.oracle.output_shapes(scenario.params))))
         del inputs
-        room = scenario_pool(ctx, per_set) * slot_footprint(per_set)     # the slots, spread apart
-        need["cand"] = max(need["cand"], room)
-        need["ref"] = max(need["ref"], room)
-        need["inc"] = max(need["inc"], room)
-        need["peer"] = max(need["peer"], room * max(1, n_peers))
+    n_peers = len(ctx.task.peers) if ctx.with_peers else 0
+    # Arenas of one implementation's room each: the candidate's, the baseline's, the incumbent's, and
+    # each peers' executor's, which holds every peer's slots.
+    rooms = 2 + (1 if ctx.has_incumbent else 0) + peer_lanes * max(1, n_peers)
+
+    def total(need):
+        return need["cand"] + need["ref"] + (need["inc"] if ctx.has_incumbent else 0) + peer_lanes * need["peer"]
+    ctx.slot_room = None
+    need = _arena_need(ctx, per_sets, n_peers, None)
+    ctx.arena_total = total(need)
+    if free_bytes is None or ctx.arena_total <= ARENA_SHARE * free_bytes:
+        return need
+    room = int(ARENA_SHARE * free_bytes) // rooms
+    tight = sorted(((per_set, sc.id) for sc, per_set in per_sets if scenario_pool(ctx, per_set, room) < 1),
+                   reverse=True)
+    if tight:
+        raise EnvironmentProblem(
+            f"the GPU has {free_bytes / GIB:.1f} GiB free: the executors' shared memory may take "
+            f"{ARENA_SHARE * 100:.0f} % of it ({room / GIB:.1f} GiB for each of {rooms} implementations' sets; "
+            f"the rest is for the reference and the executors' own work), and {len(tight)} scenario(s) need "
+            f"more for a single set: {', '.join(f'{sid} {b / GIB:.1f} GiB' for b, sid in tight[:5])}"
+            f"{' ...' if len(tight) > 5 else ''}; select fewer scenarios (--scenarios), time the peers in fewer "
+            f"processes (--peer-processes 1) or use a GPU with more free memory")
+    usual, ctx.slot_room = ctx.arena_total, room
+    need = _arena_need(ctx, per_sets, n_peers, room)
+    ctx.arena_total = total(need)
+    ctx.messages.append(f"timing: the executors' shared memory sized to {ARENA_SHARE * 100:.0f} % of the GPU's "
+                        f"{free_bytes / GIB:.1f} GiB free ({ctx.arena_total / GIB:.1f} GiB, {usual / GIB:.1f} at the "
+                        f"usual sets): fewer sets an implementation on the scenarios whose sets take over "
+                        f"{room / GIB:.2f} GiB")
+    return need
+
+
+def _arena_need(ctx, per_sets, n_peers, room):
+    need = {"cand": 0, "ref": 0, "inc": 0, "peer": 0}
+    for _, per_set in per_sets:
+        room_s = scenario_pool(ctx, per_set, room) * slot_footprint(per_set)     # the slots, spread apart
+        need["cand"] = max(need["cand"], room_s)
+        need["ref"] = max(need["ref"], room_s)
+        need["inc"] = max(need["inc"], room_s)
+        need["peer"] = max(need["peer"], room_s * max(1, n_peers))
     return need
 
 

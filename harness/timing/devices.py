@@ -16,8 +16,33 @@ import torch
 from ..errors import EnvironmentProblem
 
 MIB = 1 << 20
+GIB = float(1 << 30)
+# What PyTorch's allocator may keep cached in the parent between scenarios (CudaDevice.release): flash's
+# references, in chunks of 1 GiB, stay under it and keep their blocks (no new allocation per scenario).
+RELEASE_BYTES = 4 << 30
 # An upper bound on the SM clock of the GPUs the harness runs on (the H200 boosts to 1.98 GHz).
 MAX_CLOCK_HZ = 3.0e9
+
+
+def out_of_memory(exc):
+    """Whether `exc` is PyTorch's, or the CUDA driver's, out-of-memory error."""
+    oom = getattr(getattr(torch, "cuda", None), "OutOfMemoryError", None)
+    if oom is not None and isinstance(exc, oom):
+        return True
+    text = str(exc)
+    return isinstance(exc, RuntimeError) and ("CUDA out of memory" in text or "CUDA_ERROR_OUT_OF_MEMORY" in text
+                                              or "CUDA driver error 2 " in text)
+
+
+def memory_report():
+    """The GPU's memory as the parent sees it (its current device), for an out-of-memory error."""
+    try:
+        free, total = torch.cuda.mem_get_info()
+        return (f"{free / GIB:.1f} of {total / GIB:.1f} GiB free; this process: "
+                f"{torch.cuda.memory_allocated() / GIB:.1f} GiB in PyTorch tensors, "
+                f"{torch.cuda.memory_reserved() / GIB:.1f} GiB held by its allocator")
+    except (RuntimeError, AssertionError) as exc:    # (AssertionError: a PyTorch built without CUDA)
+        return f"the GPU's memory could not be read ({exc})"
 
 
 def make_device(kind):
@@ -183,6 +208,20 @@ class CudaDevice:
         self._busy.add_(1)
         torch.cuda.synchronize(self.torch_device)
         return (time.perf_counter_ns() - t0) / 1e6
+
+    def free_bytes(self):
+        """The GPU's free memory now (cudaMemGetInfo: every process's use counted), in bytes."""
+        return int(torch.cuda.mem_get_info(self.torch_device)[0])
+
+    def release(self):
+        """Gives back what PyTorch's allocator holds in this process and no tensor uses, when that is
+        over RELEASE_BYTES: a scenario's reference (22 GiB on rmsnorm's largest) stays cached
+        otherwise, where the executors and the next scenario need it. Returns the bytes given back."""
+        idle = torch.cuda.memory_reserved(self.torch_device) - torch.cuda.memory_allocated(self.torch_device)
+        if idle <= RELEASE_BYTES:
+            return 0
+        torch.cuda.empty_cache()
+        return idle
 
     @property
     def arch(self):

@@ -10,7 +10,10 @@
 #              (tools/lab/l2_persist.py: reset, set-aside, the parent's eviction, the guard);
 #   adversarial  every CUDA adversarial and honest candidate (harness/adversarial/cuda/manifest.yaml);
 #   rms        rmsnorm's full evaluation of its baseline twice: the peers measured (kept), then with
-#              the peers kept (the budget: 15 s; the A/A: `same`);
+#              the peers kept (the budget: 15 s; the A/A: `same`). The kept figures are keyed by the
+#              peers' process count (timing/peer_figures.py), so the second names the first's
+#              --peer-processes: without it, it measures the peers again in two processes (a host's
+#              first evaluation, not the budget's case; the H100 run of 2026-12-06 at a2764bf);
 #   flash      flash_attn_fwd's likewise (the budget: 45 s with the peers kept);
 #   l2-gain    forge3 (the executor's persisting-L2 check forged) with the parent's guard off and on (the
 #              bound requests off in both), and the baseline with it off: what the cheat gains, what the
@@ -61,10 +64,10 @@ adversarial)
   fits adversarial 180 && step adversarial 300 "$PY" -m harness.adversarial.run "$MANIFEST" --json "$W/adversarial.json" ;;
 rms)
   fits rms 45 && eval_json rmsnorm-full 60 $R --peers-together --peer-processes 1 \
-    && eval_json rmsnorm-kept 40 $R ;;
+    && eval_json rmsnorm-kept 40 $R --peer-processes 1 ;;
 flash)
   fits flash 150 && eval_json flash-full 200 $F --peers-together --peer-processes 1 \
-    && eval_json flash-kept 90 $F ;;
+    && eval_json flash-kept 90 $F --peer-processes 1 ;;
 l2-gain)
   fits l2-gain 40 && step l2-gain 90 "$PY" - "$W" <<'PYEOF'
 import json, sys, tempfile
@@ -153,14 +156,17 @@ for name in ("rmsnorm-full", "rmsnorm-kept", "flash-full", "flash-kept"):
     stopped = {}
     for b in bounds:
         stopped[b["stopped"]] = stopped.get(b["stopped"], 0) + 1
-    statuses = {}
+    statuses, peers = {}, {}
     for x in sc:
         statuses[x["status"]] = statuses.get(x["status"], 0) + 1
+        how = (x.get("timing") or {}).get("peers")
+        if how:
+            peers[how] = peers.get(how, 0) + 1
     print(f"-- {name}: {r['status']} {statuses}, {s.get('seconds')} s (timing {r.get('time_spent', {}).get('timing')} s), "
           f"x_base {s.get('speedup_vs_baseline_geomean')} {s.get('speedup_vs_baseline_ci')} {s.get('verdict_vs_baseline')}; "
           f"bound on {len(bounds)}/{len(sc)} scenarios, {secs:.1f} s, pairs min/median/max "
           f"{pairs[0] if pairs else None}/{pairs[len(pairs) // 2] if pairs else None}/{pairs[-1] if pairs else None}, "
-          f"stopped {stopped}, raised {len(raised)} (max x{max(raised) if raised else 1.0:.3f})")
+          f"stopped {stopped}, raised {len(raised)} (max x{max(raised) if raised else 1.0:.3f}); peers {peers}")
     for m in r["messages"][:6]:
         print("   message:", m[:200])
     for x in sc:
