@@ -1,4 +1,5 @@
 import { execa } from 'execa';
+import type { CheckProblem } from './check-problem.js';
 import { z } from 'zod';
 
 /**
@@ -27,14 +28,7 @@ const ProblemSchema = z.object({
 /** harness/check_task.py: problems as objects, warnings as lines (`field: message`). */
 const OutputSchema = z.object({ problems: z.array(ProblemSchema), warnings: z.array(z.union([z.string(), ProblemSchema])).default([]) }).loose();
 
-export interface HarnessCheckProblem {
-  severity: 'error' | 'warning';
-  file: string;
-  line?: number;
-  field?: string;
-  message: string;
-  fix: string;
-}
+export type HarnessCheckProblem = CheckProblem;
 
 export async function runHarnessCheck(taskDir: string, options: HarnessCheckOptions): Promise<{ problems: HarnessCheckProblem[]; note?: string }> {
   const r = await execa(options.python, ['-m', 'harness', 'check-task', '--task-dir', taskDir, '--json'], {

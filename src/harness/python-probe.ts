@@ -1,4 +1,5 @@
 import { execa } from 'execa';
+import type { CheckProblem } from './check-problem.js';
 
 /**
  * Reads a task's Python files without running them: Python's own parser (the `ast` module, no
@@ -29,14 +30,7 @@ export interface ProbeRequest {
   modules: { module: string; name: string; field: string }[];
 }
 
-export interface ProbeFinding {
-  severity: 'error' | 'warning';
-  file: string;
-  line?: number;
-  field?: string;
-  message: string;
-  fix: string;
-}
+export type ProbeFinding = CheckProblem;
 
 const SCRIPT = String.raw`
 import ast, importlib.util, json, os, sys

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
 import { readBaselineFigures } from './baseline-figures.js';
 import { checkCEntry } from './c-signature.js';
+import type { CheckProblem } from './check-problem.js';
 import { defaultLanguage, isPythonBaseline, kernelLayout, readCandidateFolder, SOURCE_EXTENSIONS } from './candidate.js';
 import { evaluateExpression } from './expression.js';
 import { runHarnessCheck, type HarnessCheckOptions } from './harness-check.js';
@@ -19,14 +20,7 @@ import { lineOf, loadTask, pythonCallableFile, type LoadedTask, type TaskProblem
  * it adds what the harness's own `check-task --json` finds by importing and running the reference.
  */
 
-export interface CheckProblem {
-  severity: 'error' | 'warning';
-  file: string;
-  line?: number;
-  field?: string;
-  message: string;
-  fix: string;
-}
+export type { CheckProblem };
 
 export interface TaskCheck {
   dir: string;
