@@ -8,7 +8,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { probeSandbox, runSandboxed } from '../src/agent/tools/sandbox-run.js';
+import { giveToSandbox, probeSandbox, runSandboxed } from '../src/agent/tools/sandbox-run.js';
 import { sandboxEnvironment, type SandboxSpec } from '../src/agent/tools/sandbox.js';
 
 const iterations = Number(process.argv[2] ?? 40);
@@ -23,7 +23,8 @@ function pct(values: number[], p: number): number {
 const root = await mkdtemp(path.join(os.tmpdir(), 'ks-bench-sandbox-'));
 try {
   const env = sandboxEnvironment({ PATH: '/usr/local/bin:/usr/bin:/bin' }, { python: '/usr/bin/python3', nvcc: 'nvcc' });
-  const spec: SandboxSpec = { workspace: root, env, gpu: false, readOnly: [], limits: { memoryBytes: 8 * 2 ** 30, processes: 256, fileBytes: 2 ** 30 } };
+  const spec: SandboxSpec = { workspace: root, env, gpu: false, readOnly: [], limits: { memoryBytes: 8 * 2 ** 30, processes: 256, fileBytes: 2 ** 30, tmpBytes: 2 ** 30 } };
+  await giveToSandbox([root]);
   const time = async (sandboxed: boolean) => {
     const t = performance.now();
     const r = await runSandboxed('true', { spec: sandboxed ? spec : null, plain: { cwd: root, env }, timeoutMs: 30_000, outputCap: 1000 });

@@ -2,9 +2,10 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Config, Env } from '../config/index.js';
-import { DEFAULT_HOST_PATH, prepareMountPoints, probeSandbox } from '../agent/tools/sandbox-run.js';
+import { DEFAULT_HOST_PATH, giveToSandbox, prepareMountPoints, probeSandbox } from '../agent/tools/sandbox-run.js';
 import { gpuDeviceNodes, sandboxArgv, sandboxEnvironment, sandboxLimits, SANDBOX_HOME, toolchainFolders, type SandboxSpec } from '../agent/tools/sandbox.js';
 import { safeToolText } from '../agent/tools/output-cap.js';
+import { AppError } from '../core/errors.js';
 import { runGuarded } from '../harness/process-group.js';
 import { extractArchive } from './archive.js';
 
@@ -89,11 +90,21 @@ export async function runGpuBash(run: GpuBashRun, env: Env, config: Config): Pro
     const home = path.join(root, 'home');
     const tmp = path.join(root, 'tmp');
     await Promise.all([mkdir(workspace), mkdir(home), mkdir(tmp)]);
-    await extractArchive(run.archive, workspace);
+    try {
+      await extractArchive(run.archive, workspace);
+    } catch (error) {
+      // A snapshot refused (too big expanded, not an archive, a member that is not a file): that one
+      // call fails with the reason; the run goes on.
+      if (error instanceof AppError && error.code.startsWith('archive_')) {
+        return { exitCode: null, output: `[gpu_bash did not run: ${error.userMessage}]\n`, truncated: false, timedOut: false, durationMs: 0 };
+      }
+      throw error;
+    }
     let argv = ['bash', '-lc', run.command];
     let childEnv = gpuBashEnvironment(env, home, run.gpuIndex, tmp);
     if (sandboxed) {
       const spec = gpuBashSandbox(config, env, { workspace, home }, run.gpuIndex);
+      await giveToSandbox([workspace, home], root);
       await prepareMountPoints(spec);
       argv = sandboxArgv(spec, run.command);
       // Only for finding prlimit and bwrap (a GPU host carries bwrap outside /usr).

@@ -12,7 +12,9 @@ import { recordCountedBest } from '../counted.js';
 import { describeRun } from '../run-view.js';
 import { checkWorkspaceSize, commitWorkspace, tagCommit } from '../workspace/workspace.js';
 import { layoutOf, readWorkspaceCandidate } from './candidate-files.js';
-import { ToolInputError } from './paths.js';
+import { storableValue } from './output-cap.js';
+import { shownPath, ToolInputError } from './paths.js';
+import { WorkspaceFileError } from '../../core/safe-read.js';
 import type { ToolContext, ToolResult } from './tool-types.js';
 
 /** Whether an evaluation on `requested` can be the run's best (its own scenario set, or all of them). */
@@ -28,7 +30,7 @@ export function storedOutcome(outcome: EvaluationOutcome): StoredOutcome {
       correct: false,
       speedupVsBaseline: null,
       speedupVsBestPeer: null,
-      result: { message: outcome.message, stderrTail: outcome.stderrTail },
+      result: storableValue({ message: outcome.message, stderrTail: outcome.stderrTail }),
       gpu: outcome.gpu,
       arch: null,
       worker: outcome.worker,
@@ -42,7 +44,8 @@ export function storedOutcome(outcome: EvaluationOutcome): StoredOutcome {
     correct: r.correct,
     speedupVsBaseline: r.summary.speedup_vs_baseline_geomean,
     speedupVsBestPeer: speedupVsBestPeer(r),
-    result: r as unknown as Record<string, unknown>,
+    // A candidate's own words (errors, prints) travel in the result: no NUL may reach jsonb.
+    result: storableValue(r as unknown as Record<string, unknown>),
     gpu: outcome.gpu ?? r.gpu ?? null,
     arch: r.arch ?? null,
     worker: outcome.worker,
@@ -63,9 +66,11 @@ export async function runEvaluateTool(input: Record<string, unknown>, ctx: ToolC
   const requested = input.scenarios ?? runScenarios;
   if (requested !== 'quick' && requested !== 'all') throw new ToolInputError('`scenarios` must be "quick" or "all"');
   const layout = layoutOf(task, workspace);
-  const where = path.join(workspace.dir, layout.name);
+  const where = shownPath(workspace.dir, path.join(workspace.dir, layout.name), ctx.config.agent.sandbox.mode === 'on');
+  // Beneath the workspace, no symlink followed, regular files under the job's source cap, text.
   const files = await readWorkspaceCandidate(workspace, layout).catch((error: unknown) => {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new ToolInputError(`the kernel file ${where} does not exist; create it (the task evaluates exactly this file)`);
+    if ((error instanceof WorkspaceFileError && error.missing) || (error as NodeJS.ErrnoException).code === 'ENOENT') throw new ToolInputError(`the kernel file ${where} does not exist; create it (the task evaluates exactly this file)`);
+    if (error instanceof WorkspaceFileError) throw new ToolInputError(error.userMessage);
     if (error instanceof AppError) throw new ToolInputError(`the kernel folder ${where}/: ${error.userMessage}`);
     throw error;
   });

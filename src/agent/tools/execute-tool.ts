@@ -13,6 +13,8 @@ const TOOLS: Record<string, (input: Record<string, unknown>, ctx: ToolContext) =
   gpu_bash: runGpuBashTool,
 };
 
+const AGENT_FIXABLE = new Set(['workspace_too_large', 'workspace_file_refused', 'archive_too_large', 'archive_invalid']);
+
 /** A one-line description of a call, for progress lines and status. */
 export function describeToolCall(name: string, input: Record<string, unknown>): string {
   const clip = (s: unknown) => String(s ?? '').replace(/\s+/g, ' ').slice(0, 100);
@@ -42,7 +44,8 @@ export async function executeTool(name: string, input: unknown, ctx: ToolContext
     return await tool(input as Record<string, unknown>, ctx);
   } catch (error) {
     if (error instanceof ToolInputError) return { content: error.message, isError: true };
-    if (error instanceof AppError && error.code === 'workspace_too_large') return { content: error.message, isError: true };
+    // What the agent's files or workspace caused (refused files, too large, a bad snapshot): the model's to fix.
+    if (error instanceof AppError && AGENT_FIXABLE.has(error.code)) return { content: error.message, isError: true };
     const code = (error as NodeJS.ErrnoException).code;
     if (code && ['ENOENT', 'EISDIR', 'ENOTDIR', 'EACCES', 'EEXIST', 'ENOTEMPTY'].includes(code)) {
       return { content: (error as Error).message, isError: true };

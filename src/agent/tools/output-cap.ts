@@ -44,3 +44,16 @@ export function capText(text: string, cap: number): string {
 export function safeToolText(text: string): string {
   return text.includes('\u0000') ? text.replaceAll('\u0000', '\\0') : text;
 }
+
+/**
+ * A JSON value made storable the same way, at any depth (keys too): what a harness result carries
+ * from a candidate (an exception's text, a print) can hold NUL, which jsonb refuses.
+ */
+export function storableValue<T>(value: T): T {
+  if (typeof value === 'string') return safeToolText(value) as T;
+  if (Array.isArray(value)) return value.map((v) => storableValue(v)) as T;
+  if (value && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [safeToolText(k), storableValue(v)])) as T;
+  }
+  return value;
+}

@@ -16,8 +16,24 @@ export const SANDBOX_WORKSPACE = '/workspace';
 export const SANDBOX_HOME = '/home/agent';
 /** The commands' own copy of the git index, in their HOME (GIT_INDEX_FILE points at it). */
 export const GIT_INDEX_IN_HOME = '.kernelseek-git-index';
-/** The uid/gid the command runs as inside its user namespace (nobody). */
+/** The uid/gid the command runs as inside its user namespace (nobody), and on the host when the service is root. */
 export const SANDBOX_UID = 65534;
+
+/**
+ * Who runs the sandboxes on this host, when that is not this process: with the service root, every
+ * sandbox drops to SANDBOX_UID first (setpriv), so a command is never host root, whatever bubblewrap
+ * maps inside. The workspace and HOME it writes belong to that uid. null: the service is not root,
+ * and its sandboxes run as its own unprivileged user.
+ */
+export function sandboxOwner(): { uid: number; gid: number } | null {
+  return process.getuid?.() === 0 ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : null;
+}
+
+/**
+ * Runs first, before prlimit and bwrap: closes every descriptor but stdio that this process got
+ * without close-on-exec (from whoever started the service), which bwrap would pass on inside.
+ */
+const CLOSE_INHERITED_FDS = 'for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] 2>/dev/null && eval "exec $fd>&-"; done; exec "$@"';
 
 export interface SandboxLimits {
   /** RLIMIT_AS in bytes; null: none (CUDA reserves terabytes of address space, so not on a GPU). */
@@ -26,6 +42,8 @@ export interface SandboxLimits {
   processes: number;
   /** RLIMIT_FSIZE in bytes: the largest file a command can write. */
   fileBytes: number;
+  /** Size of each of the sandbox's RAM-backed folders, /tmp and /dev/shm (tmpfs). */
+  tmpBytes: number;
 }
 
 export interface SandboxSpec {
@@ -161,7 +179,7 @@ export function sandboxEnvironment(passthrough: Record<string, string>, harness:
 /** The limits of the deployment's config; `gpu`: no address-space limit (see SandboxLimits). */
 export function sandboxLimits(agent: AgentConfig, gpu: boolean): SandboxLimits {
   const s = agent.sandbox;
-  return { memoryBytes: gpu ? null : s.memoryMb * 2 ** 20, processes: s.processes, fileBytes: s.fileSizeMb * 2 ** 20 };
+  return { memoryBytes: gpu ? null : s.memoryMb * 2 ** 20, processes: s.processes, fileBytes: s.fileSizeMb * 2 ** 20, tmpBytes: s.tmpMb * 2 ** 20 };
 }
 
 /** A sentence for the system prompt and tool errors: what the commands may use. */
@@ -169,25 +187,33 @@ export function describeLimits(limits: SandboxLimits): string {
   const mb = (b: number) => `${Math.round(b / 2 ** 20)} MB`;
   return [
     limits.memoryBytes === null ? null : `${mb(limits.memoryBytes)} of address space per process`,
-    // The kernel does not apply RLIMIT_NPROC to root: not a limit to claim when the service is root.
-    process.getuid?.() === 0 ? null : `${limits.processes} processes`,
+    `${limits.processes} processes`,
     `files of at most ${mb(limits.fileBytes)}`,
+    `/tmp of ${mb(limits.tmpBytes)}`,
   ].filter(Boolean).join(', ');
 }
 
 /**
- * The argv that runs `bash -c command` in the sandbox. prlimit sets the limits on bwrap, which its
- * children inherit; bwrap's PID namespace has bwrap as init, so when the command's shell exits (or
- * bwrap is killed, or KernelSeek dies: --die-with-parent) the kernel kills every process inside,
- * setsid'd and double-forked ones included.
+ * The argv that runs `bash -c command` in the sandbox. Inherited descriptors are closed first;
+ * prlimit sets the limits on bwrap, which its children inherit; as root, setpriv then drops to
+ * SANDBOX_UID with no capability, group or way back (no_new_privs), so bwrap runs unprivileged: its
+ * user namespace maps that uid, /proc/sys and every host file are the host's to a stranger, and
+ * RLIMIT_NPROC applies (the kernel exempts only root). No user namespace can be made inside
+ * (--disable-userns). bwrap's PID namespace has bwrap as init, so when the command's shell exits
+ * (or bwrap is killed, or KernelSeek dies: --die-with-parent) the kernel kills every process
+ * inside, setsid'd and double-forked ones included.
  */
 export function sandboxArgv(spec: SandboxSpec, command: string): string[] {
-  const a: string[] = [];
+  const a: string[] = ['/bin/bash', '--noprofile', '--norc', '-c', CLOSE_INHERITED_FDS, 'kernelseek-sandbox'];
   const { limits } = spec;
   a.push('prlimit', `--nproc=${limits.processes}`, `--fsize=${limits.fileBytes}`, '--core=0');
   if (limits.memoryBytes !== null) a.push(`--as=${limits.memoryBytes}`);
-  a.push('--', 'bwrap');
-  a.push('--unshare-user', '--uid', String(SANDBOX_UID), '--gid', String(SANDBOX_UID));
+  a.push('--');
+  if (sandboxOwner()) {
+    a.push('setpriv', `--reuid=${SANDBOX_UID}`, `--regid=${SANDBOX_UID}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--');
+  }
+  a.push('bwrap');
+  a.push('--unshare-user', '--disable-userns', '--uid', String(SANDBOX_UID), '--gid', String(SANDBOX_UID));
   a.push('--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try');
   a.push('--die-with-parent', '--new-session', '--hostname', 'sandbox');
   a.push('--ro-bind', '/usr', '/usr');
@@ -204,11 +230,15 @@ export function sandboxArgv(spec: SandboxSpec, command: string): string[] {
   }
   a.push('--ro-bind', sandboxEtc(), '/etc');
   for (const p of spec.readOnly) a.push('--ro-bind-try', p, p);
-  a.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
+  // RAM-backed folders have a size: /tmp, /dev/shm; the rest of /dev read-only (it is RAM too).
+  const size = String(limits.tmpBytes);
+  a.push('--proc', '/proc', '--dev', '/dev', '--size', size, '--tmpfs', '/dev/shm', '--size', size, '--tmpfs', '/tmp');
   if (spec.gpu) {
     for (const node of gpuDeviceNodes()) a.push('--dev-bind', node, node);
     a.push('--ro-bind-try', '/sys', '/sys');
   }
+  // After the device binds, which bwrap creates in it.
+  a.push('--remount-ro', '/dev');
   if (spec.home) a.push('--bind', spec.home, SANDBOX_HOME);
   else a.push('--dir', SANDBOX_HOME);
   a.push('--bind', spec.workspace, SANDBOX_WORKSPACE);

@@ -1,7 +1,9 @@
-import { lstat, mkdir, readdir } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { mkdirBeneath, readTextBeneath, WorkspaceFileError, writeBeneath } from '../../core/safe-read.js';
 import { capText } from './output-cap.js';
-import { openForRead, resolveInWorkspace, shownPath, ToolInputError, writeChecked } from './paths.js';
+import { resolveInWorkspace, shownPath, ToolInputError } from './paths.js';
+import { sandboxOwner } from './sandbox.js';
 import type { ToolContext, ToolResult } from './tool-types.js';
 
 /** Files larger than this are not loaded whole (the agent can view ranges with bash instead). */
@@ -14,18 +16,24 @@ const str = (input: Record<string, unknown>, key: string): string => {
   return v;
 };
 
-async function readText(file: string, shown: string): Promise<string> {
-  const s = await lstat(file).catch(() => undefined);
-  if (!s) throw new ToolInputError(`${shown} does not exist`);
-  if (s.isDirectory()) throw new ToolInputError(`${shown} is a directory`);
-  const handle = await openForRead(file, shown);
+/** A workspace file's text, read beneath the workspace (src/core/safe-read.ts: no symlink, FIFO, device, hard link). */
+async function readText(root: string, file: string, shown: string): Promise<string> {
   try {
-    const size = (await handle.stat()).size;
-    if (size > MAX_FILE_BYTES) throw new ToolInputError(`${shown} is ${size} bytes, too large to edit here; use bash (head, sed, split)`);
-    return await handle.readFile('utf8');
-  } finally {
-    await handle.close();
+    return await readTextBeneath(root, path.relative(root, file), { maxBytes: MAX_FILE_BYTES, shown });
+  } catch (error) {
+    if (error instanceof WorkspaceFileError && / bytes; at most /.test(error.message)) {
+      throw new ToolInputError(`${error.message}: too large to edit here; use bash (head, sed, split)`);
+    }
+    if (error instanceof WorkspaceFileError && /NUL byte|not valid UTF-8/.test(error.message)) {
+      throw new ToolInputError(`${error.message}. The editor edits text only; use bash for other files.`);
+    }
+    throw error;
   }
+}
+
+/** Writes a workspace file the same way; one the engine creates belongs to the sandbox's user. */
+async function writeText(root: string, file: string, shown: string, text: string): Promise<void> {
+  await writeBeneath(root, path.relative(root, file), text, { owner: sandboxOwner(), shown });
 }
 
 async function listDirectory(root: string, dir: string, shown: string): Promise<string> {
@@ -63,7 +71,7 @@ export async function runTextEditorTool(input: Record<string, unknown>, ctx: Too
       const s = await lstat(file).catch(() => undefined);
       if (!s) throw new ToolInputError(`${shown} does not exist`);
       if (s.isDirectory()) return { content: await listDirectory(ctx.workspace.dir, file, shown), isError: false };
-      const lines = (await readText(file, shown)).split('\n');
+      const lines = (await readText(ctx.workspace.dir, file, shown)).split('\n');
       let start = 1;
       let end = lines.length;
       if (input.view_range !== undefined) {
@@ -81,22 +89,22 @@ export async function runTextEditorTool(input: Record<string, unknown>, ctx: Too
     }
     case 'create': {
       const text = str(input, 'file_text');
-      await mkdir(path.dirname(file), { recursive: true });
+      await mkdirBeneath(ctx.workspace.dir, path.relative(ctx.workspace.dir, path.dirname(file)), sandboxOwner(), shown);
       const existed = await lstat(file).then(() => true, () => false);
-      await writeChecked(file, shown, text);
+      await writeText(ctx.workspace.dir, file, shown, text);
       return { content: `${existed ? 'Overwrote' : 'Created'} ${shown} (${text.split('\n').length} lines).`, isError: false };
     }
     case 'str_replace': {
       const oldStr = str(input, 'old_str');
       const newStr = typeof input.new_str === 'string' ? input.new_str : '';
       if (oldStr === '') throw new ToolInputError('`old_str` must not be empty');
-      const text = await readText(file, shown);
+      const text = await readText(ctx.workspace.dir, file, shown);
       const count = text.split(oldStr).length - 1;
       if (count === 0) throw new ToolInputError(`No match for \`old_str\` in ${shown}; nothing was replaced. View the file to copy the exact text (whitespace included).`);
       if (count > 1) throw new ToolInputError(`\`old_str\` occurs ${count} times in ${shown}; include more surrounding lines so it is unique. Nothing was replaced.`);
       const at = text.indexOf(oldStr);
       const updated = text.slice(0, at) + newStr + text.slice(at + oldStr.length);
-      await writeChecked(file, shown, updated);
+      await writeText(ctx.workspace.dir, file, shown, updated);
       const firstLine = text.slice(0, at).split('\n').length;
       const snippetLines = updated.split('\n').slice(Math.max(0, firstLine - 4), firstLine + newStr.split('\n').length + 3);
       return { content: `Replaced in ${shown}. The edited region:\n${numbered(snippetLines.join('\n'), Math.max(1, firstLine - 3))}`, isError: false };
@@ -106,10 +114,10 @@ export async function runTextEditorTool(input: Record<string, unknown>, ctx: Too
       const insertText = typeof input.insert_text === 'string' ? input.insert_text : typeof input.new_str === 'string' ? input.new_str : undefined;
       if (!Number.isInteger(line)) throw new ToolInputError('`insert_line` must be an integer (0 inserts at the top)');
       if (insertText === undefined) throw new ToolInputError('`insert_text` is required');
-      const lines = (await readText(file, shown)).split('\n');
+      const lines = (await readText(ctx.workspace.dir, file, shown)).split('\n');
       if ((line as number) < 0 || (line as number) > lines.length) throw new ToolInputError(`\`insert_line\` must be between 0 and ${lines.length}`);
       lines.splice(line as number, 0, ...insertText.split('\n'));
-      await writeChecked(file, shown, lines.join('\n'));
+      await writeText(ctx.workspace.dir, file, shown, lines.join('\n'));
       return { content: `Inserted ${insertText.split('\n').length} line(s) after line ${line as number} of ${shown}.`, isError: false };
     }
     case 'undo_edit':

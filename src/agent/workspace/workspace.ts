@@ -1,8 +1,11 @@
-import { lstat, mkdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { candidatePathProblem, checkCandidateFiles, type CandidateFiles } from '../../harness/candidate.js';
 import { execa } from 'execa';
 import { HarnessError } from '../../core/errors.js';
+import { chownBeneath, mkdirBeneath, readTextBeneath, walkBeneath, writeBeneath, type Owner } from '../../core/safe-read.js';
+import { MAX_SOURCE_BYTES } from '../../queue/payloads.js';
+import { sandboxOwner } from '../tools/sandbox.js';
 
 /**
  * A run's workspace: a work tree under `<dataDir>/workspaces/<runId>` holding the kernel file (seeded
@@ -40,10 +43,16 @@ const GIT_IDENTITY = {
  * files outside the work tree. Filters and diff drivers need a config entry, and the only config
  * read is the git directory's, which the agent cannot write.
  */
-const SAFE_GIT = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'core.attributesFile=/dev/null', '-c', 'core.untrackedCache=false', '-c', 'protocol.allow=never'];
+const SAFE_GIT = [
+  '-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'core.attributesFile=/dev/null', '-c', 'core.untrackedCache=false', '-c', 'protocol.allow=never',
+  // Git's default excludes file is $XDG_CONFIG_HOME/git/ignore: never one the agent could write.
+  '-c', 'core.excludesFile=/dev/null',
+];
 
 /** The largest single file a commit takes (a kernel and notes, not data). */
 export const WORKSPACE_MAX_FILE_BYTES = 10 * 2 ** 20;
+/** Files and folders a workspace may hold (the host walks them all to count their size). */
+export const WORKSPACE_MAX_ENTRIES = 100_000;
 
 export function workspacePaths(dataDir: string, runId: string) {
   return { dir: path.join(dataDir, 'workspaces', runId), homeDir: path.join(dataDir, 'homes', runId), gitDir: path.join(dataDir, 'git', runId) };
@@ -52,7 +61,8 @@ export function workspacePaths(dataDir: string, runId: string) {
 async function git(ws: { dir: string; homeDir: string; gitDir: string }, args: string[], pathEnv: string, okCodes: number[] = [0]): Promise<string> {
   const result = await execa('git', [`--git-dir=${ws.gitDir}`, `--work-tree=${ws.dir}`, ...SAFE_GIT, ...args], {
     cwd: ws.dir,
-    env: { PATH: pathEnv, HOME: ws.homeDir, ...GIT_IDENTITY },
+    // HOME is the git directory (only the engine writes it), not the agent's HOME: nothing there is read.
+    env: { PATH: pathEnv, HOME: ws.gitDir, ...GIT_IDENTITY },
     extendEnv: false,
     reject: false,
   });
@@ -87,11 +97,12 @@ export interface WorkspaceOptions {
  */
 export async function ensureWorkspace(options: WorkspaceOptions, seed: () => Promise<{ source?: string; files?: CandidateFiles; message: string }>): Promise<{ workspace: Workspace; created: boolean }> {
   const { dir, homeDir, gitDir } = workspacePaths(options.dataDir, options.runId);
-  await mkdir(homeDir, { recursive: true });
+  const owner = sandboxOwner();
+  await mkdir(homeDir, { recursive: true, mode: owner ? 0o700 : 0o777 });
   await adoptLegacyGitDir(dir, gitDir);
   const created = !(await exists(path.join(gitDir, 'HEAD')));
   if (created) {
-    await mkdir(dir, { recursive: true });
+    await mkdir(dir, { recursive: true, mode: owner ? 0o700 : 0o777 });
     await mkdir(path.dirname(gitDir), { recursive: true });
     const { source, files, message } = await seed();
     await git({ dir, homeDir, gitDir }, ['init', '--quiet', '--initial-branch=main'], options.pathEnv);
@@ -102,22 +113,47 @@ export async function ensureWorkspace(options: WorkspaceOptions, seed: () => Pro
     await git({ dir, homeDir, gitDir }, ['config', '--unset', 'core.worktree'], options.pathEnv, [0, 5]);
     // The samples are inert, but an empty hooks folder says plainly that none run.
     await rm(path.join(gitDir, 'hooks'), { recursive: true, force: true });
+    // Readable by the sandbox's user whatever this process's umask (its commands read the history).
+    if (owner) await git({ dir, homeDir, gitDir }, ['config', 'core.sharedRepository', '0644'], options.pathEnv);
     if (files) {
       // A folder kernel: its files under kernel/ (the paths were checked: relative, no ..).
-      const root = path.join(dir, options.kernelFile.replace(/\/+$/, ''));
+      const folder = options.kernelFile.replace(/\/+$/, '');
       for (const [rel, text] of Object.entries(files)) {
         const problem = candidatePathProblem(rel);
         if (problem) throw new HarnessError(`cannot seed the workspace: ${problem}`, { code: 'workspace_seed' });
-        await mkdir(path.dirname(path.join(root, rel)), { recursive: true });
-        await writeFile(path.join(root, rel), text);
+        const file = `${folder}/${rel}`;
+        await mkdirBeneath(dir, path.posix.dirname(file), owner);
+        await writeBeneath(dir, file, text, { owner });
       }
-    } else await writeFile(path.join(dir, options.kernelFile), source ?? '');
-    await writeFile(path.join(dir, '.gitignore'), '# build outputs the agent creates while experimenting\n*.o\n*.so\na.out\n__pycache__/\n');
+    } else await writeBeneath(dir, options.kernelFile, source ?? '', { owner });
+    await writeBeneath(dir, '.gitignore', '# build outputs the agent creates while experimenting\n*.o\n*.so\na.out\n__pycache__/\n', { owner });
     await git({ dir, homeDir, gitDir }, ['add', '-A'], options.pathEnv);
     await git({ dir, homeDir, gitDir }, ['commit', '--quiet', '-m', message], options.pathEnv);
   }
+  if (owner) await giveToSandbox(options.dataDir, [dir, homeDir], owner);
   const real = await realpath(dir);
   return { workspace: { runId: options.runId, dir: real, kernelFile: options.kernelFile, homeDir, gitDir }, created };
+}
+
+/**
+ * When the service is root its sandboxes run as an unprivileged uid (sandbox.ts): the run's work
+ * tree and HOME become that uid's (a workspace from before, or files the engine wrote, included;
+ * lchown, no symlink followed), and the data dir and the folders above the run's own can be passed
+ * through (o+x, not listed) by it, as bubblewrap opens the folders it binds as that uid.
+ */
+async function giveToSandbox(dataDir: string, dirs: string[], owner: Owner): Promise<void> {
+  for (const folder of [dataDir, ...['workspaces', 'homes', 'git'].map((d) => path.join(dataDir, d))]) {
+    const st = await stat(folder).catch(() => undefined);
+    if (st && (st.mode & 0o001) === 0) await chmod(folder, (st.mode & 0o7777) | 0o001);
+  }
+  for (const dir of dirs) {
+    const st = await lstat(dir);
+    // Only the top is looked at each time: the engine gives what it creates to the owner itself.
+    if (st.uid !== owner.uid || (st.mode & 0o077) !== 0) {
+      await chownBeneath(dir, owner);
+      await chmod(dir, 0o700);
+    }
+  }
 }
 
 /**
@@ -137,30 +173,42 @@ async function adoptLegacyGitDir(dir: string, gitDir: string): Promise<void> {
 }
 
 /**
- * Refuses a workspace that is too big to commit: what `git add -A` would take (ignored files do
- * not count) over `maxBytes`, or one file over WORKSPACE_MAX_FILE_BYTES. The message is for the
- * model: which files, and what to do.
+ * Refuses a workspace that is too big: every file in it counts, ignored by `.gitignore` or not (the
+ * disk is spent either way), over `maxBytes`; a file git would commit over
+ * WORKSPACE_MAX_FILE_BYTES; more than WORKSPACE_MAX_ENTRIES entries. Counted by walking the tree
+ * beneath the workspace, never through a symlink. The message is for the model: which files, and
+ * what to do.
  */
 export async function checkWorkspaceSize(ws: Workspace, maxBytes: number, pathEnv: string): Promise<void> {
-  const listed = await git(ws, ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], pathEnv);
-  const sizes: { name: string; bytes: number }[] = [];
-  for (const name of new Set(listed.split('\0').filter(Boolean))) {
-    const st = await lstat(path.join(ws.dir, name)).catch(() => undefined);
-    if (st?.isFile()) sizes.push({ name, bytes: st.size });
-  }
+  const entries = await walkBeneath(ws.dir, '', { maxEntries: WORKSPACE_MAX_ENTRIES, shown: 'the workspace' }).catch((error: unknown) => {
+    if (error instanceof Error && /holds more than/.test(error.message)) {
+      throw new HarnessError(`The workspace is not committed: it holds more than ${WORKSPACE_MAX_ENTRIES} files and folders. Remove what you do not need (build trees, extracted archives), then call evaluate again.`, { code: 'workspace_too_large' });
+    }
+    throw error;
+  });
+  const sizes = entries.filter((e) => e.st.isFile()).map((e) => ({ name: e.path, bytes: e.st.size }));
   const total = sizes.reduce((sum, f) => sum + f.bytes, 0);
-  const big = sizes.filter((f) => f.bytes > WORKSPACE_MAX_FILE_BYTES);
+  let big = sizes.filter((f) => f.bytes > WORKSPACE_MAX_FILE_BYTES);
+  if (big.length > 0) {
+    // The per-file limit is git's: a large build output that .gitignore keeps out of the commit may stay.
+    const listed = new Set((await git(ws, ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], pathEnv)).split('\0'));
+    big = big.filter((f) => listed.has(f.name));
+  }
   if (total <= maxBytes && big.length === 0) return;
   const mb = (b: number) => `${(b / 2 ** 20).toFixed(1)} MB`;
   const largest = sizes.sort((a, b) => b.bytes - a.bytes).slice(0, 3).map((f) => `${f.name} (${mb(f.bytes)})`).join(', ');
   throw new HarnessError(
-    `The workspace is not committed: it holds ${mb(total)} (limit ${mb(maxBytes)}, ${mb(WORKSPACE_MAX_FILE_BYTES)} per file). Largest: ${largest}. Delete these files or add them to .gitignore, then call evaluate again.`,
+    `The workspace is not committed: it holds ${mb(total)} (limit ${mb(maxBytes)}, every file counted, ignored or not; ${mb(WORKSPACE_MAX_FILE_BYTES)} per committed file). Largest: ${largest}. Delete these files (or move scratch data to /tmp), then call evaluate again.`,
     { code: 'workspace_too_large' },
   );
 }
 
-export async function readKernel(ws: Workspace): Promise<string> {
-  return readFile(path.join(ws.dir, ws.kernelFile), 'utf8');
+/**
+ * The kernel file's source, read beneath the workspace without following a symlink: a regular
+ * file of at most a job's source size, UTF-8 text without NUL (WorkspaceFileError otherwise).
+ */
+export async function readKernel(ws: Workspace, shown = ws.kernelFile): Promise<string> {
+  return readTextBeneath(ws.dir, ws.kernelFile, { maxBytes: MAX_SOURCE_BYTES, shown });
 }
 
 /**

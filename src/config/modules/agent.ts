@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { duration, optionalString, positiveInt } from '../fields.js';
+import { bool, duration, optionalString, positiveInt } from '../fields.js';
 
 /**
  * The agent engine's tunables. Budgets and targets are per run (command options); these are the
@@ -24,6 +24,8 @@ export const AgentEnvSchema = z.object({
   KERNELSEEK_SANDBOX_MEMORY_MB: positiveInt(8192),
   KERNELSEEK_SANDBOX_PROCESSES: positiveInt(256),
   KERNELSEEK_SANDBOX_FILE_MB: positiveInt(1024),
+  KERNELSEEK_SANDBOX_TMP_MB: positiveInt(1024),
+  KERNELSEEK_KEEP_HOMES: bool(false),
   KERNELSEEK_WORKSPACE_MAX_MB: positiveInt(50),
   KERNELSEEK_PLATEAU_EVALS: positiveInt(5),
   KERNELSEEK_FAILING_EVALS: positiveInt(3),
@@ -81,6 +83,10 @@ export interface AgentConfig {
     processes: number;
     /** RLIMIT_FSIZE, MB. */
     fileSizeMb: number;
+    /** Size of the sandbox's /tmp and of its /dev/shm (each a tmpfs: RAM), MB. */
+    tmpMb: number;
+    /** Keep a run's HOME (pip installs, caches, scratch) after it ends; by default it is removed. */
+    keepHomes: boolean;
     /** A workspace holding more than this (MB, what git would commit) is refused for commit. */
     workspaceMaxMb: number;
   };
@@ -131,6 +137,8 @@ export function buildAgentConfig(env: z.output<typeof AgentEnvSchema>): AgentCon
       memoryMb: env.KERNELSEEK_SANDBOX_MEMORY_MB,
       processes: env.KERNELSEEK_SANDBOX_PROCESSES,
       fileSizeMb: env.KERNELSEEK_SANDBOX_FILE_MB,
+      tmpMb: env.KERNELSEEK_SANDBOX_TMP_MB,
+      keepHomes: env.KERNELSEEK_KEEP_HOMES,
       workspaceMaxMb: env.KERNELSEEK_WORKSPACE_MAX_MB,
     },
     decisions: { plateauEvals: env.KERNELSEEK_PLATEAU_EVALS, failingEvals: env.KERNELSEEK_FAILING_EVALS },
