@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
@@ -80,6 +81,43 @@ describe('gpu_bash', () => {
     expect(() => toGpuBashPayload({ runId: 'r', seq: 1, command: 'ls', archive: Buffer.alloc(9 << 20), timeoutSeconds: 5 })).toThrow(UserInputError);
   });
 
+  it('a root worker\'s command is not host root: no sysctl, no nested user namespace, /tmp capped', async () => {
+    expect(process.getuid?.()).toBe(0);
+    const r = await runGpuBash(
+      {
+        command:
+          'v=$(cat /proc/sys/vm/stat_interval); echo "$v" > /proc/sys/vm/stat_interval && echo WROTE-SYSCTL; : >> /proc/sys/kernel/core_pattern && echo OPENED-CORE-PATTERN; ' +
+          'unshare -U true && echo NESTED-USERNS; head -c 20000000 /dev/zero > /tmp/fill 2>/dev/null; stat -c %s /tmp/fill; touch made && echo WORKSPACE-WRITABLE',
+        archive,
+        timeoutSeconds: 30,
+        gpuIndex: null,
+      },
+      ENV,
+      loadConfig({ PATH: process.env.PATH, KERNELSEEK_SANDBOX_TMP_MB: '8' }),
+    );
+    expect(r.output).not.toMatch(/WROTE-|OPENED-|NESTED-/);
+    expect(r.output).toContain('WORKSPACE-WRITABLE');
+    expect(Number(r.output.match(/^(\d+)$/m)?.[1])).toBeLessThanOrEqual(8 * 2 ** 20);
+  });
+
+  it('a snapshot that expands past the cap, or holds a device, fails that call with the reason (nothing thrown)', async () => {
+    const bombDir = path.join(tmp.dir, 'bomb');
+    await mkdir(bombDir);
+    // 300 MB of zeros: a few hundred KB compressed, over the 256 MiB the worker unpacks.
+    execFileSync('bash', ['-c', `head -c 300000000 /dev/zero > ${bombDir}/zeros`]);
+    const bomb = await packWorkspace(bombDir);
+    await rm(bombDir, { recursive: true });
+    const big = await runGpuBash({ command: 'echo RAN', archive: bomb, timeoutSeconds: 30, gpuIndex: null }, ENV, CONFIG);
+    expect(big).toMatchObject({ exitCode: null, timedOut: false });
+    expect(big.output).toMatch(/gpu_bash did not run: The workspace snapshot expands to 286 MiB; at most 256 MiB/);
+    expect(big.output).not.toContain('RAN');
+    // A character device (what /dev/null is), which root's tar would recreate on the host.
+    const devTar = path.join(tmp.dir, 'dev.tgz');
+    execFileSync('tar', ['-czf', devTar, '-C', '/dev', 'null']);
+    const dev = await runGpuBash({ command: 'echo RAN', archive: await readFile(devTar), timeoutSeconds: 30, gpuIndex: null }, ENV, CONFIG);
+    expect(dev.output).toMatch(/gpu_bash did not run: The workspace snapshot holds a member that is not a file, folder or link \(c/);
+  });
+
   describe('through Redis and a worker', () => {
     const prefix = newPrefix('bash');
     let worker: GpuWorkerHandle;
@@ -106,10 +144,9 @@ describe('gpu_bash', () => {
       expect(again.output).toBe(first.output);
     });
 
-    it('fails a snapshot that is not an archive at once, with the reason', async () => {
-      await expect(dispatcher.gpuBash({ runId: 'ks-bashtest', seq: 2, command: 'ls', archive: Buffer.from('not a tarball'), timeoutSeconds: 30 })).rejects.toThrow(
-        /not a gzipped tar archive/,
-      );
+    it('answers a snapshot that is not an archive at once, with the reason: that call fails, not the run', async () => {
+      const r = await dispatcher.gpuBash({ runId: 'ks-bashtest', seq: 2, command: 'ls', archive: Buffer.from('not a tarball'), timeoutSeconds: 30 });
+      expect(r).toMatchObject({ exitCode: null, output: expect.stringMatching(/gpu_bash did not run: .*not a gzipped tar archive/) });
       const job = await dispatcher.client.queue(BASH_CPU).getJob('bash:ks-bashtest:2');
       expect(job?.attemptsMade).toBe(1);
     });
