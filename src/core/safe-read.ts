@@ -1,5 +1,5 @@
 import { constants, type Stats } from 'node:fs';
-import { chown, lchown, mkdir, open, readdir, type FileHandle } from 'node:fs/promises';
+import { chown, lchown, mkdir, open, readdir, rmdir, unlink, type FileHandle } from 'node:fs/promises';
 import { AppError } from './errors.js';
 
 /**
@@ -388,4 +388,42 @@ export async function statBeneath(root: string, relative: string): Promise<Stats
   if (!entry) return undefined;
   await entry.handle.close();
   return entry.st;
+}
+
+/**
+ * Removes the folder `root` and everything in it, never following a symlink even while something
+ * still running renames folders and plants links in it (rm -r by path would follow a folder swapped
+ * for a link to /etc between its check and its unlinks): every name is removed through the
+ * descriptor of the folder it was found in. A missing `root` is not an error.
+ */
+export async function removeTree(root: string): Promise<void> {
+  let top: FileHandle;
+  try {
+    top = await open(root, O_PATH | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  const empty = async (folder: FileHandle): Promise<void> => {
+    for (const name of await readdir(`/proc/self/fd/${folder.fd}`)) {
+      const entry = await openPath(at(folder, name), name);
+      if (!entry) continue;
+      try {
+        if (entry.st.isDirectory()) await empty(entry.handle);
+      } finally {
+        await entry.handle.close();
+      }
+      const gone = (error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOENT') throw error;
+      };
+      if (entry.st.isDirectory()) await rmdir(at(folder, name)).catch(gone);
+      else await unlink(at(folder, name)).catch(gone);
+    }
+  };
+  try {
+    await empty(top);
+  } finally {
+    await top.close();
+  }
+  await rmdir(root);
 }

@@ -1,10 +1,11 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Env } from '../config/index.js';
 import type { CoreConfig } from '../config/modules/core.js';
 import type { HarnessConfig } from '../config/modules/harness.js';
 import { describeError, UserInputError } from '../core/errors.js';
+import { readBeneath } from '../core/safe-read.js';
 import type { EvaluationOptions, EvaluationProgress } from './evaluation.js';
 import { CappedOutput, tailOf } from './capped-output.js';
 import { checkCandidateFiles, isFolderName, KERNEL_FILE_RE, type CandidateFiles } from './candidate.js';
@@ -51,6 +52,8 @@ export const DEFAULT_EVAL_TIMEOUT_SECONDS = 1800;
 export const CANDIDATE_DIR_PREFIX = 'kernelseek-candidate-';
 export const TASK_NAME_RE = /^[a-z0-9_]+$/;
 const STDERR_TAIL_CHARS = 4000;
+/** A result file larger than this is not read (a full result is a few hundred KB). */
+const MAX_RESULT_BYTES = 64 * 2 ** 20;
 
 /**
  * What the harness (and the candidate it loads) may see of our environment: enough to find
@@ -220,7 +223,8 @@ export async function runHarness(request: HarnessRunRequest, options: RunHarness
     }
     let raw: unknown;
     try {
-      raw = JSON.parse(await readFile(resultFile, 'utf8'));
+      // Beneath our folder, no symlink followed, a regular file: nothing the candidate could plant there is read.
+      raw = JSON.parse((await readBeneath(work, path.basename(resultFile), { maxBytes: MAX_RESULT_BYTES })).toString('utf8'));
     } catch (error) {
       return fail(`the harness exited normally but wrote no readable result: ${(error as Error).message}`);
     }

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Config, Env } from '../config/index.js';
@@ -6,6 +6,7 @@ import { DEFAULT_HOST_PATH, giveToSandbox, prepareMountPoints, probeSandbox } fr
 import { gpuDeviceNodes, sandboxArgv, sandboxEnvironment, sandboxLimits, SANDBOX_HOME, toolchainFolders, type SandboxSpec } from '../agent/tools/sandbox.js';
 import { safeToolText } from '../agent/tools/output-cap.js';
 import { AppError } from '../core/errors.js';
+import { removeTree } from '../core/safe-read.js';
 import { runGuarded } from '../harness/process-group.js';
 import { extractArchive } from './archive.js';
 
@@ -123,6 +124,7 @@ export async function runGpuBash(run: GpuBashRun, env: Env, config: Config): Pro
     else if (r.aborted) output += '\n[killed: the worker was shutting down]\n';
     return { exitCode: r.exitCode, output: safeToolText(output), truncated: r.stdoutTruncated, timedOut: r.timedOut, durationMs: r.durationMs };
   } finally {
-    await rm(root, { recursive: true, force: true });
+    // Its files are the command's: removed without following any link it made.
+    await removeTree(root);
   }
 }

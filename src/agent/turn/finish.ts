@@ -5,7 +5,7 @@ import { expandScenarios, findTask } from '../../harness/tasks.js';
 import type { FullSetConfirmation, RunSummary } from '../reporter.js';
 import { recordCountedBest } from '../counted.js';
 import { activeSeconds, countedBestOfRun, describeRun } from '../run-view.js';
-import { exportBest, workspacePaths } from '../workspace/workspace.js';
+import { exportBest, removeRunHome, workspacePaths } from '../workspace/workspace.js';
 import { transitionRun, type EngineServices } from './services.js';
 
 /** The final summary: the best correct candidate (written out as a file), usage and questions. */
@@ -73,6 +73,9 @@ export async function endRun(
   const moved = await transitionRun(services, run, status, { endReason, ...(error ? { error } : {}) });
   const final = moved ?? (await services.store.runs.get(run.id)) ?? run;
   if (!moved) return final; // someone else ended it (and reported it)
+  if (!services.config.agent.sandbox.keepHomes) {
+    await removeRunHome(services.config.core.dataDir, run.id).catch((e: unknown) => services.logger.warn({ err: e, runId: run.id }, 'could not remove the run\'s HOME'));
+  }
   // The decision point, if any, is over; its wait counts as waiting.
   const decisionAt = (final.state as { decision?: { at?: string } | null }).decision?.at;
   const waited = Number((final.state as { waitedMs?: number }).waitedMs ?? 0);

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { candidatePathProblem, checkCandidateFiles, type CandidateFiles } from '../../harness/candidate.js';
 import { execa } from 'execa';
 import { HarnessError } from '../../core/errors.js';
-import { chownBeneath, mkdirBeneath, readTextBeneath, walkBeneath, writeBeneath, type Owner } from '../../core/safe-read.js';
+import { chownBeneath, mkdirBeneath, readTextBeneath, removeTree, walkBeneath, writeBeneath, type Owner } from '../../core/safe-read.js';
 import { MAX_SOURCE_BYTES } from '../../queue/payloads.js';
 import { sandboxOwner } from '../tools/sandbox.js';
 
@@ -247,6 +247,15 @@ export async function snapshotWorkspace(ws: Workspace, maxBytes: number, pathEnv
     );
   }
   return Buffer.from(result.stdout as Uint8Array);
+}
+
+/**
+ * Removes a run's HOME (what its commands installed, cached and left there: gigabytes after one
+ * run) when the run ends; the work tree and its history stay (continue, fork, export read them). A
+ * run that goes on again gets a fresh, empty HOME.
+ */
+export async function removeRunHome(dataDir: string, runId: string): Promise<void> {
+  await removeTree(workspacePaths(dataDir, runId).homeDir);
 }
 
 /** Writes the best candidate where a person can find it: `<dataDir>/results/<runId>/<kernel file>`. */
