@@ -1,14 +1,16 @@
 import path from 'node:path';
 import type { Config } from '../../config/index.js';
 import type { Workspace } from '../workspace/workspace.js';
-import { DEFAULT_HOST_PATH, probeSandbox } from './sandbox-run.js';
-import { describeLimits, sandboxEnvironment, sandboxLimits, toolchainFolders, type SandboxSpec } from './sandbox.js';
+import { DEFAULT_HOST_PATH, probeSandbox, unreachableBySandbox } from './sandbox-run.js';
+import { describeLimits, sandboxEnvironment, sandboxLimits, sandboxOwner, toolchainFolders, type SandboxSpec } from './sandbox.js';
 
 /** Why the agent's commands cannot run here, or null when they can (sandboxed or by choice not). */
 export function sandboxUnavailable(config: Config): string | null {
   if (config.agent.sandbox.mode === 'off') return null;
   const probe = probeSandbox(hostPath(config));
-  return probe.ok ? null : probe.why;
+  if (!probe.ok) return probe.why;
+  // As root the sandbox runs as another uid, which must pass through the folders above the data dir.
+  return sandboxOwner() ? unreachableBySandbox([path.resolve(config.core.dataDir)]) : null;
 }
 
 /** The service's PATH, where prlimit and bwrap are looked up. */
