@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { giveToSandbox, probeSandbox, runSandboxed } from '../src/agent/tools/sandbox-run.js';
-import { sandboxEnvironment, type SandboxSpec } from '../src/agent/tools/sandbox.js';
+import { sandboxEnvironment, sandboxOwner, type SandboxSpec } from '../src/agent/tools/sandbox.js';
 
 const iterations = Number(process.argv[2] ?? 40);
 const probe = probeSandbox();
@@ -24,7 +24,8 @@ const root = await mkdtemp(path.join(os.tmpdir(), 'ks-bench-sandbox-'));
 try {
   const env = sandboxEnvironment({ PATH: '/usr/local/bin:/usr/bin:/bin' }, { python: '/usr/bin/python3', nvcc: 'nvcc' });
   const spec: SandboxSpec = { workspace: root, env, gpu: false, readOnly: [], limits: { memoryBytes: 8 * 2 ** 30, processes: 256, fileBytes: 2 ** 30, tmpBytes: 2 ** 30 } };
-  await giveToSandbox([root]);
+  spec.owner = sandboxOwner('bench');
+  await giveToSandbox(spec.owner, [root]);
   const time = async (sandboxed: boolean) => {
     const t = performance.now();
     const r = await runSandboxed('true', { spec: sandboxed ? spec : null, plain: { cwd: root, env }, timeoutMs: 30_000, outputCap: 1000 });

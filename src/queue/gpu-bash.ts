@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Config, Env } from '../config/index.js';
 import { DEFAULT_HOST_PATH, giveToSandbox, prepareMountPoints, probeSandbox } from '../agent/tools/sandbox-run.js';
-import { gpuDeviceNodes, sandboxArgv, sandboxEnvironment, sandboxLimits, SANDBOX_HOME, toolchainFolders, type SandboxSpec } from '../agent/tools/sandbox.js';
+import { gpuDeviceNodes, sandboxArgv, sandboxEnvironment, sandboxLimits, sandboxOwner, SANDBOX_HOME, toolchainFolders, type Owner, type SandboxSpec } from '../agent/tools/sandbox.js';
 import { safeToolText } from '../agent/tools/output-cap.js';
 import { AppError } from '../core/errors.js';
 import { removeTree } from '../core/safe-read.js';
@@ -57,7 +57,7 @@ export function gpuBashEnvironment(env: Env, home: string, gpuIndex: number | nu
  * its own, the toolchains read-only, the NVIDIA device nodes where this host has them (CUDA_VISIBLE_DEVICES
  * picks the slot's GPU), no network: the worker's Redis, its environment and its /proc are out of reach.
  */
-export function gpuBashSandbox(config: Config, env: Env, dirs: { workspace: string; home: string }, gpuIndex: number | null): SandboxSpec {
+export function gpuBashSandbox(config: Config, env: Env, dirs: { workspace: string; home: string }, gpuIndex: number | null, owner: Owner | null = null): SandboxSpec {
   const gpu = gpuDeviceNodes().length > 0;
   const inner = gpuBashEnvironment(env, SANDBOX_HOME, gpuIndex, '/tmp');
   return {
@@ -67,6 +67,7 @@ export function gpuBashSandbox(config: Config, env: Env, dirs: { workspace: stri
     gpu,
     readOnly: toolchainFolders(config.harness, [env.CUDA_HOME, env.CUDA_PATH, '/opt/nvidia']),
     limits: sandboxLimits(config.agent, gpu),
+    owner,
   };
 }
 
@@ -104,8 +105,9 @@ export async function runGpuBash(run: GpuBashRun, env: Env, config: Config): Pro
     let argv = ['bash', '-lc', run.command];
     let childEnv = gpuBashEnvironment(env, home, run.gpuIndex, tmp);
     if (sandboxed) {
-      const spec = gpuBashSandbox(config, env, { workspace, home }, run.gpuIndex);
-      await giveToSandbox([workspace, home], root);
+      // A uid of this call's own (its folder's name is random): nothing of another call or run is its.
+      const spec = gpuBashSandbox(config, env, { workspace, home }, run.gpuIndex, sandboxOwner(root));
+      await giveToSandbox(spec.owner ?? null, [workspace, home]);
       await prepareMountPoints(spec);
       argv = sandboxArgv(spec, run.command);
       // Only for finding prlimit and bwrap (a GPU host carries bwrap outside /usr).

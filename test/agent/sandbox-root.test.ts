@@ -1,12 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { closeSync, existsSync, openSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bashSandbox } from '../../src/agent/tools/agent-sandbox.js';
 import { runBashTool } from '../../src/agent/tools/bash-tool.js';
 import { executeTool } from '../../src/agent/tools/execute-tool.js';
-import { sandboxArgv } from '../../src/agent/tools/sandbox.js';
+import { SANDBOX_HOST_UIDS, sandboxArgv, sandboxOwner } from '../../src/agent/tools/sandbox.js';
 import type { ToolContext } from '../../src/agent/tools/tool-types.js';
 import { checkWorkspaceSize, ensureWorkspace, type Workspace } from '../../src/agent/workspace/workspace.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
@@ -54,11 +54,18 @@ describe('a sandbox started by a root service is not root on the host', () => {
     expect(r.content).not.toMatch(/NESTED-/);
   });
 
-  it('writes its workspace and HOME, and what it writes is not root\'s on the host', async () => {
+  it('writes its workspace and HOME, and what it writes is the run\'s own uid\'s on the host, not root\'s', async () => {
     const r = await bash('echo mine > made-inside.txt && echo ok > ~/home-file && echo WROTE');
     expect(r.content).toContain('WROTE');
     const st = spawnSync('stat', ['-c', '%u', path.join(ws.dir, 'made-inside.txt'), path.join(ws.homeDir, 'home-file')], { encoding: 'utf8' });
-    expect(st.stdout.trim().split('\n')).toEqual(['65534', '65534']);
+    // A uid of the run's own, not root and not nobody (whose process count every sandbox would share).
+    const uid = sandboxOwner(ws.runId)!.uid;
+    expect(uid).toBeGreaterThanOrEqual(SANDBOX_HOST_UIDS.first);
+    expect(st.stdout.trim().split('\n')).toEqual([String(uid), String(uid)]);
+    // The data dir sits in a folder only root may pass (mkdtemp, 0700): staged in a mount namespace
+    // of the sandbox's own, nothing of which is left in the host's mount table.
+    expect(statSync(tmp.dir).mode & 0o077).toBe(0);
+    expect(readFileSync('/proc/self/mountinfo', 'utf8')).not.toMatch(/kernelseek-sandbox-stage/);
   });
 
   it('no mount point inside names a host path of the data dir; the folder bound is named only as the root of its bind', async () => {

@@ -1,16 +1,14 @@
 import path from 'node:path';
 import type { Config } from '../../config/index.js';
 import type { Workspace } from '../workspace/workspace.js';
-import { DEFAULT_HOST_PATH, probeSandbox, unreachableBySandbox } from './sandbox-run.js';
+import { DEFAULT_HOST_PATH, probeSandbox } from './sandbox-run.js';
 import { describeLimits, sandboxEnvironment, sandboxLimits, sandboxOwner, toolchainFolders, type SandboxSpec } from './sandbox.js';
 
 /** Why the agent's commands cannot run here, or null when they can (sandboxed or by choice not). */
 export function sandboxUnavailable(config: Config): string | null {
   if (config.agent.sandbox.mode === 'off') return null;
   const probe = probeSandbox(hostPath(config));
-  if (!probe.ok) return probe.why;
-  // As root the sandbox runs as another uid, which must pass through the folders above the data dir.
-  return sandboxOwner() ? unreachableBySandbox([path.resolve(config.core.dataDir)]) : null;
+  return probe.ok ? null : probe.why;
 }
 
 /** The service's PATH, where prlimit and bwrap are looked up. */
@@ -37,6 +35,7 @@ export function bashSandbox(config: Config, ws: Workspace): SandboxSpec {
     gpu: false,
     readOnly: toolchainFolders(config.harness, [config.agent.bash.env.CUDA_HOME, config.agent.bash.env.CUDA_PATH]),
     limits: sandboxLimits(config.agent, false),
+    owner: sandboxOwner(ws.runId),
   };
 }
 

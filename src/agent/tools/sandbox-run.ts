@@ -1,11 +1,11 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { chownSync, constants, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { chownSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { chmod, copyFile, lchown, lstat, mkdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { chownBeneath } from '../../core/safe-read.js';
 import { OutputCap } from './output-cap.js';
-import { GIT_INDEX_IN_HOME, SANDBOX_UID, sandboxArgv, sandboxOwner, type SandboxSpec } from './sandbox.js';
+import { GIT_INDEX_IN_HOME, sandboxArgv, sandboxOwner, type Owner, type SandboxSpec } from './sandbox.js';
 
 export interface CommandResult {
   exitCode: number | null;
@@ -32,23 +32,23 @@ export function probeSandbox(hostPath: string = DEFAULT_HOST_PATH): SandboxProbe
   let probed: SandboxProbe;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'kernelseek-sandbox-probe-'));
   try {
-    const owner = sandboxOwner();
+    const owner = sandboxOwner('probe');
     if (owner) chownSync(dir, owner.uid, owner.gid);
-    const unreachable = owner ? unreachableBySandbox([dir]) : null;
     const argv = sandboxArgv(
-      { workspace: dir, env: { PATH: '/usr/bin:/bin' }, gpu: false, readOnly: [], limits: { memoryBytes: 1 << 30, processes: 64, fileBytes: 1 << 20, tmpBytes: 1 << 20 } },
+      { workspace: dir, env: { PATH: '/usr/bin:/bin' }, gpu: false, readOnly: [], limits: { memoryBytes: 1 << 30, processes: 64, fileBytes: 1 << 20, tmpBytes: 1 << 20 }, owner },
       'id -u; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " "',
     );
     const r = spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8', timeout: 10_000, env: { PATH: hostPath } });
-    if (unreachable) probed = { ok: false, why: unreachable };
-    else if (r.error) probed = { ok: false, why: `${argv[0]} could not start (${r.error.message}); install bubblewrap and util-linux (scripts/setup.sh)` };
+    if (r.error) probed = { ok: false, why: `${argv[0]} could not start (${r.error.message}); install bubblewrap and util-linux (scripts/setup.sh)` };
     else if (r.status !== 0) {
       const first = (r.stderr || r.stdout).trim().split('\n')[0] ?? '';
       const hint = /failed to execute (bwrap|setpriv)/.test(first)
         ? 'install bubblewrap and util-linux: scripts/setup.sh'
         : /unrecognized option|Unknown option/.test(first)
           ? 'bubblewrap 0.8 or later is needed (--disable-userns, --size): scripts/setup.sh'
-          : 'does this host allow user namespaces?';
+          : /^unshare:|^mount:/.test(first)
+            ? 'a root service stages its sandboxes in a mount namespace of their own, which needs CAP_SYS_ADMIN (a container without it: run the service as a non-root user)'
+            : 'does this host allow user namespaces?';
       probed = { ok: false, why: `bubblewrap failed: ${first} (${hint})` };
     }
     else if (r.stdout.trim() !== '65534\nlo') probed = { ok: false, why: `the probe command saw uid/interfaces ${JSON.stringify(r.stdout.trim())}, expected 65534 and only lo` };
@@ -61,37 +61,11 @@ export function probeSandbox(hostPath: string = DEFAULT_HOST_PATH): SandboxProbe
 }
 
 /**
- * Why the sandbox's uid cannot reach the folders it binds, or null when it can: bubblewrap runs as
- * that uid (the service being root), so every folder above them must let others pass (o+x) or be
- * its own. A data dir under /root, say, cannot be bound.
- */
-export function unreachableBySandbox(paths: string[]): string | null {
-  for (const p of paths) {
-    for (let dir = path.dirname(p); ; dir = path.dirname(dir)) {
-      let st;
-      try {
-        st = statSync(dir);
-      } catch {
-        break;
-      }
-      if ((st.mode & 0o001) === 0 && st.uid !== SANDBOX_UID) {
-        return `the sandbox's user (uid ${SANDBOX_UID}, the service being root) cannot pass through ${dir} (mode ${(st.mode & 0o777).toString(8)}) to reach ${p}: keep the data dir where others may pass (chmod o+x ${dir}, or a data dir such as /var/lib/kernelseek), or run the service as a user of its own`;
-      }
-      if (dir === path.dirname(dir)) break;
-    }
-  }
-  return null;
-}
-
-/**
  * A folder made for one sandbox (gpu_bash's copy of the workspace, its HOME, a bench's folder) is
- * given to the sandbox's uid when the service is root (lchown, no symlink followed), private to it;
- * `parent`, a temporary folder of ours above it, lets that uid pass.
+ * given to the sandbox's uid when the service is root (lchown, no symlink followed), private to it.
  */
-export async function giveToSandbox(dirs: string[], parent?: string): Promise<void> {
-  const owner = sandboxOwner();
+export async function giveToSandbox(owner: Owner | null, dirs: string[]): Promise<void> {
   if (!owner) return;
-  if (parent) await chmod(parent, 0o711);
   for (const dir of dirs) {
     await chownBeneath(dir, owner);
     await chmod(dir, 0o700);
@@ -122,8 +96,7 @@ export async function prepareMountPoints(spec: SandboxSpec): Promise<void> {
       },
     );
     // The commands' git writes it (checkout, add).
-    const owner = sandboxOwner();
-    if (copied && owner) await lchown(index, owner.uid, owner.gid);
+    if (copied && spec.owner) await lchown(index, spec.owner.uid, spec.owner.gid);
   }
 }
 
@@ -141,8 +114,6 @@ export async function runSandboxed(
   let cwd: string;
   let env: Record<string, string>;
   if (options.spec) {
-    const unreachable = sandboxOwner() ? unreachableBySandbox([options.spec.workspace, ...(options.spec.home ? [options.spec.home] : []), ...(options.spec.gitDir ? [options.spec.gitDir] : [])]) : null;
-    if (unreachable) return { exitCode: null, signal: null, output: `[the sandbox cannot start: ${unreachable}]`, truncated: false, timedOut: false, durationMs: 0 };
     await prepareMountPoints(options.spec);
     argv = sandboxArgv(options.spec, command);
     cwd = options.spec.workspace;

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, renameSync, rmSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AgentConfig, HarnessConfig } from '../../config/index.js';
+import type { Owner } from '../../core/safe-read.js';
 
 /**
  * The one sandbox for every command the agent causes to run (bash, gpu_bash on the worker host):
@@ -16,17 +17,30 @@ export const SANDBOX_WORKSPACE = '/workspace';
 export const SANDBOX_HOME = '/home/agent';
 /** The commands' own copy of the git index, in their HOME (GIT_INDEX_FILE points at it). */
 export const GIT_INDEX_IN_HOME = '.kernelseek-git-index';
-/** The uid/gid the command runs as inside its user namespace (nobody), and on the host when the service is root. */
+/** The uid/gid the command runs as inside its user namespace (nobody). */
 export const SANDBOX_UID = 65534;
 
 /**
- * Who runs the sandboxes on this host, when that is not this process: with the service root, every
- * sandbox drops to SANDBOX_UID first (setpriv), so a command is never host root, whatever bubblewrap
- * maps inside. The workspace and HOME it writes belong to that uid. null: the service is not root,
- * and its sandboxes run as its own unprivileged user.
+ * The host uids a root service's sandboxes run as: one per run, one per gpu_bash call. Above
+ * systemd's container ranges (nspawn's private users end at 0x6FFF0000) and below its reserved top
+ * (0x7FFE0000), so no user or container of the host has them; no passwd entry is needed.
  */
-export function sandboxOwner(): { uid: number; gid: number } | null {
-  return process.getuid?.() === 0 ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : null;
+export const SANDBOX_HOST_UIDS = { first: 1_900_000_000, count: 1 << 24 } as const;
+
+export type { Owner };
+
+/**
+ * Who runs the sandbox named by `key` (a run id; a gpu_bash folder) on this host, when that is not
+ * this process: with the service root, every sandbox drops to a uid of its own first (setpriv), so a
+ * command is never host root, whatever bubblewrap maps inside (65534 there). Its own, not nobody's:
+ * RLIMIT_NPROC counts a uid's processes host-wide, and one run's files are not another's. The
+ * workspace and HOME it writes belong to that uid. null: the service is not root, and its sandboxes
+ * run as its own unprivileged user.
+ */
+export function sandboxOwner(key: string): Owner | null {
+  if (process.getuid?.() !== 0) return null;
+  const uid = SANDBOX_HOST_UIDS.first + (createHash('sha256').update(key).digest().readUInt32BE(0) % SANDBOX_HOST_UIDS.count);
+  return { uid, gid: uid };
 }
 
 /**
@@ -34,6 +48,45 @@ export function sandboxOwner(): { uid: number; gid: number } | null {
  * without close-on-exec (from whoever started the service), which bwrap would pass on inside.
  */
 const CLOSE_INHERITED_FDS = 'for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] 2>/dev/null && eval "exec $fd>&-"; done; exec "$@"';
+
+/** Binds each `source stage` pair given before `--` (in a mount namespace of its own), then runs the rest. */
+const STAGE_BINDS = 'while [ "$1" != -- ]; do mount --bind "$1" "$2" || exit 125; shift 2; done; shift; exec "$@"';
+const STAGE_SLOTS = { workspace: 'w', home: 'h', git: 'g', etc: 'e' } as const;
+let stageDir: string | undefined;
+
+/**
+ * Where a root service's sandbox finds the folders it binds. bwrap runs as the sandbox's uid, which
+ * may not pass through the folders above the data dir (a data dir under /root, a mktemp folder);
+ * so, as root, in a private mount namespace of its own (unshare: nothing reaches the host's mount
+ * table, and it ends with the sandbox), each folder is first bound onto an empty folder here, which
+ * anyone may pass through. Made once per process; one someone else owns is never used.
+ */
+export function sandboxStage(): string {
+  if (stageDir && ownedByUs(stageDir)) return stageDir;
+  const base = ['/tmp', os.tmpdir()].find((dir) => {
+    try {
+      return (statSync(dir).mode & 0o001) !== 0;
+    } catch {
+      return false;
+    }
+  }) ?? os.tmpdir();
+  let dir = path.join(base, `kernelseek-sandbox-stage-${process.getuid?.() ?? 'u'}`);
+  try {
+    mkdirSync(dir, { mode: 0o755 });
+  } catch {
+    // There already: ours, or someone else's (then a folder of our own).
+  }
+  if (!ownedByUs(dir)) dir = mkdtempSync(path.join(base, 'kernelseek-sandbox-stage-'));
+  chmodSync(dir, 0o755);
+  for (const slot of Object.values(STAGE_SLOTS)) {
+    try {
+      mkdirSync(path.join(dir, slot), { mode: 0o755 });
+    } catch {
+      // There already (made by us: nobody else can write in the folder).
+    }
+  }
+  return (stageDir = dir);
+}
 
 export interface SandboxLimits {
   /** RLIMIT_AS in bytes; null: none (CUDA reserves terabytes of address space, so not on a GPU). */
@@ -60,6 +113,8 @@ export interface SandboxSpec {
   /** Extra host folders (toolchains outside /usr) bound read-only at the same path. */
   readOnly: string[];
   limits: SandboxLimits;
+  /** The host uid it runs as when the service is root (sandboxOwner; the workspace and HOME are its). */
+  owner?: Owner | null;
 }
 
 // Only these entries of /etc are visible: enough for the loader, compilers, python and locale, and
@@ -195,8 +250,8 @@ export function describeLimits(limits: SandboxLimits): string {
 
 /**
  * The argv that runs `bash -c command` in the sandbox. Inherited descriptors are closed first;
- * prlimit sets the limits on bwrap, which its children inherit; as root, setpriv then drops to
- * SANDBOX_UID with no capability, group or way back (no_new_privs), so bwrap runs unprivileged: its
+ * prlimit sets the limits on bwrap, which its children inherit; as root, the folders are staged
+ * (sandboxStage) and setpriv then drops to the spec's owner with no capability, group or way back (no_new_privs), so bwrap runs unprivileged: its
  * user namespace maps that uid, /proc/sys and every host file are the host's to a stranger, and
  * RLIMIT_NPROC applies (the kernel exempts only root). No user namespace can be made inside
  * (--disable-userns). bwrap's PID namespace has bwrap as init, so when the command's shell exits
@@ -209,8 +264,19 @@ export function sandboxArgv(spec: SandboxSpec, command: string): string[] {
   a.push('prlimit', `--nproc=${limits.processes}`, `--fsize=${limits.fileBytes}`, '--core=0');
   if (limits.memoryBytes !== null) a.push(`--as=${limits.memoryBytes}`);
   a.push('--');
-  if (sandboxOwner()) {
-    a.push('setpriv', `--reuid=${SANDBOX_UID}`, `--regid=${SANDBOX_UID}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--');
+  // As root, never run as root: a spec without an owner gets one all such specs share.
+  const owner = process.getuid?.() === 0 ? (spec.owner ?? sandboxOwner('shared')!) : null;
+  const folders = { workspace: spec.workspace, home: spec.home, git: spec.gitDir, etc: sandboxEtc() };
+  if (owner) {
+    const stage = sandboxStage();
+    a.push('unshare', '--mount', '--propagation', 'private', '--', '/bin/bash', '--noprofile', '--norc', '-c', STAGE_BINDS, 'kernelseek-stage');
+    for (const [name, slot] of Object.entries(STAGE_SLOTS) as [keyof typeof folders, string][]) {
+      const source = folders[name];
+      if (!source) continue;
+      a.push(source, path.join(stage, slot));
+      folders[name] = path.join(stage, slot);
+    }
+    a.push('--', 'setpriv', `--reuid=${owner.uid}`, `--regid=${owner.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--');
   }
   a.push('bwrap');
   a.push('--unshare-user', '--disable-userns', '--uid', String(SANDBOX_UID), '--gid', String(SANDBOX_UID));
@@ -228,7 +294,7 @@ export function sandboxArgv(spec: SandboxSpec, command: string): string[] {
     if (st.isSymbolicLink()) a.push('--symlink', realpathSync(p).replace(/^\//, ''), p);
     else a.push('--ro-bind', p, p);
   }
-  a.push('--ro-bind', sandboxEtc(), '/etc');
+  a.push('--ro-bind', folders.etc, '/etc');
   for (const p of spec.readOnly) a.push('--ro-bind-try', p, p);
   // RAM-backed folders have a size: /tmp, /dev/shm; the rest of /dev read-only (it is RAM too).
   const size = String(limits.tmpBytes);
@@ -239,10 +305,10 @@ export function sandboxArgv(spec: SandboxSpec, command: string): string[] {
   }
   // After the device binds, which bwrap creates in it.
   a.push('--remount-ro', '/dev');
-  if (spec.home) a.push('--bind', spec.home, SANDBOX_HOME);
+  if (folders.home) a.push('--bind', folders.home, SANDBOX_HOME);
   else a.push('--dir', SANDBOX_HOME);
-  a.push('--bind', spec.workspace, SANDBOX_WORKSPACE);
-  if (spec.gitDir) a.push('--ro-bind', spec.gitDir, path.join(SANDBOX_WORKSPACE, '.git'));
+  a.push('--bind', folders.workspace, SANDBOX_WORKSPACE);
+  if (folders.git) a.push('--ro-bind', folders.git, path.join(SANDBOX_WORKSPACE, '.git'));
   a.push('--chdir', SANDBOX_WORKSPACE, '--clearenv');
   const env = spec.gitDir && spec.home ? { ...spec.env, GIT_INDEX_FILE: path.join(SANDBOX_HOME, GIT_INDEX_IN_HOME) } : spec.env;
   for (const [k, v] of Object.entries(env)) a.push('--setenv', k, v);

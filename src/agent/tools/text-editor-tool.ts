@@ -32,8 +32,9 @@ async function readText(root: string, file: string, shown: string): Promise<stri
 }
 
 /** Writes a workspace file the same way; one the engine creates belongs to the sandbox's user. */
-async function writeText(root: string, file: string, shown: string, text: string): Promise<void> {
-  await writeBeneath(root, path.relative(root, file), text, { owner: sandboxOwner(), shown });
+async function writeText(ctx: ToolContext, file: string, shown: string, text: string): Promise<void> {
+  const root = ctx.workspace.dir;
+  await writeBeneath(root, path.relative(root, file), text, { owner: sandboxOwner(ctx.workspace.runId), shown });
 }
 
 async function listDirectory(root: string, dir: string, shown: string): Promise<string> {
@@ -89,9 +90,9 @@ export async function runTextEditorTool(input: Record<string, unknown>, ctx: Too
     }
     case 'create': {
       const text = str(input, 'file_text');
-      await mkdirBeneath(ctx.workspace.dir, path.relative(ctx.workspace.dir, path.dirname(file)), sandboxOwner(), shown);
+      await mkdirBeneath(ctx.workspace.dir, path.relative(ctx.workspace.dir, path.dirname(file)), sandboxOwner(ctx.workspace.runId), shown);
       const existed = await lstat(file).then(() => true, () => false);
-      await writeText(ctx.workspace.dir, file, shown, text);
+      await writeText(ctx, file, shown, text);
       return { content: `${existed ? 'Overwrote' : 'Created'} ${shown} (${text.split('\n').length} lines).`, isError: false };
     }
     case 'str_replace': {
@@ -104,7 +105,7 @@ export async function runTextEditorTool(input: Record<string, unknown>, ctx: Too
       if (count > 1) throw new ToolInputError(`\`old_str\` occurs ${count} times in ${shown}; include more surrounding lines so it is unique. Nothing was replaced.`);
       const at = text.indexOf(oldStr);
       const updated = text.slice(0, at) + newStr + text.slice(at + oldStr.length);
-      await writeText(ctx.workspace.dir, file, shown, updated);
+      await writeText(ctx, file, shown, updated);
       const firstLine = text.slice(0, at).split('\n').length;
       const snippetLines = updated.split('\n').slice(Math.max(0, firstLine - 4), firstLine + newStr.split('\n').length + 3);
       return { content: `Replaced in ${shown}. The edited region:\n${numbered(snippetLines.join('\n'), Math.max(1, firstLine - 3))}`, isError: false };
@@ -117,7 +118,7 @@ export async function runTextEditorTool(input: Record<string, unknown>, ctx: Too
       const lines = (await readText(ctx.workspace.dir, file, shown)).split('\n');
       if ((line as number) < 0 || (line as number) > lines.length) throw new ToolInputError(`\`insert_line\` must be between 0 and ${lines.length}`);
       lines.splice(line as number, 0, ...insertText.split('\n'));
-      await writeText(ctx.workspace.dir, file, shown, lines.join('\n'));
+      await writeText(ctx, file, shown, lines.join('\n'));
       return { content: `Inserted ${insertText.split('\n').length} line(s) after line ${line as number} of ${shown}.`, isError: false };
     }
     case 'undo_edit':

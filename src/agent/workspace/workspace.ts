@@ -3,9 +3,9 @@ import path from 'node:path';
 import { candidatePathProblem, checkCandidateFiles, type CandidateFiles } from '../../harness/candidate.js';
 import { execa } from 'execa';
 import { HarnessError } from '../../core/errors.js';
-import { chownBeneath, mkdirBeneath, readTextBeneath, removeTree, walkBeneath, writeBeneath, type Owner } from '../../core/safe-read.js';
+import { chownBeneath, mkdirBeneath, readTextBeneath, removeTree, walkBeneath, writeBeneath } from '../../core/safe-read.js';
 import { MAX_SOURCE_BYTES } from '../../queue/payloads.js';
-import { sandboxOwner } from '../tools/sandbox.js';
+import { sandboxOwner, type Owner } from '../tools/sandbox.js';
 
 /**
  * A run's workspace: a work tree under `<dataDir>/workspaces/<runId>` holding the kernel file (seeded
@@ -97,7 +97,7 @@ export interface WorkspaceOptions {
  */
 export async function ensureWorkspace(options: WorkspaceOptions, seed: () => Promise<{ source?: string; files?: CandidateFiles; message: string }>): Promise<{ workspace: Workspace; created: boolean }> {
   const { dir, homeDir, gitDir } = workspacePaths(options.dataDir, options.runId);
-  const owner = sandboxOwner();
+  const owner = sandboxOwner(options.runId);
   await mkdir(homeDir, { recursive: true, mode: owner ? 0o700 : 0o777 });
   await adoptLegacyGitDir(dir, gitDir);
   const created = !(await exists(path.join(gitDir, 'HEAD')));
@@ -130,22 +130,17 @@ export async function ensureWorkspace(options: WorkspaceOptions, seed: () => Pro
     await git({ dir, homeDir, gitDir }, ['add', '-A'], options.pathEnv);
     await git({ dir, homeDir, gitDir }, ['commit', '--quiet', '-m', message], options.pathEnv);
   }
-  if (owner) await giveToSandbox(options.dataDir, [dir, homeDir], owner);
+  if (owner) await giveRunToSandbox([dir, homeDir], owner);
   const real = await realpath(dir);
   return { workspace: { runId: options.runId, dir: real, kernelFile: options.kernelFile, homeDir, gitDir }, created };
 }
 
 /**
- * When the service is root its sandboxes run as an unprivileged uid (sandbox.ts): the run's work
- * tree and HOME become that uid's (a workspace from before, or files the engine wrote, included;
- * lchown, no symlink followed), and the data dir and the folders above the run's own can be passed
- * through (o+x, not listed) by it, as bubblewrap opens the folders it binds as that uid.
+ * When the service is root its sandboxes run as an unprivileged uid of the run's own (sandbox.ts):
+ * the run's work tree and HOME become that uid's, private to it (a workspace from before, or files
+ * the engine wrote, included; lchown, no symlink followed).
  */
-async function giveToSandbox(dataDir: string, dirs: string[], owner: Owner): Promise<void> {
-  for (const folder of [dataDir, ...['workspaces', 'homes', 'git'].map((d) => path.join(dataDir, d))]) {
-    const st = await stat(folder).catch(() => undefined);
-    if (st && (st.mode & 0o001) === 0) await chmod(folder, (st.mode & 0o7777) | 0o001);
-  }
+async function giveRunToSandbox(dirs: string[], owner: Owner): Promise<void> {
   for (const dir of dirs) {
     const st = await lstat(dir);
     // Only the top is looked at each time: the engine gives what it creates to the owner itself.
