@@ -4,6 +4,7 @@
 # command had no network and left no process, and writes what it saw under $OUT. One GPU (the
 # device tool's `nvidia-h200` kind), from the repository root, with .carry/host carried (run
 # `bash scripts/pack-gpu-host.sh` here first: it carries bubblewrap's .deb). About a minute.
+# As root (issue 39) `unprivileged.txt` must show no WROTE-/OPENED-/NESTED- line and the CUDA sum.
 #
 #   OUT=/tmp/out bash scripts/gpu/sandbox-check.sh
 set -u

@@ -26,6 +26,9 @@ const checks: [string, string][] = [
   ['nvidia-smi', 'nvidia-smi; echo "rc=$?"'],
   ['nvcc', 'nvcc --version | tail -2; nvcc -O2 -o hello hello.cu && ./hello; echo "rc=$?"'],
   ['reach', 'id; ls /; ls /dev | grep -c nvidia; tail -n +3 /proc/net/dev | cut -d: -f1; env | sort; for p in 6379 5432; do (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null && echo "REACHED $p"; done; ls /root /run 2>&1; echo done'],
+  // Issue 39: run as root, the command must not be host root (no sysctl write, no nested user
+  // namespace) yet still drive the GPU as the run's own unprivileged uid; /tmp and /dev/shm capped.
+  ['unprivileged', 'v=$(cat /proc/sys/vm/stat_interval); echo "$v" > /proc/sys/vm/stat_interval && echo WROTE-SYSCTL; : >> /proc/sys/kernel/core_pattern && echo OPENED-CORE-PATTERN; unshare -U true && echo NESTED-USERNS; ls /proc/self/fd | tr "\\n" " "; echo; df -h /tmp /dev/shm | tail -2; ./hello 2>/dev/null || (nvcc -O2 -o hello hello.cu && ./hello); echo done'],
   ['survivor', 'setsid sleep 4242 & echo started'],
 ];
 for (const [name, command] of checks) {

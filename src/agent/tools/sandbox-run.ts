@@ -39,7 +39,9 @@ export function probeSandbox(hostPath: string = DEFAULT_HOST_PATH): SandboxProbe
       'id -u; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " "',
     );
     const r = spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8', timeout: 10_000, env: { PATH: hostPath } });
-    if (r.error) probed = { ok: false, why: `${argv[0]} could not start (${r.error.message}); install bubblewrap and util-linux (scripts/setup.sh)` };
+    // 127: the shell that closes inherited descriptors found no prlimit (or unshare) on hostPath.
+    const missing = r.status === 127 ? /exec: (\S+): not found/.exec(r.stderr)?.[1] : undefined;
+    if (r.error || missing) probed = { ok: false, why: `${missing ?? argv[0]} could not start (${r.error?.message ?? `not found on PATH ${hostPath}`}); install bubblewrap and util-linux (scripts/setup.sh)` };
     else if (r.status !== 0) {
       const first = (r.stderr || r.stdout).trim().split('\n')[0] ?? '';
       const hint = /failed to execute (bwrap|setpriv)/.test(first)
