@@ -115,7 +115,7 @@ describe('gpu_bash', () => {
     const devTar = path.join(tmp.dir, 'dev.tgz');
     execFileSync('tar', ['-czf', devTar, '-C', '/dev', 'null']);
     const dev = await runGpuBash({ command: 'echo RAN', archive: await readFile(devTar), timeoutSeconds: 30, gpuIndex: null }, ENV, CONFIG);
-    expect(dev.output).toMatch(/gpu_bash did not run: The workspace snapshot holds a member that is not a file, folder or link \(c/);
+    expect(dev.output).toMatch(/gpu_bash did not run: The workspace snapshot holds a member that is not a file, folder, link or FIFO \(c/);
   });
 
   describe('through Redis and a worker', () => {
