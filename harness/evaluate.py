@@ -18,7 +18,8 @@ from .build import static_checks
 from .build.compile import build, default_cache_dir
 from .build.python_source import python_build
 from .build.sources import digest, read_candidate, read_folder
-from .errors import EnvironmentProblem, TaskError, UsageError
+from .errors import EnvironmentProblem, TaskError, UsageError, fail
+from .executor.calls import process_findings
 from .executor import cupti_activity
 from .executor.pair import EarlyPeers, lanes_wanted, peers_ready, start_pair
 from .options import Options  # noqa: F401  (evaluate(Options(...)) is the API)
@@ -484,6 +485,10 @@ class _Pass:
                 else:
                     ctx.timing.run_timing(ctx, scenario, entry, derive_seed(self.base_seed, scenario.id, "time"),
                                           self.rng_master)
+                    # what the candidate's process holds after its timed calls (issue 39), once a scenario
+                    found = process_findings(ctx, "the candidate's timed calls")
+                    if found and entry["status"] == "ok":
+                        fail(entry, "rejected", "during timing: " + "; ".join(found))
                     scenario_figures(entry, ctx.task, scenario)
                 stages[stage] = round(time.monotonic() - t_stage, 3)
             except ChildFailure as exc:

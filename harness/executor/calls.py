@@ -98,7 +98,48 @@ class Watch:
         if st["timers"] > baseline_status["timers"]:
             out.append(f"the candidate holds {st['timers'] - baseline_status['timers']} POSIX timer(s): work "
                        f"deferred to a timer")
-        return out
+        return out + process_findings(self.ctx, "the call", ex)
+
+
+def process_findings(ctx, when, ex=None):
+    """A call the candidate's filter refused (raised), and what its process holds that its clean state
+    did not (exposure_findings): after the load, each watched call and each scenario's timing. `ex`:
+    the candidate's executor (ctx.cand once the executors are up)."""
+    ex = ex or ctx.cand
+    ex.refused()
+    clean = getattr(ctx, "cand_exposure", None)
+    return exposure_findings(ex, clean, when) if clean is not None else []
+
+
+def exposure_findings(ex, clean, when):
+    """What the candidate's executor holds now that its clean state (`clean`: ExecutorProcess.exposure()
+    before the library was loaded) did not, and that could carry a way past the filter into its calls
+    (issue 39): memory both writable and executable, anonymous executable memory, a descriptor on a
+    process's memory (/proc/<pid>/mem), a socket, or a file or device open for writing. `when`: in
+    words, for the findings ("loading the library", "the call")."""
+    now, kinds = ex.exposure(), {}
+    for region in sorted(now["wx"] - clean["wx"]):
+        kinds.setdefault("memory both writable and executable", []).append(region)
+    for region in sorted(now["anon_x"] - clean["anon_x"] - now["wx"]):
+        kinds.setdefault("anonymous executable memory", []).append(region)
+    for fd, (target, _) in sorted(now["fds"].items()):
+        if clean["fds"].get(fd, (None,))[0] == target:
+            continue
+        if _process_memory(target):
+            kinds.setdefault("a descriptor on a process's memory (a way to write any of it)", []).append(
+                f"{fd} on {target}")
+        elif target.startswith("socket:"):
+            kinds.setdefault("a socket (candidates may not use sockets)", []).append(f"{fd}")
+        elif target.startswith("/") and not target.startswith(("/dev/null", "/memfd:")) and ex.fd_writable(fd):
+            kinds.setdefault("a file or device open for writing (candidates may not write files)", []).append(
+                f"{fd} on {target}")
+    return [f"{when} left {what}: {', '.join(items[:3])}" + (f" and {len(items) - 3} more" if len(items) > 3 else "")
+            for what, items in kinds.items()]
+
+
+def _process_memory(target):
+    parts = target.split("/")
+    return target.startswith("/proc/") and parts[-1] == "mem" and len(parts) >= 4
 
 
 def other_threads_finding(ms):

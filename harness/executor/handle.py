@@ -11,6 +11,7 @@ import ctypes
 import functools
 import json
 import os
+import re
 import select
 import shutil
 import signal
@@ -121,6 +122,11 @@ class ExecutorProcess:
         self.deadline = None         # the evaluation's time limit (time.monotonic()), set by the caller
         self.clock = None
         self._maps = None     # (the last /proc/PID/maps read, the libraries in it): libraries()
+        # The seccomp listener the executor hands over while loading (sandbox/seccomp.Listener): each call
+        # its filter refuses waits there, and is read and named here. `notifying`: one was in place.
+        self.listener = None
+        self.notifying = False
+        self._listener_seq = None   # the init request whose reply may come after a listener frame
 
     # -- talking ----------------------------------------------------------------------------------
     def request(self, msg, fds=None, timeout=None):
@@ -157,27 +163,47 @@ class ExecutorProcess:
         # The evaluation's time limit (`deadline`, a time.monotonic() value the caller sets) holds
         # inside a call too: a call that hangs with a long call timeout must not outlive it.
         wait = timeout if self.deadline is None else max(0.0, min(timeout, self.deadline - time.monotonic()))
-        if not select.select([self.sock], [], [], wait)[0]:
-            who = self.running
-            self.kill()
-            if self.deadline is not None and time.monotonic() >= self.deadline:
-                raise ChildFailure("timeout", "the evaluation's time limit was reached during this scenario"
-                                   + (f" (while running {who})" if who else "") + "; the process was killed", who)
-            raise ChildFailure("timeout", f"no progress for {timeout:.0f} s"
-                               + (f" while running {who}" if who else "") + "; the process was killed", who)
-        try:
-            reply = recv_frame(self.sock, None, REPLY_LIMIT)
-        except EOFError:
-            raise self._died() from None
-        except (ValueError, UnicodeDecodeError, OSError) as exc:
-            self.kill()
-            raise ChildFailure("forged", f"a garbled reply from the {self.role}'s executor ({exc}): something "
-                                         f"in that process wrote to the harness's socket", self.running) from None
+        end = time.monotonic() + wait
+        while True:
+            watched = [self.sock] + ([self.listener.fd] if self.listener is not None else [])
+            ready = select.select(watched, [], [], max(0.0, end - time.monotonic()))[0]
+            if self.listener is not None and self.listener.fd in ready:
+                self._notified()      # raises, unless the filter's last user is gone (then the socket says so)
+                continue
+            if not ready:
+                who = self.running
+                self.kill()
+                if self.deadline is not None and time.monotonic() >= self.deadline:
+                    raise ChildFailure("timeout", "the evaluation's time limit was reached during this scenario"
+                                       + (f" (while running {who})" if who else "") + "; the process was killed",
+                                       who)
+                raise ChildFailure("timeout", f"no progress for {timeout:.0f} s"
+                                   + (f" while running {who}" if who else "") + "; the process was killed", who)
+            fds = [] if self._listener_seq == seq else None
+            try:
+                reply = recv_frame(self.sock, fds, REPLY_LIMIT)
+            except EOFError:
+                raise self._died() from None
+            except (ValueError, UnicodeDecodeError, OSError) as exc:
+                self.kill()
+                raise ChildFailure("forged", f"a garbled reply from the {self.role}'s executor ({exc}): something "
+                                             f"in that process wrote to the harness's socket", self.running) from None
+            if isinstance(reply, dict) and reply.get("type") == "listener" and reply.get("seq") == seq \
+                    and self._listener_seq == seq and len(fds or ()) == 1:
+                # Sent by the executor's own code between the filter's first step and the library's load,
+                # once: no code of the candidate's has run yet.
+                self.listener, self.notifying, self._listener_seq = seccomp.Listener(fds[0]), True, None
+                continue
+            for fd in fds or ():
+                os.close(fd)
+            break
         if not isinstance(reply, dict) or reply.get("seq") != seq or reply.get("type") not in ("done", "error"):
             self.kill()
             raise ChildFailure("forged", f"a reply from the {self.role}'s executor that is not the answer to "
                                          f"request {seq} ({str(reply)[:120]}): something in that process "
                                          f"wrote to the harness's socket", self.running)
+        if self._listener_seq == seq:
+            self._listener_seq = None
         if reply["type"] == "error":
             # "load": the library does not load; "call": the call failed on the device (CUDA fault).
             kind = reply.get("kind") if reply.get("kind") in ("load", "call") else "harness"
@@ -185,6 +211,33 @@ class ExecutorProcess:
                                                                   "\n" + str(reply.get("traceback", ""))),
                                self.running)
         return reply
+
+    def _notified(self):
+        """A call the filter refused is waiting on the listener: read it from the kernel, kill the
+        executor and raise what it was. When nothing waits (the process is gone: the filter's second
+        step kills, or it exited) the listener is closed and the socket tells the rest."""
+        note = self.listener.receive()
+        if note is None:
+            if not self.listener.pending():
+                return
+            self.listener.close()
+            self.listener = None
+            return
+        who = self.running
+        self.kill()
+        raise ChildFailure("seccomp", self._refusal(note["nr"], *seccomp.explain(note["nr"], note["arch"], note["args"]),
+                                                    who), who)
+
+    def refused(self):
+        """Raises when a call the filter refused is waiting (a thread of the candidate's may make one
+        while another answers): looked at after each watched call and timed round."""
+        if self.listener is not None and self.listener.pending():
+            self._notified()
+
+    def _refusal(self, nr, name, rule, who):
+        return (f"the {self.role}'s executor was killed by its seccomp filter: it made the system call {name} "
+                f"(number {nr}), which code under evaluation may not make ({rule})"
+                + (f", while running {who}" if who else ""))
 
     # -- bound requests (harness/timing/bound.py; frames in harness/native/bound.py) ---------------
     def bound_open(self, table):
@@ -289,6 +342,8 @@ class ExecutorProcess:
         """Send init (load the library, install the filter). ready() first. `later`: its reply is
         collected with the next request's (send())."""
         msg = dict(init, cmd="init", seccomp=self.confine)
+        if self.confine:
+            self._listener_seq = self.seq + 1    # this request's (request() and send() number it so)
         if later:
             return self.send(msg)
         return self.request(msg, timeout=timeout)
@@ -315,13 +370,18 @@ class ExecutorProcess:
         except OSError:
             return set()
 
+    def _maps_raw(self):
+        try:
+            with open(f"/proc/{self.pid}/maps", "rb") as fh:
+                return fh.read()
+        except OSError:
+            return None
+
     def libraries(self):
         """The shared objects the process maps (/proc/PID/maps), parsed again only when the maps changed
         (a CUDA executor's run to thousands of lines: 0.8 ms a parse, twice every correctness call)."""
-        try:
-            with open(f"/proc/{self.pid}/maps", "rb") as fh:
-                raw = fh.read()
-        except OSError:
+        raw = self._maps_raw()
+        if raw is None:
             return set()
         if self._maps is not None and self._maps[0] == raw:
             return set(self._maps[1])
@@ -332,6 +392,47 @@ class ExecutorProcess:
                 libs.add(parts[5].strip())
         self._maps = (raw, libs)
         return set(libs)
+
+    def exposure(self):
+        """What in the executor could carry a way past the filter into the candidate's calls (issue 39),
+        as this process reads it from /proc: memory both writable and executable, anonymous
+        executable memory (/proc/PID/maps), and every descriptor with what it names (/proc/PID/fd)
+        and, for files and devices, whether it is open for writing (fdinfo). {"wx": set of regions,
+        "anon_x": set of regions, "fds": {fd: (target, writable)}}."""
+        out = {"wx": set(), "anon_x": set(), "fds": {}}
+        raw = self._maps_raw() or b""
+        for line in raw.decode("utf-8", "replace").splitlines():
+            parts = line.split(None, 5)
+            if len(parts) < 5 or "x" not in parts[1]:
+                continue
+            path = parts[5].strip() if len(parts) == 6 else ""
+            region = f"{parts[0]} {parts[1]} {path or '(anonymous)'}"
+            if "w" in parts[1]:
+                out["wx"].add(region)
+            if _anonymous(path):
+                out["anon_x"].add(region)
+        base = f"/proc/{self.pid}/fd"
+        try:
+            entries = os.listdir(base)
+        except OSError:
+            return out
+        for name in entries:
+            try:
+                target = os.readlink(f"{base}/{name}")
+            except OSError:
+                continue       # closed meanwhile
+            out["fds"][int(name)] = (target, None)
+        return out
+
+    def fd_writable(self, fd):
+        """Whether descriptor `fd` of the executor is open for writing (its fdinfo's flags)."""
+        try:
+            for line in Path(f"/proc/{self.pid}/fdinfo/{fd}").read_text().splitlines():
+                if line.startswith("flags:"):
+                    return int(line.split()[1], 8) & 3 != 0     # O_WRONLY or O_RDWR
+        except (OSError, ValueError, IndexError):
+            pass
+        return None
 
     def status_fields(self):
         """Caught signals (SigCgt, a hex mask) and the number of POSIX timers the process holds."""
@@ -380,11 +481,16 @@ class ExecutorProcess:
         if self.sandboxed and code is not None and code > 128:
             code = -(code - 128)    # bwrap passes a signal on as 128 + its number
         if code == -signal.SIGSYS and self.confine:
+            if self.notifying:
+                # Every other refusal waits on the listener: a kill is the filter's second step.
+                name, nr, rule = seccomp.AFTER_LOAD_KILL
+                return ChildFailure("seccomp", self._refusal(nr, name, rule, who), who)
             return ChildFailure("seccomp", f"the {self.role}'s executor was killed by its seccomp filter (SIGSYS)"
                                            + (f" while running {who}" if who else "") + ": it made a system "
                                            "call that code under evaluation may not make (creating or changing "
                                            "files, sockets, new processes, exec, ptrace, executable memory, "
-                                           "signal handlers, timers)", who)
+                                           "signal handlers, timers); this kernel gave the harness no seccomp "
+                                           "listener, so the call is not named", who)
         what = procinfo.exit_text(code)
         return ChildFailure("crash", f"the process {what}" + (f" while running {who}" if who else "")
                             + (f"; its output ends with:\n{tail}" if tail else ""), who)
@@ -407,6 +513,9 @@ class ExecutorProcess:
 
     def close(self):
         self.kill()
+        if self.listener is not None:
+            self.listener.close()
+            self.listener = None
         _LIVE.discard(self.pid)
         _LIVE.discard(self.proc.pid)
         try:
@@ -417,6 +526,22 @@ class ExecutorProcess:
 
 
 _LIVE = set()
+
+# Executable mappings that are not a file's: the vdso and vsyscall pages are the kernel's own.
+_KERNEL_PAGES = ("[vdso]", "[vsyscall]", "[uprobes]")
+
+
+def _anonymous(path):
+    """Whether an executable region with this /proc/PID/maps path is memory of no file's (anonymous,
+    the heap or a stack, a shared anonymous mapping, which shows as /dev/zero, an anonymous file other
+    than the executor's copies of its library, process.py's memfds named "<library>.copy<k>")."""
+    if not path:
+        return True
+    if path.startswith("["):
+        return path not in _KERNEL_PAGES
+    if path.startswith("/memfd:"):
+        return re.search(r"\.copy\d+ \(deleted\)$", path) is None
+    return path.startswith("/dev/zero")
 
 
 def _stat_fields(pid):

@@ -5,7 +5,9 @@ baseline's library and the task's peers (PyTorch) and never sees the candidate. 
 candidate's library is loaded, the parent records what an executor looks like from outside (caught
 signals, timers, libraries); after the load (library constructors have run, the seccomp filter is
 in place) anything new that could run later is a rejection: a thread, a process, a signal handler, a
-POSIX timer, a forbidden library.
+POSIX timer, a forbidden library, memory both writable and executable or anonymous and executable, a
+descriptor on the process's memory, a socket or a file open for writing (issue 39: the library is
+loaded under the filter's first step, so these are the parent's second look).
 """
 
 import secrets
@@ -20,6 +22,7 @@ from ..build.denylist import ALWAYS, families, match_library
 from ..errors import TaskError
 from ..sandbox import bwrap
 from . import python_roles
+from .calls import process_findings
 from .handle import INSIDE, ChildFailure, ExecutorProcess
 from .lanes import MAX_PROCESSES, peer_executors
 
@@ -141,6 +144,7 @@ def start_pair(ctx, workdir):
         _gpu_setup(ctx, cand, sizes.get("cand", 0), with_torch=python_roles.python_role(ctx, "candidate"))
         python_roles.preload(ctx, cand, "candidate")   # torch and Triton: the executor's, not the candidate's
         clean, libs_before, threads_before = cand.status_fields(), cand.libraries(), len(cand.threads())
+        ctx.cand_exposure = cand.exposure()     # before anything of the candidate's is loaded
         cand.running = "candidate (loading the library)"
         info = cand.start(_init_msg(ctx, "candidate", cpaths["candidate"]), timeout=opts.call_timeout + 120)
         cand.running = None
@@ -357,4 +361,4 @@ def _load_findings(ctx, cand, clean, libs_before, threads_before):
         fam = match_library(path, fams)
         if fam:
             out.append(f"loading the library mapped {path} ({fam.why})")
-    return out
+    return out + process_findings(ctx, "loading the library", cand)

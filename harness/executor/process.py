@@ -35,12 +35,10 @@ _CTYPES = {"int32": ctypes.c_int32, "int64": ctypes.c_int64, "float32": ctypes.c
            "pointer": ctypes.c_void_p}
 
 
-def _load_copies(path, count):
-    """The library, and count - 1 copies of it: the same bytes from memfds of their own, so that the
-    dynamic linker maps each anew (a second dlopen of one file, or of one name, returns the first)
-    at an address of its own. The timed calls go through the copies at random (harness/native/
-    batch.c: where code lies changes what it costs)."""
-    libs, fds = [ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)], []
+def _copy_fds(path, count):
+    """count - 1 memfds holding the library's bytes, made before the filter (which forbids
+    memfd_create): the copies _load_copies maps."""
+    fds = []
     try:
         if count > 1:
             with open(path, "rb") as fh:
@@ -49,9 +47,24 @@ def _load_copies(path, count):
             fds.append(os.memfd_create(f"{os.path.basename(path)}.copy{k}", 0))
             with os.fdopen(fds[-1], "wb", closefd=False) as out:
                 out.write(data)
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
+    return fds
+
+
+def _load_copies(path, fds):
+    """The library, and a copy of it from each of `fds` (_copy_fds: the same bytes, so that the
+    dynamic linker maps each anew, a second dlopen of one file, or of one name, returning the first)
+    at an address of its own. The timed calls go through the copies at random (harness/native/
+    batch.c: where code lies changes what it costs). The descriptors are closed here."""
+    try:
+        libs = [ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)]
+        for fd in fds:
             # Each under its own descriptor's name, all open until the last is loaded: a name already
             # loaded (a descriptor number closed and reused) would return the earlier copy.
-            libs.append(ctypes.CDLL(f"/proc/self/fd/{fds[-1]}", mode=os.RTLD_NOW | os.RTLD_LOCAL))
+            libs.append(ctypes.CDLL(f"/proc/self/fd/{fd}", mode=os.RTLD_NOW | os.RTLD_LOCAL))
     finally:
         for fd in fds:
             os.close(fd)
@@ -84,6 +97,7 @@ class Executor:
         return {}
 
     def cmd_init(self, msg, _fds):
+        """Load the library (and the peers), between the two steps of the seccomp filter."""
         if msg.get("peers"):
             # The peers are PyTorch code: torch is imported before the filter (it maps code).
             import importlib.util
@@ -100,9 +114,27 @@ class Executor:
                 self.peers.update(python_peers(msg["peers"], os.path.dirname(msg["reference"]), msg["args"],
                                                msg.get("scalars")))
             self.unsupported = getattr(module, "Unsupported", ())
+        # Issue 39: no code of the candidate's runs before the filter. Its library's constructors run
+        # as it is loaded, so the first step of the filter comes first (the dynamic linker may map a
+        # file's code, nothing may be writable and executable or anonymous and executable), the
+        # second (no executable mapping at all) once it is loaded. Everything the load needs that the
+        # filter forbids is done before: the copies' memfds.
+        fds = _copy_fds(msg["library"], max(1, int(msg.get("copies", 1)))) if msg.get("library") else []
+        confined = False
+        if msg.get("seccomp"):
+            from ..sandbox import seccomp
+            listener = seccomp.install_before_load(threads=bool(msg.get("threads_allowed", True)))
+            if listener is not None:
+                # The parent reads every refused call from here on (the call and its arguments, from the
+                # kernel); this process keeps no copy (a thread of the candidate's could answer it).
+                try:
+                    send_frame(self.sock, {"type": "listener", "seq": msg.get("seq")}, [listener])
+                finally:
+                    os.close(listener)
+            confined = True
         if msg.get("library"):
             try:
-                libs = _load_copies(msg["library"], max(1, int(msg.get("copies", 1))))
+                libs = _load_copies(msg["library"], fds)
             except OSError as exc:
                 raise LoadFailed(f"the library does not load: {exc}") from None
             fns = []
@@ -121,11 +153,8 @@ class Executor:
         gc.collect()
         gc.freeze()
         gc.disable()
-        confined = False
-        if msg.get("seccomp"):
-            from ..sandbox import seccomp
-            seccomp.install(threads=bool(msg.get("threads_allowed", True)))
-            confined = True
+        if confined:
+            seccomp.install_after_load()
         return {"pid": os.getpid(), "seccomp": confined}
 
     def cmd_cuda(self, msg, fds):
