@@ -103,10 +103,14 @@ class ExecutorProcess:
         self.preexisting = set(_children_of(os.getpid()))
         if sandboxed:
             env["PYTHONPATH"] = f"{INSIDE}/package"
-            self.proc = bwrap.popen(argv, pass_fds=(theirs.fileno(),), env=env, cwd="/tmp",
-                                      ro_binds=[(package_copy(workdir), f"{INSIDE}/package"), *binds],
-                                      stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
-                                      preexec_fn=setup)
+            # Copied in from descriptors (issue 39): the sandbox's mount table names no path of the
+            # evaluation's directory, and an unprivileged sandbox needs no access to it.
+            data = bwrap.data_tree(package_copy(workdir), f"{INSIDE}/package")
+            for host, inside in binds:
+                data += bwrap.data_tree(host, inside) if os.path.isdir(host) else [(host, inside)]
+            self.proc = bwrap.popen(argv, pass_fds=(theirs.fileno(),), env=env, cwd="/tmp", data_binds=data,
+                                    stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
+                                    preexec_fn=setup)
         else:
             env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
             self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,

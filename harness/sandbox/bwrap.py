@@ -16,12 +16,28 @@ network. What the sandbox shows:
 It runs with every namespace unshared (no network unless asked), a cleared environment, no
 capabilities, its own session (no TIOCSTI into the harness's terminal) and dies with its parent; when
 its PID 1 exits the kernel kills everything left in it, so nothing started inside outlives the call.
+
+Issue 39, as a host that runs the service as root sees it:
+
+- it runs as an unprivileged host uid: when this process is root, bwrap itself is started as
+  KERNELSEEK_SANDBOX_UID (default 65534, "nobody") with no supplementary groups and no capabilities,
+  so nothing inside is host root (bwrap started by root kept uid 0 inside, able to write host
+  sysctls); bwrap then maps that uid into a user namespace of its own. Where that sandbox cannot run
+  (no unprivileged user namespaces, a toolchain that uid cannot read) it runs as before, cap-dropped
+  root, and `note()` says why for the result's messages;
+- /proc/sys is read-only (bwrap leaves it writable when the network namespace is unshared) and no
+  user namespace can be made inside (--disable-userns);
+- only stdin, stdout, stderr and the descriptors the caller passes are inherited;
+- `data_binds` (and the caller's binds, where the dropped uid could not reach their paths) are copied
+  into the sandbox from descriptors this process opened (--ro-bind-data, --ro-bind-fd), so the mount
+  table names no path of the evaluation's directory; /tmp and /dev/shm are tmpfs of TMP_BYTES.
 """
 
 import functools
 import glob
 import importlib.util
 import os
+import re
 import shutil
 import site
 import subprocess
@@ -30,6 +46,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+# The unprivileged host uid (and gid) a root process starts the sandbox as (issue 39).
+SANDBOX_UID_ENV = "KERNELSEEK_SANDBOX_UID"
+NOBODY = 65534
+# The sandbox's /tmp and /dev/shm: RAM, capped (nvcc's temporary files of a large kernel stay far below).
+TMP_BYTES = 2 << 30
+# A directory passed as data (each of its files copied in) holds at most this many files.
+DATA_TREE_FILES = 256
 _LOADER_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives")
 _MERGED_USR = ("/bin", "/lib", "/lib32", "/lib64", "/libx32", "/sbin")
 
@@ -43,24 +66,92 @@ def bwrap_path():
 
 
 @functools.lru_cache(maxsize=None)
-def available():
-    """(True, "bwrap 0.8.0") when a trivial sandbox runs here, else (False, why and how to fix it).
-
-    Probed once per process: a missing bwrap, or a host that forbids user/PID namespaces (some
-    container runtimes), both show here rather than as a failing compile."""
+def _version():
     path = bwrap_path()
     if path is None:
-        return False, ("bubblewrap (bwrap) is not installed: apt-get install bubblewrap (the GPU host "
-                       "gets it from the carried .deb)")
+        return None
     try:
-        version = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
-        probe = subprocess.run(wrap(["/bin/sh", "-c", "exit 0"]), capture_output=True, text=True, timeout=30)
+        text = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = re.search(r"(\d+)\.(\d+)", text)
+    return (text or "bwrap"), (tuple(int(x) for x in found.groups()) if found else (0, 0))
+
+
+def _probe(argv, drop):
+    """(ok, why not) for one sandbox: `argv` run in it, started as `drop` ((uid, gid) or None)."""
+    try:
+        probe = subprocess.run(wrap(argv, _drop=drop), capture_output=True, text=True, timeout=30,
+                               **_popen_identity(drop))
     except (OSError, subprocess.TimeoutExpired, SandboxError) as exc:
         return False, f"bwrap cannot run here: {exc}"
     if probe.returncode != 0:
         tail = (probe.stderr or probe.stdout).strip().splitlines()[-1:] or ["no output"]
         return False, f"bwrap cannot create a sandbox on this host (exit {probe.returncode}): {tail[0]}"
-    return True, version or "bwrap"
+    return True, None
+
+
+@functools.lru_cache(maxsize=None)
+def _setup():
+    """(ok, bwrap's version or why not, the (uid, gid) to start it as or None, a note or None).
+
+    Probed once per process: a missing bwrap, or a host that forbids user/PID namespaces (some
+    container runtimes), both show here rather than as a failing compile. As root, the sandbox is
+    probed as the unprivileged uid first, running this Python (which the executor needs) with the
+    packages the parent has (torch): where that fails it runs as cap-dropped root, noted."""
+    version = _version()
+    if version is None:
+        return False, ("bubblewrap (bwrap) is not installed: apt-get install bubblewrap (the GPU host "
+                       "gets it from the carried .deb)"), None, None
+    drop = _wanted_identity()
+    if drop is not None:
+        wanted = [n for n in ("torch", "numpy", "yaml") if importlib.util.find_spec(n) is not None]
+        code = ("import importlib.util, sys; sys.exit(0 if all(importlib.util.find_spec(n) for n in %r) else 3)"
+                % (wanted,))
+        ok, why = _probe([sys.executable, "-c", code], drop)
+        if ok:
+            return True, version[0], drop, None
+        note = (f"sandboxes run as host root (capabilities dropped): uid {drop[0]} could not run one here "
+                f"({why}; or it cannot read this Python's packages)")
+    else:
+        note = None
+    ok, why = _probe(["/bin/sh", "-c", "exit 0"], None)
+    if not ok:
+        return False, why, None, None
+    return True, version[0], None, note
+
+
+def available():
+    """(True, "bwrap 0.8.0") when a trivial sandbox runs here, else (False, why and how to fix it)."""
+    ok, text, _, _ = _setup()
+    return ok, text
+
+
+def note():
+    """A line for the result's messages when the sandbox is weaker than it should be (run as host
+    root), else None."""
+    return _setup()[3]
+
+
+def identity():
+    """The (uid, gid) sandboxes are started as, or None (this process's own: it is not root, or the
+    unprivileged one could not run a sandbox here)."""
+    return _setup()[2]
+
+
+def _wanted_identity():
+    if os.geteuid() != 0:
+        return None
+    try:
+        uid = int(os.environ.get(SANDBOX_UID_ENV) or NOBODY)
+    except ValueError:
+        uid = NOBODY
+    return (uid, uid) if uid > 0 else None
+
+
+def _popen_identity(drop):
+    """subprocess's arguments that start a child as `drop` (no supplementary groups)."""
+    return {} if drop is None else {"user": drop[0], "group": drop[1], "extra_groups": []}
 
 
 def protected_paths():
@@ -130,21 +221,33 @@ def _bind_pairs(binds, what):
     return pairs
 
 
-def wrap(argv, *, ro_binds=(), rw_binds=(), dev_binds=(), env=None, cwd=None, network=False, gpu=None):
+_DEFAULT = object()
+
+
+def wrap(argv, *, ro_binds=(), rw_binds=(), dev_binds=(), env=None, cwd=None, network=False, gpu=None,
+         data_fds=(), fd_binds=(), _drop=_DEFAULT):
     """The bwrap argv that runs `argv` sandboxed.
 
     Binds are paths (same inside) or (host path, path inside) pairs. `env` is the whole environment
     inside (PATH, LANG and HOME=/tmp are defaults it may override). `gpu`: bind /dev/nvidia* and
     /sys read-only; None means "when the host has /dev/nvidiactl". File descriptors are inherited by
-    bwrap and kept open for the command: pass them with popen(pass_fds=...)."""
+    bwrap and kept open for the command: pass them with popen(pass_fds=...). `data_fds`: (descriptor,
+    path inside) of files copied in read-only; `fd_binds`: (kind, descriptor, path inside) of open
+    paths bound (kind "ro", "rw" or "dev"); popen() makes both. Started by root, the argv is meant for
+    a child started as identity() (popen does so)."""
     path = bwrap_path()
     if path is None:
         raise SandboxError(available()[1])
-    args = [path, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    version = (_version() or ("", (0, 0)))[1]
+    args = [path, "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    if version >= (0, 8):
+        args.append("--disable-userns")      # no nested user namespace (issue 39)
     if network:
         args.append("--share-net")
     # The private /tmp first: a bind below /tmp (a build dir, a test's toolchain) lands on top of it.
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    # /proc/sys read-only: bwrap leaves it writable when the network namespace is unshared.
+    args += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev",
+             "--size", str(TMP_BYTES), "--tmpfs", "/dev/shm", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
     for d in toolchain_dirs():
         args += ["--ro-bind", d, d]
     for p in _MERGED_USR:   # keep the host's layout: links on a merged-/usr host, directories otherwise
@@ -172,6 +275,10 @@ def wrap(argv, *, ro_binds=(), rw_binds=(), dev_binds=(), env=None, cwd=None, ne
         args += ["--bind", src, dest]
     for src, dest in _bind_pairs(dev_binds, "device bind"):
         args += ["--dev-bind", src, dest]
+    for kind, fd, dest in fd_binds:
+        args += [{"ro": "--ro-bind-fd", "rw": "--bind-fd", "dev": "--bind-fd"}[kind], str(fd), os.fspath(dest)]
+    for fd, dest in data_fds:
+        args += ["--perms", "0444", "--ro-bind-data", str(fd), os.fspath(dest)]
     full_env = {"PATH": DEFAULT_PATH, "LANG": "C.UTF-8", "HOME": "/tmp"}
     full_env.update(env or {})
     args.append("--clearenv")
@@ -182,22 +289,70 @@ def wrap(argv, *, ro_binds=(), rw_binds=(), dev_binds=(), env=None, cwd=None, ne
     return args + ["--", *map(os.fspath, argv)]
 
 
-def popen(argv, *, pass_fds=(), ro_binds=(), rw_binds=(), dev_binds=(), env=None, cwd=None, network=False,
-          gpu=None, **kwargs):
+def data_tree(src, dest):
+    """(host file, path inside) for every file below directory `src` (DATA_TREE_FILES at most): a
+    folder passed as data (popen's data_binds), so that the mount table names none of its host paths."""
+    out = []
+    for root, dirs, files in os.walk(src, followlinks=False):
+        dirs.sort()
+        for name in sorted(files):
+            host = os.path.join(root, name)
+            if os.path.islink(host) or not os.path.isfile(host):
+                continue
+            out.append((host, os.path.join(os.fspath(dest), os.path.relpath(host, src))))
+            if len(out) > DATA_TREE_FILES:
+                raise SandboxError(f"{src} holds more than {DATA_TREE_FILES} files: too many to copy into a sandbox")
+    return out
+
+
+def popen(argv, *, pass_fds=(), ro_binds=(), rw_binds=(), dev_binds=(), data_binds=(), env=None, cwd=None,
+          network=False, gpu=None, **kwargs):
     """subprocess.Popen of `argv` in the sandbox; `pass_fds` stay open inside under the same numbers
-    (every other descriptor of the caller is closed)."""
-    argv = wrap(argv, ro_binds=ro_binds, rw_binds=rw_binds, dev_binds=dev_binds, env=env, cwd=cwd,
-                network=network, gpu=gpu)
-    return subprocess.Popen(argv, pass_fds=tuple(pass_fds), close_fds=True, **kwargs)
+    (every other descriptor of the caller is closed). `data_binds`: (host file, path inside) pairs
+    copied in read-only. Started by root, bwrap runs as identity(), and the binds are handed over as
+    descriptors this process opened (the unprivileged uid need not reach their paths); writable
+    binds are given to that uid first."""
+    drop = identity() if _wanted_identity() is not None else None
+    opened, fd_binds, data_fds = [], [], []
+    try:
+        for host, dest in data_binds:
+            fd = os.open(os.fspath(host), os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+            opened.append(fd)
+            data_fds.append((fd, dest))
+        if drop is not None:
+            for kind, binds in (("ro", ro_binds), ("rw", rw_binds), ("dev", dev_binds)):
+                for src, dest in _bind_pairs(binds, f"{kind} bind"):
+                    if kind == "rw":
+                        _give(src, drop)
+                    fd = os.open(src, os.O_PATH | os.O_CLOEXEC)
+                    opened.append(fd)
+                    fd_binds.append((kind, fd, dest))
+            ro_binds = rw_binds = dev_binds = ()
+        argv = wrap(argv, ro_binds=ro_binds, rw_binds=rw_binds, dev_binds=dev_binds, env=env, cwd=cwd,
+                    network=network, gpu=gpu, data_fds=data_fds, fd_binds=fd_binds, _drop=drop)
+        kwargs.update(_popen_identity(drop))
+        return subprocess.Popen(argv, pass_fds=tuple(pass_fds) + tuple(opened), close_fds=True, **kwargs)
+    finally:
+        for fd in opened:      # bwrap has its own copies
+            os.close(fd)
 
 
-def run(argv, *, timeout=None, ro_binds=(), rw_binds=(), dev_binds=(), env=None, cwd=None, network=False,
-        gpu=None, pass_fds=()):
+def _give(path, drop):
+    """A writable bind's directory (and what is in it) owned by the sandbox's uid."""
+    uid, gid = drop
+    os.chown(path, uid, gid, follow_symlinks=False)
+    for root, dirs, files in os.walk(path, followlinks=False):
+        for name in dirs + files:
+            os.chown(os.path.join(root, name), uid, gid, follow_symlinks=False)
+
+
+def run(argv, *, timeout=None, ro_binds=(), rw_binds=(), dev_binds=(), data_binds=(), env=None, cwd=None,
+        network=False, gpu=None, pass_fds=()):
     """Run `argv` in the sandbox to completion: CompletedProcess with text stdout/stderr. On a timeout
     the sandbox (and everything in it) is killed before subprocess.TimeoutExpired is raised."""
-    proc = popen(argv, pass_fds=pass_fds, ro_binds=ro_binds, rw_binds=rw_binds, dev_binds=dev_binds, env=env,
-                 cwd=cwd, network=network, gpu=gpu, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                 stderr=subprocess.PIPE, text=True, errors="replace")
+    proc = popen(argv, pass_fds=pass_fds, ro_binds=ro_binds, rw_binds=rw_binds, dev_binds=dev_binds,
+                 data_binds=data_binds, env=env, cwd=cwd, network=network, gpu=gpu, stdin=subprocess.DEVNULL,
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace")
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
