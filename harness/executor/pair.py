@@ -94,7 +94,10 @@ def sandbox_state(opts):
     if not opts.sandbox:
         return False, "executor: not run inside bubblewrap (turned off)"
     ok, why = bwrap.available()
-    return (True, None) if ok else (False, f"executor: not run inside bubblewrap: {why}")
+    if not ok:
+        return False, f"executor: not run inside bubblewrap: {why}"
+    weaker = bwrap.note()     # a root host whose sandboxes could not run as an unprivileged uid
+    return True, (f"sandbox: {weaker}" if weaker else None)
 
 
 def _paths(sandboxed, mapping):

@@ -28,9 +28,9 @@ Issue 39, as a host that runs the service as root sees it:
 - /proc/sys is read-only (bwrap leaves it writable when the network namespace is unshared) and no
   user namespace can be made inside (--disable-userns);
 - only stdin, stdout, stderr and the descriptors the caller passes are inherited;
-- `data_binds` (and the caller's binds, where the dropped uid could not reach their paths) are copied
-  into the sandbox from descriptors this process opened (--ro-bind-data, --ro-bind-fd), so the mount
-  table names no path of the evaluation's directory; /tmp and /dev/shm are tmpfs of TMP_BYTES.
+- `data_binds` (and read-only binds the unprivileged uid could not reach) are copied into the sandbox
+  from descriptors this process opened (--ro-bind-data), so the mount table names no path of the
+  evaluation's directory (the executor's files all come so); /tmp and /dev/shm are tmpfs of TMP_BYTES.
 """
 
 import functools
@@ -81,7 +81,7 @@ def _version():
 def _probe(argv, drop):
     """(ok, why not) for one sandbox: `argv` run in it, started as `drop` ((uid, gid) or None)."""
     try:
-        probe = subprocess.run(wrap(argv, _drop=drop), capture_output=True, text=True, timeout=30,
+        probe = subprocess.run(wrap(argv), capture_output=True, text=True, timeout=30,
                                **_popen_identity(drop))
     except (OSError, subprocess.TimeoutExpired, SandboxError) as exc:
         return False, f"bwrap cannot run here: {exc}"
@@ -221,20 +221,16 @@ def _bind_pairs(binds, what):
     return pairs
 
 
-_DEFAULT = object()
-
-
 def wrap(argv, *, ro_binds=(), rw_binds=(), dev_binds=(), env=None, cwd=None, network=False, gpu=None,
-         data_fds=(), fd_binds=(), _drop=_DEFAULT):
+         data_fds=()):
     """The bwrap argv that runs `argv` sandboxed.
 
     Binds are paths (same inside) or (host path, path inside) pairs. `env` is the whole environment
     inside (PATH, LANG and HOME=/tmp are defaults it may override). `gpu`: bind /dev/nvidia* and
     /sys read-only; None means "when the host has /dev/nvidiactl". File descriptors are inherited by
     bwrap and kept open for the command: pass them with popen(pass_fds=...). `data_fds`: (descriptor,
-    path inside) of files copied in read-only; `fd_binds`: (kind, descriptor, path inside) of open
-    paths bound (kind "ro", "rw" or "dev"); popen() makes both. Started by root, the argv is meant for
-    a child started as identity() (popen does so)."""
+    path inside) of files copied in read-only (popen opens them). Started by root, the argv is meant
+    for a child started as identity() (popen does so)."""
     path = bwrap_path()
     if path is None:
         raise SandboxError(available()[1])
@@ -275,8 +271,6 @@ def wrap(argv, *, ro_binds=(), rw_binds=(), dev_binds=(), env=None, cwd=None, ne
         args += ["--bind", src, dest]
     for src, dest in _bind_pairs(dev_binds, "device bind"):
         args += ["--dev-bind", src, dest]
-    for kind, fd, dest in fd_binds:
-        args += [{"ro": "--ro-bind-fd", "rw": "--bind-fd", "dev": "--bind-fd"}[kind], str(fd), os.fspath(dest)]
     for fd, dest in data_fds:
         args += ["--perms", "0444", "--ro-bind-data", str(fd), os.fspath(dest)]
     full_env = {"PATH": DEFAULT_PATH, "LANG": "C.UTF-8", "HOME": "/tmp"}
@@ -309,32 +303,58 @@ def popen(argv, *, pass_fds=(), ro_binds=(), rw_binds=(), dev_binds=(), data_bin
           network=False, gpu=None, **kwargs):
     """subprocess.Popen of `argv` in the sandbox; `pass_fds` stay open inside under the same numbers
     (every other descriptor of the caller is closed). `data_binds`: (host file, path inside) pairs
-    copied in read-only. Started by root, bwrap runs as identity(), and the binds are handed over as
-    descriptors this process opened (the unprivileged uid need not reach their paths); writable
-    binds are given to that uid first."""
+    copied in read-only from descriptors this process opens. Started by root, bwrap runs as
+    identity(): a read-only bind that uid cannot reach is copied in as data, a writable one is given
+    to that uid first."""
     drop = identity() if _wanted_identity() is not None else None
-    opened, fd_binds, data_fds = [], [], []
+    data_binds = list(data_binds)
+    if drop is not None:
+        # bwrap, started as the unprivileged uid, reaches a bind's path itself: a path it cannot reach
+        # (below a private directory of root's) is copied in as data when read-only, and refused when
+        # writable (a writable one is given to that uid; its parents must let it through).
+        ro_kept = []
+        for src, dest in _bind_pairs(ro_binds, "read-only bind"):
+            if _reachable(src, drop):
+                ro_kept.append((src, dest))
+            else:
+                data_binds += data_tree(src, dest) if os.path.isdir(src) else [(src, dest)]
+        ro_binds = ro_kept
+        for src, dest in _bind_pairs(rw_binds, "writable bind"):
+            _give(src, drop)
+            if not _reachable(src, drop):
+                raise SandboxError(f"writable bind {src}: the sandbox's uid {drop[0]} cannot reach it (a parent "
+                                   f"directory is private to root); use a directory it can traverse (e.g. below /tmp)")
+    opened, data_fds = [], []
     try:
         for host, dest in data_binds:
             fd = os.open(os.fspath(host), os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
             opened.append(fd)
             data_fds.append((fd, dest))
-        if drop is not None:
-            for kind, binds in (("ro", ro_binds), ("rw", rw_binds), ("dev", dev_binds)):
-                for src, dest in _bind_pairs(binds, f"{kind} bind"):
-                    if kind == "rw":
-                        _give(src, drop)
-                    fd = os.open(src, os.O_PATH | os.O_CLOEXEC)
-                    opened.append(fd)
-                    fd_binds.append((kind, fd, dest))
-            ro_binds = rw_binds = dev_binds = ()
         argv = wrap(argv, ro_binds=ro_binds, rw_binds=rw_binds, dev_binds=dev_binds, env=env, cwd=cwd,
-                    network=network, gpu=gpu, data_fds=data_fds, fd_binds=fd_binds, _drop=drop)
+                    network=network, gpu=gpu, data_fds=data_fds)
         kwargs.update(_popen_identity(drop))
         return subprocess.Popen(argv, pass_fds=tuple(pass_fds) + tuple(opened), close_fds=True, **kwargs)
     finally:
         for fd in opened:      # bwrap has its own copies
             os.close(fd)
+
+
+def _reachable(path, drop):
+    """Whether uid/gid `drop` may look up `path` (every directory above it lets it through) and read it."""
+    uid, gid = drop
+    path = os.path.realpath(path)
+    parts = Path(path).parts
+    for i in range(1, len(parts) + 1):
+        p = os.path.join(*parts[:i])
+        try:
+            st = os.stat(p)
+        except OSError:
+            return False
+        need = 0o1 if i < len(parts) else (0o5 if os.path.isdir(p) else 0o4)
+        mode = st.st_mode >> 6 if st.st_uid == uid else st.st_mode >> 3 if st.st_gid == gid else st.st_mode
+        if mode & need != need:
+            return False
+    return True
 
 
 def _give(path, drop):

@@ -41,7 +41,21 @@ def test_a_file_outside_the_binds_cannot_be_read(tmp_path):
     assert sh(f"ls {REPO}").returncode != 0
 
 
-def test_binds_show_exactly_what_is_given_read_only_or_writable(tmp_path):
+@pytest.fixture
+def open_tmp():
+    """A directory every uid can traverse (pytest's tmp_path is private to its user): a writable bind
+    below it works for the unprivileged uid a root harness starts its sandboxes as."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+    path = Path(tempfile.mkdtemp(prefix="ks-sandbox-test-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_binds_show_exactly_what_is_given_read_only_or_writable(open_tmp):
+    tmp_path = open_tmp
     ro, rw = tmp_path / "ro", tmp_path / "rw"
     ro.mkdir()
     rw.mkdir()
@@ -58,7 +72,8 @@ def test_binds_show_exactly_what_is_given_read_only_or_writable(tmp_path):
         wrap(["true"], ro_binds=[tmp_path / "missing"])
 
 
-def test_the_data_dir_is_hidden_even_inside_a_bound_toolchain_dir(tmp_path, monkeypatch):
+def test_the_data_dir_is_hidden_even_inside_a_bound_toolchain_dir(open_tmp, monkeypatch):
+    tmp_path = open_tmp
     # A data dir that happens to live under a directory the sandbox binds (here: bound by the caller
     # as a whole) stays invisible: it is covered by an empty tmpfs before the caller's binds.
     tool = tmp_path / "toolchain"
@@ -201,3 +216,81 @@ def test_no_unix_socket_of_the_host_either(tmp_path):
     finally:
         srv.close()
         abstract.close()
+
+
+# -- issue 39: what a sandbox may do to the host when the harness runs as root ---------------------
+ROOT = os.geteuid() == 0
+SYSCTL = "/proc/sys/vm/stat_interval"
+
+
+def _rewrite_sysctl():
+    """Writes a sysctl's own value back (changes nothing on the host): 'ok' or the error."""
+    return f"v=$(cat {SYSCTL}); (echo $v > {SYSCTL}) 2>&1 && echo ok"
+
+
+@pytest.mark.skipif(not ROOT, reason="the host root case: run as root (CI and the service's container do)")
+def test_as_root_the_sandbox_is_no_host_root_and_cannot_write_proc_sys():
+    assert subprocess.run(["/bin/sh", "-c", _rewrite_sysctl()], capture_output=True, text=True).stdout.strip() == "ok"
+    inside = sh(_rewrite_sysctl())
+    assert "ok" not in inside.stdout.split() and "Read-only" in inside.stdout, inside
+    assert bwrap.identity() is not None and bwrap.note() is None, bwrap.note()
+    # Its processes, seen from the host, are not uid 0.
+    marker = f"{uuid.uuid4().int % 10**6}.7"
+    proc = bwrap.popen(["/bin/sh", "-c", f"sleep {marker}"])
+    try:
+        assert _wait_for(lambda: _pids_with(f"sleep\0{marker}"))
+        for pid in _pids_with(f"sleep\0{marker}"):
+            uids = next(ln for ln in open(f"/proc/{pid}/status") if ln.startswith("Uid:")).split()[1:]
+            assert "0" not in uids, uids
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_proc_sys_is_read_only_whoever_runs_it():
+    # Also when the sandbox cannot drop to an unprivileged uid (a root fallback): mounted read-only.
+    res = sh(f"grep -E ' /proc/sys ' /proc/self/mountinfo; {_rewrite_sysctl()}")
+    assert " ro," in res.stdout.split("\n")[0] or " ro " in res.stdout.split("\n")[0], res.stdout
+    assert "ok" not in res.stdout.split(), res.stdout
+
+
+def test_no_user_namespace_can_be_made_inside():
+    outside = subprocess.run(["unshare", "-U", "true"], capture_output=True, text=True)
+    if outside.returncode != 0:
+        pytest.skip(f"this host makes no user namespace at all: {outside.stderr.strip()}")
+    inside = sh("unshare -U true 2>&1 && echo made")
+    assert "made" not in inside.stdout, inside
+
+
+def test_only_stdio_and_passed_descriptors_are_inherited(tmp_path):
+    extra = os.open(str(tmp_path), os.O_RDONLY)       # inheritable, not passed: must not arrive
+    os.set_inheritable(extra, True)
+    r, w = os.pipe()
+    # (the listing's own descriptor is closed once it returns: readlink fails on it)
+    code = ("import os\nout = []\nfor f in os.listdir('/proc/self/fd'):\n"
+            "    try:\n        os.readlink('/proc/self/fd/' + f)\n        out.append(int(f))\n"
+            "    except OSError:\n        pass\nprint(sorted(out))")
+    try:
+        res = run([PY, "-c", code], timeout=60, pass_fds=[w])
+        assert res.returncode == 0, res.stderr
+        assert res.stdout.strip() == str(sorted({0, 1, 2, w})), (res.stdout, extra)
+    finally:
+        for fd in (extra, r, w):
+            os.close(fd)
+
+
+def test_data_binds_name_no_host_path_in_the_mount_table(open_tmp):
+    secret_dir = open_tmp / "kernelseek-data-dir-7d1e"
+    secret_dir.mkdir()
+    (secret_dir / "lib.so").write_bytes(b"\x7fELF not really")
+    show = "cat /kernelseek/lib.so >/dev/null && cat /proc/self/mountinfo"
+    bound = sh(show, ro_binds=[(secret_dir / "lib.so", "/kernelseek/lib.so")])
+    assert "kernelseek-data-dir-7d1e" in bound.stdout           # control: a bind names its source
+    copied = sh(show, data_binds=[(secret_dir / "lib.so", "/kernelseek/lib.so")])
+    assert copied.returncode == 0, copied.stderr
+    assert "kernelseek-data-dir-7d1e" not in copied.stdout and str(open_tmp) not in copied.stdout
+
+
+def test_tmp_is_capped():
+    res = sh("dd if=/dev/zero of=/tmp/fill bs=1M count=%d 2>&1; ls -l /tmp/fill" % ((bwrap.TMP_BYTES >> 20) + 8))
+    assert "No space left" in res.stdout, res.stdout
