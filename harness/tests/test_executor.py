@@ -70,6 +70,78 @@ def test_a_single_threaded_executor_may_not_start_a_thread(tmp_path):
     assert run_snippet(code, tmp_path, confine=True, threads=False).returncode == -signal.SIGSYS
 
 
+LOAD_STEP = {
+    # what the dynamic linker does to load a library: allowed by the first step
+    "load a library": ("ctypes.CDLL('libm.so.6')", 0),
+    "map a file's code": ("f = os.open('/usr/lib/x86_64-linux-gnu/libm.so.6', os.O_RDONLY)\n"
+                          "mmap.mmap(f, 4096, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_EXEC)", 0),
+    # what it refuses
+    "map anonymous code": ("mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_EXEC)", -signal.SIGSYS),
+    "map writable code": ("mmap.mmap(-1, 4096, prot=7)", -signal.SIGSYS),
+    "make memory executable": ("ctypes.CDLL(None).mprotect(ctypes.c_void_p(ctypes.addressof(ctypes.create_string_buffer"
+                               "(8192)) & ~4095), 4096, 5)", -signal.SIGSYS),
+    "open /proc/self/mem for writing": ("os.open('/proc/self/mem', os.O_RDWR)", -signal.SIGSYS),
+}
+
+
+@pytest.mark.parametrize("action", sorted(LOAD_STEP))
+def test_the_load_step_lets_a_library_load_and_nothing_else(action, tmp_path):
+    code, expected = LOAD_STEP[action]
+    src = (PRELUDE.format(repo=str(REPO)) + "from harness.sandbox import seccomp\n"
+           "seccomp.install_before_load(notify=False)\n" + code + "\nos._exit(0)\n")
+    out = subprocess.run([sys.executable, "-c", src], capture_output=True, timeout=60)
+    assert out.returncode == expected, out.stderr.decode()
+
+
+def test_once_loaded_no_code_may_be_mapped_at_all(tmp_path):
+    code = ("f = os.open('/usr/lib/x86_64-linux-gnu/libm.so.6', os.O_RDONLY)\n"
+            "mmap.mmap(f, 4096, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_EXEC)\n")
+    src = (PRELUDE.format(repo=str(REPO)) + "from harness.sandbox import seccomp\n"
+           "seccomp.install_before_load(notify=False)\nseccomp.install_after_load()\n" + code + "os._exit(0)\n")
+    out = subprocess.run([sys.executable, "-c", src], capture_output=True, timeout=60)
+    assert out.returncode == -signal.SIGSYS, out.stderr.decode()
+
+
+NAMED = {
+    "os.open('/proc/self/mem', os.O_RDWR)": ("openat", 257, "read-only"),
+    "socket.socket()": ("socket", 41, "no sockets"),
+    "os.fork()": ("clone", 56, "no new processes"),
+    "signal.signal(signal.SIGALRM, lambda *a: None)": ("rt_sigaction", 13, "signal 14"),
+    "mmap.mmap(-1, 4096, prot=7)": ("mmap", 9, "writable and executable"),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(NAMED))
+def test_a_refused_call_is_named_by_the_kernel_through_the_listener(attack):
+    """The executor's way (process.py): the first step with a listener, the descriptor handed to the
+    parent, then the call. The parent reads the call from the kernel (never from the process), which
+    waits meanwhile, and names it."""
+    import socket as sk
+    ours, theirs = sk.socketpair()
+    src = (PRELUDE.format(repo=str(REPO)) + "from harness.sandbox import seccomp\n"
+           f"s = socket.socket(fileno={theirs.fileno()})\n"
+           "fd = seccomp.install_before_load()\nassert fd is not None\n"
+           "socket.send_fds(s, [b'L'], [fd])\nos.close(fd)\n" + attack + "\nos._exit(0)\n")
+    proc = subprocess.Popen([sys.executable, "-c", src], pass_fds=[theirs.fileno()], stderr=subprocess.PIPE)
+    theirs.close()
+    try:
+        _, fds, _, _ = sk.recv_fds(ours, 1, 1)
+        listener = seccomp.Listener(fds[0])
+        import select
+        assert select.select([listener.fd], [], [], 30)[0], "no refused call arrived"
+        note = listener.receive()
+        assert note is not None and proc.poll() is None      # the call waits, the process lives
+        name, nr, words = NAMED[attack]
+        assert note["nr"] == nr
+        got, rule = seccomp.explain(note["nr"], note["arch"], note["args"])
+        assert got == name and words in rule, (got, rule)
+        listener.close()
+    finally:
+        proc.kill()
+        proc.wait()
+        ours.close()
+
+
 # -- the checks behind the filter -------------------------------------------------------------------
 MANIFEST = REPO / "harness" / "adversarial" / "cpu" / "manifest.yaml"
 _, ENTRIES = load_manifest(MANIFEST)
@@ -81,6 +153,9 @@ UNCONFINED = {
     "trust6_clone_thread.cpp": ("rejected", ("more than one core", "threads other than its main one")),
     "hack02_deferred_write.cpp": ("rejected", ("changed after the call returned", "still running after it returned")),
     "trust3_forged_record.cpp": ("rejected", "wrote to the harness's socket"),
+    # issue 39: what a constructor opened or mapped before the filter (with it, refused and named)
+    "trust39_ctor_proc_mem.cpp": ("rejected", "a descriptor on a process's memory"),
+    "trust39_ctor_rwx.cpp": ("rejected", "memory both writable and executable"),
 }
 
 
