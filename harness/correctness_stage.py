@@ -8,13 +8,15 @@ kernel's figure for it (harness/executor/handle.py). Fills the scenario's result
 stage that follows is harness/timing/.
 """
 
+import random
 import time
 
 import torch
 
-from .errors import fail
+from .errors import TaskError, fail
 from .executor.calls import Sets, Watch, call_args, device_findings, fill, outputs_of
 from .executor.handle import ChildFailure
+from .task import variants
 from .task.tolerance import POISON_BITS, check_output, max_abs_diff
 from .timing.laps import Laps
 
@@ -128,68 +130,83 @@ def run_correctness(ctx, scenario, entry, seeds):
     checks, first_refs, sets, nondeterministic, limits = [], None, None, False, {}
     parts = Laps()
     try:
-        for seed in seeds:
-            inputs, ref, tols = oracle.expected(scenario.params, seed)
-            parts.lap("reference")
-            if sets is None:
-                sets = Sets(ctx.cand, task, {k: tuple(v.shape) for k, v in inputs.items()},
-                            oracle.output_shapes(scenario.params))
-            # The second seed is written into the very buffers the first used (hack 1).
-            bs, worst, runs = sets.get(0), None, []
-            parts.lap(None)     # the candidate's buffers, made once: no phase of their own
-            calibrate_threads(ctx, inputs, oracle.output_shapes(scenario.params), scalars)
-            parts.lap("baseline")
-            for r in range(2):
-                parts.lap("compare")    # the last run's checks
-                where = f"seed {seed}, run {r + 1}"
-                rc, findings, deferred, changed = confirmed_call(ctx, bs, scalars, inputs)
-                parts.lap("calls")
-                if changed:
-                    return fail(entry, "rejected", f"{where}: the candidate modified its input(s) "
-                                                   f"{', '.join(changed)}; inputs are read-only (hack 6)")
-                if deferred:
-                    return fail(entry, "rejected", f"{where}: output(s) {', '.join(deferred)} changed after the call "
-                                                   f"returned: work continued after return (hack 2); finish before "
-                                                   f"returning")
-                if findings:
-                    return fail(entry, "rejected", f"{where}: " + "; ".join(findings))
-                if rc != 0:
-                    return fail(entry, "runtime_error", f"{where}: {task.entry} returned {rc} "
-                                                        f"(non-zero means the kernel reports an error)")
-                outs = {k: v.clone() for k, v in outputs_of(task, bs).items()}
-                runs.append(outs)
-                if r > 0 and all(bool((outs[k].view(-1).view(_same_int(outs[k])) ==
-                                       runs[0][k].view(-1).view(_same_int(outs[k]))).all()) for k in outs):
+        for j, seed in enumerate(seeds):
+            # Issue 39: every seed after the first is of another distribution (task/variants.py).
+            kind = variant_kind(ctx, scenario, j, seed)
+            while True:
+                inputs, ref, tols, what = seed_inputs(ctx, scenario, seed, kind)
+                try:
+                    parts.lap("reference")
+                    if sets is None:
+                        sets = Sets(ctx.cand, task, {k: tuple(v.shape) for k, v in inputs.items()},
+                                    oracle.output_shapes(scenario.params))
+                    # The second seed is written into the very buffers the first used (hack 1).
+                    bs, worst, runs = sets.get(0), None, []
+                    parts.lap(None)     # the candidate's buffers, made once: no phase of their own
+                    calibrate_threads(ctx, inputs, oracle.output_shapes(scenario.params), scalars)
+                    parts.lap("baseline")
+                    for r in range(2):
+                        parts.lap("compare")    # the last run's checks
+                        where = f"seed {seed}" + (f" ({what})" if what else "") + f", run {r + 1}"
+                        rc, findings, deferred, changed = confirmed_call(ctx, bs, scalars, inputs)
+                        parts.lap("calls")
+                        if changed:
+                            return fail(entry, "rejected", f"{where}: the candidate modified its input(s) "
+                                                           f"{', '.join(changed)}; inputs are read-only (hack 6)")
+                        if deferred:
+                            return fail(entry, "rejected", f"{where}: output(s) {', '.join(deferred)} changed after the call "
+                                                           f"returned: work continued after return (hack 2); finish before "
+                                                           f"returning")
+                        if findings:
+                            return fail(entry, "rejected", f"{where}: " + "; ".join(findings))
+                        if rc != 0:
+                            return fail(entry, "runtime_error", f"{where}: {task.entry} returned {rc} "
+                                                                f"(non-zero means the kernel reports an error)")
+                        outs = {k: v.clone() for k, v in outputs_of(task, bs).items()}
+                        runs.append(outs)
+                        if r > 0 and all(bool((outs[k].view(-1).view(_same_int(outs[k])) ==
+                                               runs[0][k].view(-1).view(_same_int(outs[k]))).all()) for k in outs):
+                            continue
+                        if r > 0:
+                            nondeterministic = True
+                        for arg in task.outputs():
+                            tol, lowp_err = tols[arg.name]
+                            ok, err, reason = check_output(arg.name, outs[arg.name], ref[arg.name], tol)
+                            if not ok:
+                                if what is not None and not baseline_passes(ctx, scenario, inputs, ref, tols, scalars):
+                                    raise _Unfit(f"the task's baseline is not within the tolerance on {what}")
+                                entry.update(max_abs_err=err, tolerance=tol, lowp_err=lowp_err)
+                                return fail(entry, "incorrect", f"{where}: {reason}" + (
+                                    " (inputs of another distribution than the task's generator, which the "
+                                    "baseline passes: a kernel must be correct on any inputs)" if what else ""))
+                            ratio = err / tol if tol > 0 else (0.0 if err == 0 else float("inf"))
+                            if worst is None or ratio > worst["ratio"]:
+                                worst = {"ratio": ratio, "max_abs_err": err, "tolerance": tol, "lowp_err": lowp_err,
+                                         "output": arg.name}
+                        if r > 0:
+                            for arg in task.outputs():
+                                diff = max_abs_diff(outs[arg.name], runs[0][arg.name])
+                                if diff > tols[arg.name][0]:
+                                    return fail(entry, "incorrect", f"seed {seed}: two runs on identical inputs differ by "
+                                                                    f"{diff:.3g} in {arg.name} (> tolerance "
+                                                                    f"{tols[arg.name][0]:.3g}) (hack 8)")
+                    parts.lap("compare")
+                    checks.append({"seed": seed, **{k: worst[k] for k in ("max_abs_err", "tolerance", "lowp_err", "output")},
+                                   **({"inputs": what} if what else {})})
+                    if limits == {}:    # the first seed's
+                        limits = _screen_from_baseline(ctx, scenario, inputs, ref, tols, scalars)
+                        parts.lap("baseline")
+                    if first_refs is None:
+                        first_refs = ref
+                    elif all(max_abs_diff(ref[a.name], first_refs[a.name]) == 0 for a in task.outputs()):
+                        ctx.messages.append(f"task: scenario {scenario.id}: the reference output is identical for two "
+                                            f"seeds; its inputs may be degenerate (hack 7 needs value-dependent outputs)")
+                except _Unfit as unfit:
+                    ctx.messages.append(f"task: scenario {scenario.id}, seed {seed}: {unfit}; the seed's own inputs "
+                                        f"were checked instead")
+                    kind = None
                     continue
-                if r > 0:
-                    nondeterministic = True
-                for arg in task.outputs():
-                    tol, lowp_err = tols[arg.name]
-                    ok, err, reason = check_output(arg.name, outs[arg.name], ref[arg.name], tol)
-                    if not ok:
-                        entry.update(max_abs_err=err, tolerance=tol, lowp_err=lowp_err)
-                        return fail(entry, "incorrect", f"{where}: {reason}")
-                    ratio = err / tol if tol > 0 else (0.0 if err == 0 else float("inf"))
-                    if worst is None or ratio > worst["ratio"]:
-                        worst = {"ratio": ratio, "max_abs_err": err, "tolerance": tol, "lowp_err": lowp_err,
-                                 "output": arg.name}
-                if r > 0:
-                    for arg in task.outputs():
-                        diff = max_abs_diff(outs[arg.name], runs[0][arg.name])
-                        if diff > tols[arg.name][0]:
-                            return fail(entry, "incorrect", f"seed {seed}: two runs on identical inputs differ by "
-                                                            f"{diff:.3g} in {arg.name} (> tolerance "
-                                                            f"{tols[arg.name][0]:.3g}) (hack 8)")
-            parts.lap("compare")
-            checks.append({"seed": seed, **{k: worst[k] for k in ("max_abs_err", "tolerance", "lowp_err", "output")}})
-            if limits == {}:    # the first seed's
-                limits = _screen_from_baseline(ctx, scenario, inputs, ref, tols, scalars)
-                parts.lap("baseline")
-            if first_refs is None:
-                first_refs = ref
-            elif all(max_abs_diff(ref[a.name], first_refs[a.name]) == 0 for a in task.outputs()):
-                ctx.messages.append(f"task: scenario {scenario.id}: the reference output is identical for two "
-                                    f"seeds; its inputs may be degenerate (hack 7 needs value-dependent outputs)")
+                break
     finally:
         if sets is not None:
             sets.close()
@@ -199,6 +216,48 @@ def run_correctness(ctx, scenario, entry, seeds):
     worst = max(checks, key=lambda c: c["max_abs_err"] / c["tolerance"] if c["tolerance"] else 0)
     entry.update(correct=True, status="ok", max_abs_err=worst["max_abs_err"], tolerance=worst["tolerance"],
                  lowp_err=worst["lowp_err"], checks=checks, nondeterministic=nondeterministic)
+
+
+class _Unfit(Exception):
+    """A seed's inputs of another distribution that the task itself does not pass (its baseline)."""
+
+
+def variant_kind(ctx, scenario, j, seed):
+    """Which transform of task/variants.py the j-th seed's inputs get: none for the first seed, none
+    without a baseline to tell an unfit transform from a wrong kernel (or with Options.variants off);
+    otherwise the kinds in turn over the scenarios, from an offset the first seed draws."""
+    if j == 0 or not ctx.has_baseline or not getattr(ctx.opts, "variants", True):
+        return None
+    turn = getattr(ctx, "variant_turn", None)
+    if turn is None:
+        turn = random.Random(f"{seed}:variant").randrange(len(variants.KINDS))
+    ctx.variant_turn = turn + 1
+    return variants.KINDS[turn % len(variants.KINDS)]
+
+
+def seed_inputs(ctx, scenario, seed, kind):
+    """(inputs, reference, tolerances, in words what was done to the inputs or None) for one seed:
+    the task's own inputs, or with `kind` those transformed (task/variants.py); a transform that gives
+    no finite reference or lowp falls back to the seed's own inputs, with a message."""
+    oracle, params = ctx.oracle, scenario.params
+    if kind is not None:
+        inputs, what = variants.derive(oracle.inputs(params, seed), kind, seed)
+        try:
+            inputs, ref, tols = oracle.expected_for(params, inputs)
+            return inputs, ref, tols, what
+        except TaskError as exc:
+            ctx.messages.append(f"task: scenario {scenario.id}, seed {seed}: {what} give no usable reference "
+                                f"({exc}); the seed's own inputs were checked instead")
+    inputs, ref, tols = oracle.expected(params, seed)
+    return inputs, ref, tols, None
+
+
+def baseline_passes(ctx, scenario, inputs, ref, tols, scalars):
+    """Whether the task's baseline, in its own executor, is within the tolerance on `inputs`."""
+    rc, outs = baseline_call(ctx, inputs, ctx.oracle.output_shapes(scenario.params), scalars,
+                             "baseline (on inputs of another distribution)")
+    return rc == 0 and all(check_output(a.name, outs[a.name], ref[a.name], tols[a.name][0])[0]
+                           for a in ctx.task.outputs())
 
 
 def _screen_from_baseline(ctx, scenario, inputs, ref, tols, scalars):

@@ -31,10 +31,14 @@ class Options:
     # Tests turn the symbol allowlist off (the denylist stays) to show the run-time defences behind
     # it catch a class by themselves: each layer is tested alone, not only the first that fires.
     allowlist: bool = True
-    # CUDA: bound requests (harness/timing/bound.py): the candidate's figures bounded from below by the
-    # parent's own clock around lean calls beside the baseline's. Tests turn them off to show the cheat
-    # they defend against paying off without them.
+    # Bound requests (harness/timing/bound.py): the candidate's figures bounded from below by the
+    # parent's own clock around lean calls beside the baseline's (CUDA: the wall clock; CPU, issue 39:
+    # the kernel's account of the executor's CPU, and the null requests' calibration capped by the
+    # twin's). Tests turn them off to show the cheat they defend against paying off without them.
     bound: bool = True
+    # Issue 39: every correctness seed after the first on inputs of another distribution than the
+    # task's generator (harness/task/variants.py). Tests turn it off to show a tuned kernel passing.
+    variants: bool = True
     # CUDA: before every flush the parent resets persisting L2 lines and the device's set-aside from its
     # own context (harness/timing/devices.py). Tests turn it off to measure what a forged check gains.
     parent_l2: bool = True

@@ -113,7 +113,7 @@ def check(result, expect, stage=None):
 # Defences an entry may name under `without:` so that the one behind them is tested alone (the
 # allowlist refuses most native tricks before they run; the run-time checks must still hold).
 LAYERS = {"allowlist": "allowlist", "seccomp": "confine", "sandbox": "sandbox", "bound": "bound",
-          "parent_l2": "parent_l2"}
+          "parent_l2": "parent_l2", "variants": "variants"}
 
 
 def layers_off(entry):

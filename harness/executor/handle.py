@@ -261,6 +261,15 @@ class ExecutorProcess:
             raise self._died() from None
         return self._bound_reply(self._raw(bound_wire.REPLY.size), tag)
 
+    def bound_calls(self, slots, tags):
+        """Several bound requests sent at once and answered in turn (a CPU scenario's batch of lean
+        calls, issue 39): [(return code, synchronisation's result)]."""
+        try:
+            self.sock.sendall(b"".join(bound_wire.REQUEST.pack(int(s), int(t)) for s, t in zip(slots, tags)))
+        except OSError:
+            raise self._died() from None
+        return [self._bound_reply(self._raw(bound_wire.REPLY.size), t) for t in tags]
+
     def bound_close(self):
         """End the session: the executor's reply to the request that opened it."""
         try:

@@ -123,7 +123,7 @@ def start_pair(ctx, workdir):
         libs["batcher"], why = native.batcher(workdir, ctx.opts.cache_dir or default_cache_dir())
         if why:
             ctx.messages.append(f"timing: {why}: calls made one by one from Python")
-    if ctx.device_kind == "cuda" and "bound" not in libs:
+    if "bound" not in libs:    # CUDA and (issue 39) CPU tasks alike
         libs["bound"], why = native.bound_server(workdir, ctx.opts.cache_dir or default_cache_dir())
         if why:
             ctx.messages.append(f"timing: {why}: bound requests served in Python (harness/timing/bound.py)")
@@ -309,7 +309,9 @@ def _library_msg(ctx, key, library):
     """The init request that loads ctx.libs[key] (seen inside the executor as `library`) in an
     executor (the candidate's, a twin)."""
     msg = {"library": library, "entry": ctx.task.entry, "argtypes": argtypes(ctx.task), "batcher": ctx.batcher,
-           "threads_allowed": not ctx.single_threaded}   # single-threaded: no thread may start
+           "threads_allowed": not ctx.single_threaded,   # single-threaded: no thread may start
+           # CPU: the bound requests' loop, loaded with the library (CUDA loads it in cmd_cuda)
+           "bound": ctx.bound_path if ctx.device_kind == "cpu" else None}
     if ctx.batcher and ctx.libs.get(key):    # (no baseline library: --no-baseline)
         size = ctx.load_bytes[key]
         copies = max(1, min(LIBRARY_COPIES, COPIES_BYTES // max(1, size)))

@@ -89,6 +89,7 @@ class Executor:
         self.gpu = None       # CUDA tasks: the driver, the shared arena, the candidate's stream (cmd_cuda)
         self.batch = None     # CPU tasks: the native batch call (harness/native/batch.c)
         self.tables = {}      # buffer id -> Table of its slots' argument lists
+        self.bound = None     # CPU tasks: bound.c's serve loop, when the parent built it (cmd_init)
         self.kinds = []
 
     def cmd_preload(self, _msg, _fds):
@@ -153,6 +154,9 @@ class Executor:
         gc.collect()
         gc.freeze()
         gc.disable()
+        # CPU tasks: the bound requests' native loop (harness/timing/bound.py), loaded while code may be.
+        if msg.get("bound") and self.gpu is None and self.fn is not None:
+            self.bound = bound_wire.load_server(msg["bound"])
         if confined:
             seccomp.install_after_load()
         return {"pid": os.getpid(), "seccomp": confined}
@@ -292,13 +296,18 @@ class Executor:
 
     def cmd_bound(self, msg, _fds):
         """A session of bound requests (harness/timing/bound.py) on the slots of table `table`: each one
-        call and a synchronised device, nothing else, read and answered on this socket in binary
-        frames (native/bound.py) until the parent ends the session; then this reply."""
+        call (and on CUDA a synchronised device), nothing else, read and answered on this socket in
+        binary frames (native/bound.py) until the parent ends the session; then this reply."""
         g = self.gpu
-        if g is None or self.fn is None:
-            raise ValueError("bound requests need a CUDA executor with a library loaded")
+        if self.fn is None:
+            raise ValueError("bound requests need an executor with a library loaded")
         table = self.tables[int(msg["table"])]
-        fd, drv = self.sock.fileno(), g["drv"]
+        fd = self.sock.fileno()
+        if g is None:      # CPU: nothing to synchronise
+            if self.bound is not None:
+                return {"served": bound_wire.serve_native(self.bound, fd, self.fn, table, None), "path": "native"}
+            return {"served": bound_wire.serve_python(fd, self.fn, table.argvs, lambda: 0), "path": "python"}
+        drv = g["drv"]
         if g.get("bound") is not None:
             sync = ctypes.cast(drv.cu.cuCtxSynchronize, ctypes.c_void_p).value
             return {"served": bound_wire.serve_native(g["bound"], fd, self.fn, table, sync), "path": "native"}

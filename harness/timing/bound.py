@@ -40,6 +40,7 @@ figure excuses) counts once it passes the margin: on scenarios of a few microsec
 microsecond and a few percent (docs/harness.md, "Bound requests").
 """
 
+import math
 import random
 import secrets
 import time
@@ -48,7 +49,7 @@ import torch
 
 from ..executor.handle import ChildFailure
 from ..task.tolerance import check_output, unwritten
-from .loop import _executor
+from .rounds import executor_of as _executor
 from .stats import median, median_ci, ratio_ci
 
 # The executors' table of a scenario's slots for bound requests (cmd_table); no set has this id.
@@ -116,6 +117,8 @@ def judge(ctx, timing, samples, figure, job):
             if n in samples and samples[n]["ms"]}
     if "candidate" not in figs or "baseline" not in figs:
         return None
+    if getattr(ctx, "device_kind", "cuda") == "cpu":
+        return judge_cpu(ctx, timing, samples, figs, job)
     run = measure(job, figs)
     record = {"pairs": run["pairs"], "stopped": run["stopped"], "seconds": round(run["seconds"], 4),
               "path": run["path"], "margin_ms": margin_ms(figs["baseline"]),
@@ -228,6 +231,160 @@ def measure(job, figs):
         job.pin.restore()
     out["path"] = paths.get("candidate")
     return out
+
+
+# CPU tasks (issue 39): a request's lean calls, sent at once and answered in turn (executor.handle.bound_calls):
+# at least CPU_LEAN_MS of the baseline's calls, CPU_CALLS to CPU_CALLS_MAX of them; CPU_CHECKED of a
+# pair's slots read at drawn positions; at least CPU_MIN_SECONDS a scenario whatever its max_seconds
+# (the CPU task's 0.25 s is for CI), the pairs being what the bound's interval is made of.
+CPU_CALLS, CPU_CALLS_MAX, CPU_LEAN_MS, CPU_CHECKED, CPU_MIN_SECONDS = 16, 256, 0.2, 4, 0.15
+
+
+def judge_cpu(ctx, timing, samples, figs, job):
+    """judge() on a CPU task. A CPU figure is the kernel's account of the executor's CPU over a request
+    less the null request's (loop.py): only the calibration and the request path lie in the
+    candidate's reach, and the rounds' figures drift with the machine's load (identical code read
+    1.9 and 4.4 ms in one evaluation on the loaded development VM). So the bound is on differences
+    taken moments apart: per round the candidate's figure less the baseline's (D), per bound pair
+    its lean calls' CPU less the baseline's (d, measure_cpu). The candidate's rounds are raised by
+    what lies between the two intervals when the rounds' lies wholly below the lean calls' less the
+    margin (work its figures leave out: a null request made dearer, a request path made cheaper), and
+    the candidate rejected when that is more than REJECT_EXCESS_MS and REJECT_FACTOR of its figure."""
+    rng = random.Random(f"{job.seed_base}:bound")
+    margin = margin_ms(figs["baseline"])
+    rounds = {n: [c - b for c, b in zip(samples[n]["ms"], samples["baseline"]["ms"])]
+              for n in UNTRUSTED if n in figs}
+    rounds_ci = {n: interval(v, rng) for n, v in rounds.items()}
+    run = measure_cpu(job, figs, rounds_ci, margin)
+    record = {"pairs": run["pairs"], "stopped": run["stopped"], "seconds": round(run["seconds"], 4),
+              "path": run["path"], "margin_ms": margin, "clock": "cpu", "calls": run.get("calls"),
+              "wall_ms": {n: median(w) for n, w in run["walls"].items() if w}}
+    timing["bound"] = record
+    if run["failure"] is not None:
+        return run["failure"]
+    found = None
+    for name in rounds:
+        if not run["walls"].get(name):
+            continue
+        diffs = [c - b for c, b in zip(run["walls"][name], run["walls"]["baseline"])]
+        ci, rci = interval(diffs, rng), rounds_ci[name]
+        shift = 0.0
+        if ci is not None and rci is not None and rci[1] < ci[0] - margin:
+            shift = ci[0] - margin - rci[1]
+            samples[name]["ms"] = [x + shift for x in samples[name]["ms"]]
+        factor = (figs[name] + shift) / figs[name] if figs[name] > 0 else None
+        record.setdefault("d_ms", {})[name] = median(diffs)
+        record.setdefault("ci_ms", {})[name] = ci
+        record.setdefault("rounds_d_ms", {})[name] = median(rounds[name]) if rounds[name] else None
+        record.setdefault("rounds_ci_ms", {})[name] = rci
+        record.setdefault("figure_ms", {})[name] = figs[name]
+        record.setdefault("factor", {})[name] = factor
+        forged = shift > 0 and (factor is None or (factor > REJECT_FACTOR and shift > REJECT_EXCESS_MS))
+        if name == "candidate" and forged:
+            found = ("rejected", f"during timing: the candidate's figures read {shift * 1e3:.2f} us a call under the "
+                                 f"parent's clock: in the rounds its calls cost {rci[1] * 1e3:+.2f} us or less beside "
+                                 f"the baseline's, by the kernel's account of its CPU read by the parent around lean "
+                                 f"calls {ci[0] * 1e3:+.2f} us or more ({run['pairs']} pairs of {run.get('calls')} "
+                                 f"calls; margin {margin * 1e3:.2f} us): work its figures leave out (a request "
+                                 f"path or calibration changed from inside its process)")
+        elif name == "incumbent" and forged:
+            ctx.messages.append(f"{job.scenario.id}: the incumbent's figures read under the parent's clock (raised by "
+                                f"{shift * 1e3:.2f} us a call)")
+    return found
+
+
+def measure_cpu(job, figs, rounds_ci=None, margin=0.0):
+    """A CPU scenario's bound pairs, as measure() with the CPU clock. A pair: one new seed's inputs in
+    k slots of each implementation (k lean calls of at least CPU_LEAN_MS in all, CPU_CALLS to
+    CPU_CALLS_MAX of them), their data flushed as a round's is, then in an order drawn each
+    implementation's k lean calls sent at once (bound.c's loop, nothing synchronised): its figure is
+    the kernel's account of its executor's CPU over them, read by the parent, a call. What the
+    executor's own request path costs (a request's JSON, the null requests that calibrate it) is not
+    in it: only a read and a write a call, the same code in both executors. Outputs are poisoned and,
+    in CPU_CHECKED of the slots drawn once both answered, read at drawn positions. {walls: {name: [ms
+    a call]}, ...} as measure()."""
+    ctx, timer, scenario = job.ctx, job.timer, job.scenario
+    names = [n for n in ("candidate", "baseline", "incumbent") if n in figs]
+    exs = {n: _executor(ctx, n) for n in names}
+    secret = random.Random(secrets.randbits(64))
+    slots = min(len(job.sets[n].slots) for n in names)
+    k = max(1, min(slots, CPU_CALLS_MAX, max(CPU_CALLS, math.ceil(CPU_LEAN_MS / max(figs["baseline"], 1e-6)))))
+    walls, opened, paths = {n: [] for n in names}, [], {}
+    out = {"walls": walls, "pairs": 0, "stopped": "max", "seconds": 0.0, "path": None, "failure": None, "calls": k}
+    unchecked = []
+    budget = max(SHARE * float(ctx.task.timing["max_seconds"]), CPU_MIN_SECONDS)
+    t_start, tag = time.monotonic(), 0
+    clean = False
+    try:
+        for n in names:
+            exs[n].running = n
+            exs[n].bound_open(TABLE)
+            opened.append(n)
+        for p in range(PAIRS_MAX):
+            job.pin.round(timer.rng)
+            picks = timer.rng.sample(range(slots), k)
+            chosen = {n: [job.sets[n].get(j) for j in picks] for n in names}
+            seed = timer.fresh(*(s for n in names for s in chosen[n]))     # one seed's values in every slot
+            ctx.device.flush([s.span for n in names for s in chosen[n]])
+            order = list(names)
+            timer.rng.shuffle(order)
+            for n in order:
+                tags = list(range(tag + 1, tag + k + 1))
+                tag += k
+                c0 = exs[n].cpu_ns()
+                codes = exs[n].bound_calls([s.j for s in chosen[n]], tags)
+                c1 = exs[n].cpu_ns()
+                walls[n].append((c1 - c0) / 1e6 / k)
+                rc = next((r for r, _ in codes if r), 0)
+                if rc and n == "candidate":
+                    out["failure"] = ("runtime_error", f"during timing: {ctx.task.entry} returned {rc} in a bound "
+                                                       f"request")
+                    return out
+                if rc and n == "incumbent":
+                    _incumbent_failed(f"it returned {rc} in a bound request")
+            out["pairs"] = p + 1
+            for i in secret.sample(range(k), min(CPU_CHECKED, k)):     # drawn once both answered
+                positions = _positions(ctx.task, chosen[names[0]][i], secret)
+                one = {n: _read(ctx.task, chosen[n][i], positions) for n in names}
+                failure = _written(ctx, scenario, p, one)
+                if failure is None:
+                    failure = _screened(ctx, scenario, p, seed, positions, one, unchecked)
+                if failure is not None:
+                    out["failure"] = failure
+                    return out
+            if ctx.deadline is not None and time.monotonic() > ctx.deadline:
+                raise ChildFailure("timeout", "the evaluation's time limit was reached during this scenario")
+            n_pairs = p + 1
+            if n_pairs in CHECKS and _clear_cpu(walls, rounds_ci, margin,
+                                                random.Random(f"{job.seed_base}:bound:{n_pairs}")):
+                out["stopped"] = "clear"
+                break
+            if n_pairs >= PAIRS_MIN and time.monotonic() - t_start > budget:
+                out["stopped"] = "time"
+                break
+        out["failure"] = _against_reference(ctx, scenario, unchecked, secret)
+        clean = True
+    finally:
+        out["seconds"] = time.monotonic() - t_start
+        for n in opened:
+            if clean or out["failure"] is not None:
+                paths[n] = exs[n].bound_close().get("path")
+            exs[n].running = None
+        job.pin.restore()
+    out["path"] = paths.get("candidate")
+    return out
+
+
+def _clear_cpu(walls, rounds_ci, margin, rng):
+    """Whether every untrusted implementation's rounds already lie above any bound the lean calls can
+    still give (lower(D) >= upper(d) - margin): more pairs could only confirm it."""
+    for name, rci in (rounds_ci or {}).items():
+        if not walls.get(name):
+            continue
+        ci = interval([c - b for c, b in zip(walls[name], walls["baseline"])], rng)
+        if ci is None or rci is None or rci[0] < ci[1] - margin:
+            return False
+    return True
 
 
 def interval(diffs, rng):

@@ -28,10 +28,11 @@ import time
 from ..errors import fail
 from ..executor.calls import OTHER_THREADS_CPU_MS, call_args, fill, other_threads_finding, outputs_of
 from ..executor.handle import ChildFailure
-from ..executor.lanes import lane_names, lane_of, peer_executors, peer_of
+from ..executor.lanes import lane_names, peer_executors, peer_of
 from ..executor.slots import make_slots, slot_bytes
 from ..task.tolerance import check_output, max_abs_diff, nonfinite_count, unwritten
-from .rounds import Pinning, done, paired_ratios
+from . import bound
+from .rounds import Deck, Pinning, done, executor_of, paired_ratios
 from .stats import MEDIAN, median, ratio_ci, verdict
 
 # How much memory a scenario's buffer sets (slots) may take, all its implementations together.
@@ -125,7 +126,14 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
         batch = max(1, min(MAX_BATCH, room, calls))
         pool = max(batch, min(4, room))      # slots per implementation; each batch draws `batch` of them
         sets.update(_slots(ctx, impls, shapes_in, shapes_out, pool, timer))
-        return _loop(ctx, timer, entry, impls, sets, (pool, batch), policy, scenario, seed_base, pin, unsupported)
+        job = None
+        if getattr(ctx.opts, "bound", True) and "baseline" in impls:
+            # Bound requests after the rounds (timing/bound.py, issue 39): the slots' argument lists, once.
+            native = [n for n in impls if not n.startswith("peer:")]
+            bound.send_tables(ctx, task, sets, native, timer.scalars)
+            job = bound.Job(ctx, timer, sets, {n: Deck(rng, pool) for n in native}, pin, scenario, seed_base)
+        return _loop(ctx, timer, entry, impls, sets, (pool, batch), policy, scenario, seed_base, pin, unsupported,
+                     job)
     finally:
         pin.restore()
         for s in sets.values():
@@ -161,11 +169,7 @@ def executors(ctx):
 
 
 def _executor(ctx, name):
-    side = _side(name)
-    if side == "peer":
-        lanes = peer_executors(ctx)
-        return lanes[lane_of(name)] if lanes else None
-    return {"cand": ctx.cand, "ref": ctx.refx, "inc": getattr(ctx, "incx", None)}[side]
+    return executor_of(ctx, name)
 
 
 def _side(name):
@@ -232,7 +236,7 @@ def _per_call(ctx, timer, name, bs, repeats):
     return max(1e-3, (cpu - null) / repeats)
 
 
-def _loop(ctx, timer, entry, impls, sets, sizes, policy, scenario, seed_base, pin, unsupported):
+def _loop(ctx, timer, entry, impls, sets, sizes, policy, scenario, seed_base, pin, unsupported, job=None):
     task, rng = ctx.task, timer.rng
     pool, batch = sizes
     rcs = {}
@@ -295,8 +299,9 @@ def _loop(ctx, timer, entry, impls, sets, sizes, policy, scenario, seed_base, pi
             if found:
                 return fail(entry, "rejected", "during timing: " + found)
         # The smallest request overhead seen: a lower bound, so a call's figure is never made smaller
-        # than what the call itself took (and the same rule for every implementation).
-        over = twin_capped({side: min(v) for side, v in null.items() if v}, ctx)
+        # than what the call itself took (and the same rule for every implementation); an untrusted
+        # executor's no more than its twin's allows (calibrated(), twin_capped()).
+        over = twin_capped(calibrated(null, twin=getattr(ctx.opts, "bound", True) and _same_executor_code(ctx)), ctx)
         for name, s in samples.items():
             o = over[_side(name)]
             s["ms"] = [max(0.0, c - o) / batch for c in s["cpu_ms"]]
@@ -305,7 +310,51 @@ def _loop(ctx, timer, entry, impls, sets, sizes, policy, scenario, seed_base, pi
         if done(samples, policy, time.monotonic() - t_start):
             break
     return _judge(ctx, entry, samples, rcs, unsupported, rechecks, gaps, (null, null_wall), sizes,
-                  time.monotonic() - t_start, scenario, seed_base)
+                  time.monotonic() - t_start, scenario, seed_base, job)
+
+# Issue 39: the null requests run in the executor, whose process the candidate owns: work it puts
+# into them (a hook on the executor's request path that spins when a request carries no call) was
+# subtracted from every call of its. The native executors (the candidate's, the baseline's, which
+# never ran the candidate's code, the incumbent's) run the same request code, so each subtracts the
+# smallest null request of all of them: what one executor adds to its own null requests moves
+# nothing (and what it takes away raises every figure alike). Twins' smallest null requests read
+# 42-124 us apart for identical code on the loaded development VM, so only an executor whose null
+# requests cost more than CAL_REJECT_FACTOR x the baseline's + CAL_REJECT_MS is a finding.
+CAL_REJECT_FACTOR, CAL_REJECT_MS = 3.0, 0.2
+NATIVE_SIDES = ("cand", "ref", "inc")
+
+
+def calibrated(null, twin=True):
+    """{executor side: the null overhead its figures subtract}: the smallest of its null requests, for
+    the native executors the smallest of theirs all (not with `twin` off, Options.bound)."""
+    over = {side: min(v) for side, v in null.items() if v}
+    native = [over[s] for s in NATIVE_SIDES if s in over]
+    if twin and "ref" in over and native:
+        for side in NATIVE_SIDES:
+            if side in over:
+                over[side] = min(native)
+    return over
+
+
+def calibration_finding(null):
+    """The reason to reject the candidate when its executor's null requests cost far more than its
+    twin's, else None."""
+    if not null.get("cand") or not null.get("ref"):
+        return None
+    cand, ref = min(null["cand"]), min(null["ref"])
+    if cand <= CAL_REJECT_FACTOR * ref + CAL_REJECT_MS:
+        return None
+    return (f"during timing: the candidate's executor spent {cand * 1e3:.0f} us of CPU on its cheapest null "
+            f"request (a request's own work, without the calls), the baseline's executor, the same code, "
+            f"{ref * 1e3:.0f} us: the calibration subtracted from every call was tampered with (work put into "
+            f"requests that carry no call)")
+
+
+def _same_executor_code(ctx):
+    """Whether the candidate's and the baseline's executors run the same request code (both native, or
+    both the Python executor): only then is one's null request a measure of the other's."""
+    roles = getattr(ctx, "python_entries", None) or {}
+    return ("candidate" in roles) == ("baseline" in roles)
 
 
 # How far an untrusted executor's request cost may exceed its twin's before it is held to it.
@@ -486,7 +535,8 @@ def definite_failures(ctx, entry, rcs, rechecks, scenario):
     return False
 
 
-def _judge(ctx, entry, samples, rcs, unsupported, rechecks, gaps, nulls, sizes, seconds, scenario, seed_base):
+def _judge(ctx, entry, samples, rcs, unsupported, rechecks, gaps, nulls, sizes, seconds, scenario, seed_base,
+           job=None):
     null, null_wall = nulls
     n_sets, batch = sizes
     cand = timing_entry(entry, samples, unsupported, seconds, n_sets, batch)
@@ -519,6 +569,18 @@ def _judge(ctx, entry, samples, rcs, unsupported, rechecks, gaps, nulls, sizes, 
             return fail(entry, "rejected", f"during timing: the candidate's process used {cpu_ms:.3f} ms of CPU per "
                                            f"request in {wall_ms:.3f} ms of wall time: it ran on more than one core, "
                                            f"and the task is single-threaded")
+    found = calibration_finding(null) if getattr(ctx.opts, "bound", True) else None
+    if found:
+        return fail(entry, "rejected", found)
+    # Every figure of an untrusted implementation bounded from below by the kernel's account of its
+    # executor's CPU over lean calls beside the baseline's (timing/bound.py; issue 39).
+    if job is not None and cand and samples.get("baseline", {}).get("ms"):
+        found = bound.judge(ctx, entry["timing"], samples, MEDIAN, job)
+        if found:
+            return fail(entry, *found)
+    elif cand:
+        entry["timing"]["bound"] = {"skipped": "turned off (Options.bound)" if not getattr(ctx.opts, "bound", True)
+                                    else "no baseline to pair the candidate's calls with"}
     return figures(ctx, entry, samples, rcs, rechecks, scenario, seed_base, batch)
 
 

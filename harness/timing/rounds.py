@@ -3,7 +3,18 @@
 import math
 import os
 
+from ..executor.lanes import lane_of, peer_executors
 from .stats import MEDIAN, median, rse_of_median
+
+
+def executor_of(ctx, name):
+    """The executor that runs implementation `name`: the candidate's, its twin running the baseline,
+    the incumbent's, or the peers' (the lane `name` names)."""
+    side = {"candidate": "cand", "baseline": "ref", "incumbent": "inc"}.get(name, "peer")
+    if side == "peer":
+        lanes = peer_executors(ctx)
+        return lanes[lane_of(name)] if lanes else None
+    return {"cand": ctx.cand, "ref": ctx.refx, "inc": getattr(ctx, "incx", None)}[side]
 
 # Past the task's max_seconds a scenario still gets min_reps rounds, up to this many times max_seconds.
 HARD_CAP_FACTOR = 4
