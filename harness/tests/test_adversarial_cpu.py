@@ -18,7 +18,7 @@ def test_manifest_covers_every_hack_cpp_can_express():
     # Issue 13's classes of cheats that got through (8 and 9 are CUDA-only, 10 is the compile cache's),
     # and 11: the copies of the library timing draws among (issue 14).
     assert sorted({str(e["trust"]) for e in ENTRIES if "trust" in e}) == sorted(
-        ["1", "2", "3", "4", "5", "6", "7", "11", "39e"])
+        ["1", "2", "3", "4", "5", "6", "7", "11", "39a", "39c", "39e", "39f", "39-honest"])
     # Every candidate in the folder is in this manifest or in static-manifest.yaml (the compile-time
     # classes, test_adversarial_static.py), and in one of them only.
     listed = [e["file"] for e in ENTRIES]
@@ -33,9 +33,12 @@ def test_adversarial_candidate_is_caught(entry, tmp_path, cache_dir):
     # A refusal is never also correct; an entry may allow `ok` (then it gained nothing: run.check).
     if out["status"] != "ok":
         assert not out["result"]["correct"]
+    # An honest counter-example (issue 39) is correct, and ok on every scenario.
+    if entry.get("trust") == "39-honest":
+        assert out["result"]["correct"] and all(s["status"] == "ok" for s in out["result"]["scenarios"])
 
 
-LAYERED = [e for e in ENTRIES if e.get("without")]
+LAYERED = [e for e in ENTRIES if e.get("without") and not e.get("control")]
 
 
 @pytest.mark.parametrize("entry", LAYERED, ids=[e["file"] for e in LAYERED])

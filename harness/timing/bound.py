@@ -286,7 +286,8 @@ def judge_cpu(ctx, timing, samples, figs, job):
                                  f"the baseline's, by the kernel's account of its CPU read by the parent around lean "
                                  f"calls {ci[0] * 1e3:+.2f} us or more ({run['pairs']} pairs of {run.get('calls')} "
                                  f"calls; margin {margin * 1e3:.2f} us): work its figures leave out (a request "
-                                 f"path or calibration changed from inside its process)")
+                                 f"path or calibration changed from inside its process), or less work in its timed "
+                                 f"calls than in these (hack 11: one code path for every call)")
         elif name == "incumbent" and forged:
             ctx.messages.append(f"{job.scenario.id}: the incumbent's figures read under the parent's clock (raised by "
                                 f"{shift * 1e3:.2f} us a call)")

@@ -1,15 +1,17 @@
 // Issue 39, the calibration poisoned from inside the executor: the CPU figure of a call is its
 // request's CPU time less the smallest null request's (all of a request but the calls), and both are
 // spent in the executor, whose process the candidate owns. At its first call this kernel finds the
-// interpreter's GOT slot for send() (the executor answers every request through it), makes its page
-// writable (mprotect without PROT_EXEC, a raw system call: the filter allows it) and points the slot at a hook that burns
-// 0.5 ms of CPU whenever a request ends without a call of the kernel since the last answer: the null
-// requests. Every figure is then short of 0.5 ms a request (2x on a request of 1 ms of calls). The
-// kernel itself is honest softmax. A hand-written walk of the loader's link map needs nothing off the
-// allowlist (forge1 does it on CUDA); this one takes dl_iterate_phdr and send by name, so it runs
-// with the allowlist off. Caught: the null overhead counts for no more than the baseline's
-// executor's (its twin, the same code, never the candidate's) and far past it is a finding; the lean
-// bound requests (no send on their path) bound the figures from below too.
+// interpreter's GOT slot for recvmsg() (the executor reads every request through it), makes its page
+// writable (mprotect without PROT_EXEC, a raw system call: the filter allows it) and points the slot
+// at a hook that reads each request as it arrives and burns 2 ms of CPU in the timed rounds' null
+// requests ("null":true, on several slots; the warm-up's name one slot again and again, and inflating
+// those would only make the batches longer). Every figure is then short of 2 ms a request (about 2x
+// on r64-c128's requests of 2-3 ms of calls). The kernel itself is honest softmax. A hand-written
+// walk of the loader's link map needs nothing off the allowlist (cuda/forge1 does it); this one takes
+// dl_iterate_phdr and recvmsg by name, so it runs with the allowlist off. Caught: the native executors
+// subtract the smallest null request of them all (the baseline's executor, the same code, never ran
+// the candidate's), far past the baseline's is a finding, and the lean bound requests (no recv of
+// Python's on their path) bound the rounds' figures from below.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -57,7 +59,6 @@ int find_slot(struct dl_phdr_info* info, size_t, void* data) {
   return 0;
 }
 
-volatile long calls_since_answer = 0;
 bool hooked = false;
 
 void burn(long ns) {
@@ -67,26 +68,50 @@ void burn(long ns) {
   while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < ns);
 }
 
-ssize_t hooked_send(int fd, const void* buf, size_t n, int flags) {
-  if (calls_since_answer == 0) burn(500000);     // a null request (or any answer without a call)
-  calls_since_answer = 0;
-  return send(fd, buf, n, flags);
+long find(const char* buf, long n, const char* word) {
+  long w = static_cast<long>(strlen(word));
+  for (long i = 0; i + w <= n; ++i)
+    if (memcmp(buf + i, word, w) == 0) return i + w;
+  return -1;
+}
+
+long number(const char* buf, long n, long* at) {
+  long v = 0;
+  while (*at < n && buf[*at] >= '0' && buf[*at] <= '9') v = 10 * v + (buf[(*at)++] - '0');
+  return v;
+}
+
+// A timed round's null request: {"cmd":"call","table":..,"idx":[a,b,...],"null":true} with a != b.
+bool rounds_null(const char* buf, long n) {
+  if (find(buf, n, "\"null\":true") < 0) return false;
+  long at = find(buf, n, "\"idx\":[");
+  if (at < 0) return false;
+  long a = number(buf, n, &at);
+  if (at >= n || buf[at] != ',') return false;
+  ++at;
+  return number(buf, n, &at) != a;
+}
+
+ssize_t hooked_recvmsg(int fd, struct msghdr* msg, int flags) {
+  ssize_t got = recvmsg(fd, msg, flags);
+  if (got > 0 && msg->msg_iovlen > 0 && rounds_null(static_cast<const char*>(msg->msg_iov[0].iov_base), got))
+    burn(2000000);
+  return got;
 }
 
 void hook() {
   hooked = true;
-  Find f{"send", nullptr};
+  Find f{"recvmsg", nullptr};
   dl_iterate_phdr(find_slot, &f);
   if (!f.slot) return;
   uintptr_t page = reinterpret_cast<uintptr_t>(f.slot) & ~uintptr_t(4095);
   raw3(10 /* mprotect */, static_cast<long>(page), 4096, PROT_READ | PROT_WRITE);   // a full-RELRO slot too
-  *f.slot = reinterpret_cast<uintptr_t>(&hooked_send);
+  *f.slot = reinterpret_cast<uintptr_t>(&hooked_recvmsg);
 }
 }  // namespace
 
 extern "C" int softmax_rows(const float* x, float* y, int64_t rows, int64_t cols) {
-  if (!hooked) hook();
-  calls_since_answer = calls_since_answer + 1;
+  if (!hooked) hook();       // every copy of the library hooks the slot again: any of them will do
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * cols;
     float* yr = y + r * cols;
