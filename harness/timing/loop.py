@@ -25,6 +25,8 @@ import random
 import secrets
 import time
 
+import torch
+
 from ..errors import fail
 from ..executor.calls import OTHER_THREADS_CPU_MS, call_args, fill, other_threads_finding, outputs_of
 from ..executor.handle import ChildFailure
@@ -394,6 +396,7 @@ class Rechecks:
         self.keep = max(RECHECK_MIN, min(RECHECK_MAX, RECHECK_BYTES // max(1, out_bytes)))
         self.secret = random.Random(secrets.randbits(64))
         self.reservoir, self.unwritten = [], []
+        self.modified = []      # (call, inputs) of kept calls whose inputs no longer hold what was written
 
     def record(self, task, drawn, reps, twins=None):
         """Look at the candidate calls `drawn` ([(set, seed)]) that just ran; returns the new call count.
@@ -416,9 +419,21 @@ class Rechecks:
                 twin = None
                 if twins is not None and twins[i] is not None:
                     twin = {n: t.clone() for n, t in outputs_of(task, twins[i]).items()}
+                    # Issue 39: inputs looked at after timed calls too. The baseline's set of the same
+                    # call was written the same values, and the baseline is trusted not to change them.
+                    changed = [a.name for a in task.inputs()
+                               if not _same_bits(bs.tensors[a.name], twins[i].tensors[a.name])]
+                    if changed:
+                        self.modified.append((reps, changed))
                 self.reservoir[j:j + 1] = [(reps, seed, {n: t.clone() for n, t in outs.items()}, twin)]
             reps += 1
         return reps
+
+
+def _same_bits(a, b):
+    """Whether two tensors hold the same bits (NaN payloads and -0.0 included)."""
+    ints = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
+    return a.shape == b.shape and bool(torch.equal(a.view(ints), b.view(ints)))
 
 
 # A re-checked call is screened against the baseline's output of the same round (same inputs, the
@@ -526,6 +541,12 @@ def definite_failures(ctx, entry, rcs, rechecks, scenario):
         return True
     for name, rc in rcs.items():
         ctx.messages.append(f"{scenario.id}: {name} returned {rc} during timing; its time is not reported")
+    if rechecks.modified:
+        rep, names = rechecks.modified[0]
+        fail(entry, "rejected", f"during timing: timed call #{rep + 1} (one of those looked at again, chosen at "
+                                f"random over the whole loop) modified its input(s) {', '.join(names)}; inputs are "
+                                f"read-only (hack 6)")
+        return True
     if rechecks.unwritten:
         first = rechecks.unwritten[0]
         fail(entry, "incorrect", f"during timing: {len(rechecks.unwritten)} timed call(s) left outputs "

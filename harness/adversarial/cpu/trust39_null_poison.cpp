@@ -3,9 +3,9 @@
 // spent in the executor, whose process the candidate owns. At its first call this kernel finds the
 // interpreter's GOT slot for recvmsg() (the executor reads every request through it), makes its page
 // writable (mprotect without PROT_EXEC, a raw system call: the filter allows it) and points the slot
-// at a hook that reads each request as it arrives and burns 2 ms of CPU in the timed rounds' null
+// at a hook that reads each request as it arrives and burns 0.8 ms of CPU in the timed rounds' null
 // requests ("null":true, on several slots; the warm-up's name one slot again and again, and inflating
-// those would only make the batches longer). Every figure is then short of 2 ms a request (about 2x
+// those would only make the batches longer). Every figure is then short of 0.8 ms a request (1.4-4x
 // on r64-c128's requests of 2-3 ms of calls). The kernel itself is honest softmax. A hand-written
 // walk of the loader's link map needs nothing off the allowlist (cuda/forge1 does it); this one takes
 // dl_iterate_phdr and recvmsg by name, so it runs with the allowlist off. Caught: the native executors
@@ -95,7 +95,7 @@ bool rounds_null(const char* buf, long n) {
 ssize_t hooked_recvmsg(int fd, struct msghdr* msg, int flags) {
   ssize_t got = recvmsg(fd, msg, flags);
   if (got > 0 && msg->msg_iovlen > 0 && rounds_null(static_cast<const char*>(msg->msg_iov[0].iov_base), got))
-    burn(2000000);
+    burn(800000);
   return got;
 }
 
