@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 39 on one H100 or H200 (device tool, `nvidia-h100-x1` or `nvidia-h200`), from the repository
 # root, with .carry/host/debs (bubblewrap's .deb: `apt-get download bubblewrap` there) carried:
-#   KS_COMMIT=<this tree's commit> OUT=/tmp/out bash scripts/gpu/trust-cuda-check.sh     (about 450 s)
+#   KS_COMMIT=<this tree's commit> DEADLINE=600 OUT=/tmp/out bash scripts/gpu/trust-cuda-check.sh   (about 600 s)
 # STEPS picks parts, in order (default: all of them, in this order):
 #   syscalls   which system calls cudaMallocAsync/cudaFreeAsync make under the executor's filter, each
 #              refusal trapped and named (tools/lab/alloc_syscalls.py), for each way of setting the
@@ -20,7 +20,12 @@
 #              guard costs honest code;
 #   pytest     the CUDA tests (test_cuda.py but its run-time adversarial cases, run above;
 #              test_cuda_driver.py, test_nvml.py) and the bound's and the cheats' own tests;
-#   noise      twin executors' lean requests on the parent's clock (tools/lab/bound_noise.py).
+#   noise      twin executors' lean requests on the parent's clock (tools/lab/bound_noise.py);
+#   load39     (first: the rest means little if it fails) the rmsnorm baseline on r1-c16384, no peers:
+#              the library loaded under the seccomp filter's first step, the sandbox as the unprivileged
+#              uid a root host starts it as (bwrap._setup() in load39.log), GPU access from it (~25 s);
+#   harness39  the CPU side of issue 39 on this host's Python and torch: test_trust_cpu.py,
+#              test_sandbox.py, test_executor.py (~120 s).
 # Each step is time-boxed and skipped when less than its estimate is left before DEADLINE (seconds
 # from the start, default 450); a failed step is reported and the rest go on. In $OUT: summary.txt
 # (the table, last), walls.txt, trust.tgz (every log and JSON, packed after every step).
@@ -32,7 +37,7 @@ rm -rf "$W"
 mkdir -p "$W"
 OUT=$W
 . "$(dirname "$0")/lib.sh"
-STEPS=${STEPS:-syscalls l2 adversarial rms flash l2-gain pytest noise}
+STEPS=${STEPS:-load39 syscalls l2 adversarial rms flash l2-gain pytest noise harness39}
 DEADLINE=${DEADLINE:-450}
 MANIFEST=harness/adversarial/cuda/manifest.yaml
 
@@ -55,6 +60,25 @@ eval_json() {   # eval_json NAME TIMEOUT TASKDIR [ARGS...]: the task's baseline 
 PREBUILD=$!
 
 for s in $STEPS; do case $s in
+load39)
+  fits load39 30 && step load39 90 "$PY" - "$W" <<'PYEOF'
+import json, sys
+from pathlib import Path
+from harness.sandbox import bwrap
+print("sandbox:", bwrap._setup(), flush=True)
+from harness.evaluate import Options, evaluate
+r = evaluate(Options(task_dir="kernels/rmsnorm", candidate="kernels/rmsnorm/baseline.cu", scenarios="r1-c16384",
+                     with_peers=False))
+print("status:", r["status"], [s.get("reason") for s in r["scenarios"]], flush=True)
+for m in r["messages"]:
+    print("message:", m[:300])
+Path(sys.argv[1], "load39.json").write_text(json.dumps({"sandbox": str(bwrap._setup()), "status": r["status"],
+                                                         "messages": r["messages"]}, indent=1))
+PYEOF
+  ;;
+harness39)
+  fits harness39 120 && step harness39 300 "$PY" -m pytest -q -rs -p no:cacheprovider harness/tests/test_trust_cpu.py \
+    harness/tests/test_sandbox.py harness/tests/test_executor.py ;;
 syscalls)
   fits syscalls 40 && step syscalls 120 "$PY" -m tools.lab.alloc_syscalls --json "$W/alloc.json" ;;
 l2)
@@ -172,6 +196,12 @@ for name in ("rmsnorm-full", "rmsnorm-kept", "flash-full", "flash-kept"):
     for x in sc:
         if x["status"] != "ok":
             print("   ", x["id"], x["status"], (x.get("reason") or "")[:250])
+load39 = load("load39.json")
+if load39:
+    print(f"-- load39 (rmsnorm's baseline loaded under the filter's first step): {load39['status']}; sandbox "
+          f"{load39['sandbox']}")
+    for m in load39["messages"]:
+        print("   message:", m[:200])
 gain = load("l2-gain.json")
 if gain:
     print("-- l2-gain:", "; ".join(f"{k}: {v['status']} x_base {v['x_base']}" for k, v in gain.items()))
@@ -184,6 +214,7 @@ print("-- steps:")
 print((W / "walls.txt").read_text() if (W / "walls.txt").exists() else "(none)")
 PYEOF
 tail -n 30 "$W"/pytest.log 2>/dev/null | grep -E "passed|failed|error" | tail -n 3 >> "$W/summary.txt"
+tail -n 30 "$W"/harness39.log 2>/dev/null | grep -E "passed|failed|error|SKIP" | tail -n 5 >> "$W/summary.txt"
 tail -n 3 "$W"/adversarial.log >> "$W/summary.txt" 2>/dev/null
 cp "$W/summary.txt" "$FINAL/summary.txt"
 pack
