@@ -75,6 +75,14 @@ def package_copy(workdir):
 
 
 class ExecutorProcess:
+    # The seccomp listener the executor hands over while loading (sandbox/seccomp.Listener): each call
+    # its filter refuses waits there, and is read and named here. `notifying`: one was in place.
+    # `_listener_seq`: the init request whose reply may come after a listener frame. (Class defaults:
+    # tests make handles without __init__.)
+    listener = None
+    notifying = False
+    _listener_seq = None
+
     def __init__(self, workdir, role, call_timeout, confine=True, sandboxed=False, binds=(), module=None, extra_env=None):
         """binds: (host path, path inside) pairs the sandbox shows read-only (libraries, a task).
         module: the executor's module (default harness.executor.process; Python implementations:
@@ -126,11 +134,7 @@ class ExecutorProcess:
         self.deadline = None         # the evaluation's time limit (time.monotonic()), set by the caller
         self.clock = None
         self._maps = None     # (the last /proc/PID/maps read, the libraries in it): libraries()
-        # The seccomp listener the executor hands over while loading (sandbox/seccomp.Listener): each call
-        # its filter refuses waits there, and is read and named here. `notifying`: one was in place.
-        self.listener = None
-        self.notifying = False
-        self._listener_seq = None   # the init request whose reply may come after a listener frame
+        self._exec_maps = None    # (the last maps read, its writable and anonymous executable regions): exposure()
 
     # -- talking ----------------------------------------------------------------------------------
     def request(self, msg, fds=None, timeout=None):
@@ -315,7 +319,7 @@ class ExecutorProcess:
         while len(data) < n:
             # Where the filter's refusals come to the parent (a seccomp listener, `listener`), a call it
             # stopped is decided while the session waits, as _reply does.
-            listener = getattr(self, "listener", None)
+            listener = self.listener
             watched = [self.sock] + ([listener.fd] if listener is not None else [])
             ready = select.select(watched, [], [], max(0.0, end - time.monotonic()))[0]
             if listener is not None and listener.fd in ready:
@@ -412,18 +416,21 @@ class ExecutorProcess:
         executable memory (/proc/PID/maps), and every descriptor with what it names (/proc/PID/fd)
         and, for files and devices, whether it is open for writing (fdinfo). {"wx": set of regions,
         "anon_x": set of regions, "fds": {fd: (target, writable)}}."""
-        out = {"wx": set(), "anon_x": set(), "fds": {}}
         raw = self._maps_raw() or b""
-        for line in raw.decode("utf-8", "replace").splitlines():
-            parts = line.split(None, 5)
-            if len(parts) < 5 or "x" not in parts[1]:
-                continue
-            path = parts[5].strip() if len(parts) == 6 else ""
-            region = f"{parts[0]} {parts[1]} {path or '(anonymous)'}"
-            if "w" in parts[1]:
-                out["wx"].add(region)
-            if _anonymous(path):
-                out["anon_x"].add(region)
+        if self._exec_maps is None or self._exec_maps[0] != raw:     # parsed again only when they changed
+            wx, anon_x = set(), set()
+            for line in raw.decode("utf-8", "replace").splitlines():
+                parts = line.split(None, 5)
+                if len(parts) < 5 or "x" not in parts[1]:
+                    continue
+                path = parts[5].strip() if len(parts) == 6 else ""
+                region = f"{parts[0]} {parts[1]} {path or '(anonymous)'}"
+                if "w" in parts[1]:
+                    wx.add(region)
+                if _anonymous(path):
+                    anon_x.add(region)
+            self._exec_maps = (raw, wx, anon_x)
+        out = {"wx": set(self._exec_maps[1]), "anon_x": set(self._exec_maps[2]), "fds": {}}
         base = f"/proc/{self.pid}/fd"
         try:
             entries = os.listdir(base)

@@ -58,7 +58,10 @@ def _load_copies(path, fds):
     """The library, and a copy of it from each of `fds` (_copy_fds: the same bytes, so that the
     dynamic linker maps each anew, a second dlopen of one file, or of one name, returning the first)
     at an address of its own. The timed calls go through the copies at random (harness/native/
-    batch.c: where code lies changes what it costs). The descriptors are closed here."""
+    batch.c: where code lies changes what it costs). The descriptors are closed here. `fds` may be
+    a count instead (the copies made here, outside any filter)."""
+    if isinstance(fds, int):
+        fds = _copy_fds(path, fds)
     try:
         libs = [ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)]
         for fd in fds:
