@@ -154,9 +154,9 @@ def run_correctness(ctx, scenario, entry, seeds):
                             return fail(entry, "rejected", f"{where}: the candidate modified its input(s) "
                                                            f"{', '.join(changed)}; inputs are read-only (hack 6)")
                         if deferred:
-                            return fail(entry, "rejected", f"{where}: output(s) {', '.join(deferred)} changed after the call "
-                                                           f"returned: work continued after return (hack 2); finish before "
-                                                           f"returning")
+                            return fail(entry, "rejected", f"{where}: output(s) {', '.join(deferred)} changed after "
+                                                           f"the call returned: work continued after return (hack 2); "
+                                                           f"finish before returning")
                         if findings:
                             return fail(entry, "rejected", f"{where}: " + "; ".join(findings))
                         if rc != 0:
@@ -187,11 +187,12 @@ def run_correctness(ctx, scenario, entry, seeds):
                             for arg in task.outputs():
                                 diff = max_abs_diff(outs[arg.name], runs[0][arg.name])
                                 if diff > tols[arg.name][0]:
-                                    return fail(entry, "incorrect", f"seed {seed}: two runs on identical inputs differ by "
-                                                                    f"{diff:.3g} in {arg.name} (> tolerance "
+                                    return fail(entry, "incorrect", f"seed {seed}: two runs on identical inputs "
+                                                                    f"differ by {diff:.3g} in {arg.name} (> tolerance "
                                                                     f"{tols[arg.name][0]:.3g}) (hack 8)")
                     parts.lap("compare")
-                    checks.append({"seed": seed, **{k: worst[k] for k in ("max_abs_err", "tolerance", "lowp_err", "output")},
+                    checks.append({"seed": seed,
+                                   **{k: worst[k] for k in ("max_abs_err", "tolerance", "lowp_err", "output")},
                                    **({"inputs": what} if what else {})})
                     if limits == {}:    # the first seed's
                         limits = _screen_from_baseline(ctx, scenario, inputs, ref, tols, scalars)
@@ -199,8 +200,9 @@ def run_correctness(ctx, scenario, entry, seeds):
                     if first_refs is None:
                         first_refs = ref
                     elif all(max_abs_diff(ref[a.name], first_refs[a.name]) == 0 for a in task.outputs()):
-                        ctx.messages.append(f"task: scenario {scenario.id}: the reference output is identical for two "
-                                            f"seeds; its inputs may be degenerate (hack 7 needs value-dependent outputs)")
+                        ctx.messages.append(f"task: scenario {scenario.id}: the reference output is identical for "
+                                            f"two seeds; its inputs may be degenerate (hack 7 needs value-dependent "
+                                            f"outputs)")
                 except _Unfit as unfit:
                     ctx.messages.append(f"task: scenario {scenario.id}, seed {seed}: {unfit}; the seed's own inputs "
                                         f"were checked instead")

@@ -233,8 +233,8 @@ class ExecutorProcess:
             return
         who = self.running
         self.kill()
-        raise ChildFailure("seccomp", self._refusal(note["nr"], *seccomp.explain(note["nr"], note["arch"], note["args"]),
-                                                    who), who)
+        name, rule = seccomp.explain(note["nr"], note["arch"], note["args"])
+        raise ChildFailure("seccomp", self._refusal(note["nr"], name, rule, who), who)
 
     def refused(self):
         """Raises when a call the filter refused is waiting (a thread of the candidate's may make one

@@ -3,8 +3,6 @@ the kernel's CPU clock around lean calls, inputs of more than one distribution. 
 candidates (harness/adversarial/cpu/manifest.yaml, trust 39*) test them together; here each is shown
 to hold by itself, or to be what is measured."""
 
-from pathlib import Path
-
 import pytest
 import torch
 
