@@ -48,8 +48,10 @@ def test_the_cpu_bound_alone_refuses_a_poisoned_calibration(monkeypatch, cache_d
                               scenarios="r64-c128", cache_dir=cache_dir, allowlist=False, with_peers=False))
     found = texts(result)
     gained = result["summary"].get("speedup_vs_baseline_geomean")
+    # Undefended, 3 ms subtracted from ~1 ms batches leaves figures of zero: an unbounded speedup. The
+    # baseline's own code timed twice reads up to ~1.1x apart on a loaded two-core CI machine.
     assert (result["status"] == "rejected" and any("under the parent's clock" in t for t in found)) or \
-        (result["status"] == "ok" and gained is not None and gained <= 1.05), (result["status"], gained, found)
+        (result["status"] == "ok" and gained is not None and gained <= 1.25), (result["status"], gained, found)
 
 
 def test_the_cpu_bound_is_recorded_and_leaves_honest_code_alone(cache_dir):
