@@ -294,8 +294,15 @@ def test_the_parent_writes_each_rounds_inputs_on_that_rounds_core(cache_dir, mon
         seen.append(["fresh", os.sched_getaffinity(0)])
         return real_fresh(self, chosen)
 
+    real_fresh_one = loop.Timer.fresh
+
+    def fresh_one(self, *slots, **kw):     # the CPU bound's pairs write one seed's values (timing/bound.py)
+        seen.append(["fresh", os.sched_getaffinity(0)])
+        return real_fresh_one(self, *slots, **kw)
+
     monkeypatch.setattr(rounds.Pinning, "round", pinned)
     monkeypatch.setattr(loop.Timer, "fresh_round", fresh)
+    monkeypatch.setattr(loop.Timer, "fresh", fresh_one)
     result = evaluate(Options(task_dir=str(CPU_TASK), candidate=str(CPU_TASK / "baseline.cpp"), scenarios="r4096-c64",
                               cache_dir=cache_dir, with_peers=False))
     assert result["status"] == "ok", result["messages"]

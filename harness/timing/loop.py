@@ -370,8 +370,8 @@ def twin_capped(over, ctx):
     harness/adversarial/triton/py04_inflate_null.py), and an inflated one would be subtracted from
     every timed request."""
     ref = over.get("ref")
-    if ref is None or not getattr(ctx, "has_baseline", False):
-        return over
+    if ref is None or not getattr(ctx, "has_baseline", False) or not getattr(ctx.opts, "bound", True):
+        return over    # (Options.bound off: the controls show what the cheats gain without it)
     roles = getattr(ctx, "python_entries", None) or {}
     if ("candidate" in roles) != ("baseline" in roles):
         return over    # different executor code (a native candidate, a Python baseline): no twin
