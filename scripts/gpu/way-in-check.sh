@@ -9,6 +9,7 @@
 # 2. kernels/softmax_triton: the Triton baseline's full evaluation against torch.softmax and
 #    torch.compile (Triton's JIT and torch.compile's first compile included);
 # 3. each result checked against kernelseek.eval/1; the tables in $OUT/*.log, a summary on stdout.
+# COMPILE_T, GEMM_T, SOFTMAX_T: each step's time limit in seconds (default 200, 180, 210).
 # PART=2 (about 200 s): the Triton plumbing's tests (harness/tests/test_triton_cpu.py: Triton's
 # interpreter, the adversarial Triton candidates) with this host's python3.
 set -u
@@ -23,9 +24,9 @@ if [ "${PART:-1}" = 2 ]; then
 fi
 G=kernels/gemm_cute
 S=kernels/softmax_triton
-step gemm-compile 200 "$PY" -m harness eval --task-dir $G --candidate $G/baseline --compile-only --json "$OUT/gemm-compile.json"
-step gemm-full 200 "$PY" -m harness eval --task-dir $G --candidate $G/baseline --json "$OUT/gemm-full.json" --table --timeout 180
-step softmax-full 230 "$PY" -m harness eval --task-dir $S --candidate $S/baseline.py --json "$OUT/softmax-full.json" --table --timeout 210
+step gemm-compile "${COMPILE_T:-200}" "$PY" -m harness eval --task-dir $G --candidate $G/baseline --compile-only --json "$OUT/gemm-compile.json"
+step gemm-full $(( ${GEMM_T:-180} + 20 )) "$PY" -m harness eval --task-dir $G --candidate $G/baseline --json "$OUT/gemm-full.json" --table --timeout "${GEMM_T:-180}"
+step softmax-full $(( ${SOFTMAX_T:-210} + 20 )) "$PY" -m harness eval --task-dir $S --candidate $S/baseline.py --json "$OUT/softmax-full.json" --table --timeout "${SOFTMAX_T:-210}"
 for name in gemm-full softmax-full; do
   [ -f "$OUT/$name.json" ] && "$PY" -m harness check-result "$OUT/$name.json" > "$OUT/$name.schema.txt" 2>&1
   echo "== $name (schema: $(wc -l < "$OUT/$name.schema.txt" 2>/dev/null || echo '?') problem line(s))"
