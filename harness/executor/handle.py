@@ -56,7 +56,7 @@ def set_subreaper():
 PACKAGE_FILES = ("__init__.py", "api.py",
                  "executor/__init__.py", "executor/process.py", "executor/protocol.py", "executor/cuda_driver.py",
                  "executor/cuda_state.py", "executor/cupti_activity.py", "executor/python_candidate.py",
-                 "executor/python_calls.py",
+                 "executor/python_calls.py", "executor/triton_warm.py",
                  "sandbox/__init__.py", "sandbox/seccomp.py",
                  "native/__init__.py", "native/calls.py", "native/bound.py")
 INSIDE = "/kernelseek"

@@ -70,6 +70,14 @@ class PythonExecutor(Executor):
                 import triton.language  # noqa: F401
             except ImportError as exc:
                 raise LoadFailed(f"Triton does not import here: {exc}") from None
+            if msg.get("warm_jit"):
+                # LLVM's signal handlers, installed by Triton's first compile, are the executor's.
+                from . import triton_warm
+                try:
+                    triton_warm.warm(torch)
+                except Exception as exc:   # noqa: BLE001  (any failure here is the host's, said as such)
+                    raise LoadFailed(f"Triton cannot compile a kernel on this GPU: {type(exc).__name__}: "
+                                     f"{exc}"[:2000]) from None
         return {}
 
     def cmd_init(self, msg, fds):

@@ -10,6 +10,7 @@ of the evaluation's), never shared between the candidate and the baseline.
 """
 
 import importlib.util
+import os
 import json
 from pathlib import Path
 
@@ -42,8 +43,11 @@ def process_args(ctx, key, workdir, role):
 def preload(ctx, ex, key):
     """A Python executor imports torch and Triton before its clean state is recorded."""
     if python_role(ctx, key):
-        ex.request({"cmd": "preload", "threads": ctx.task.cpu_threads,
-                    "triton": importlib.util.find_spec("triton") is not None},
+        triton = importlib.util.find_spec("triton") is not None
+        # On a GPU, Triton's first compile (LLVM in the process) installs signal handlers: done here,
+        # before the clean state is recorded (executor/triton_warm.py), not by the candidate's first call.
+        ex.request({"cmd": "preload", "threads": ctx.task.cpu_threads, "triton": triton,
+                    "warm_jit": triton and ctx.device_kind == "cuda" and os.environ.get("TRITON_INTERPRET") != "1"},
                    timeout=ctx.opts.call_timeout + 120)
 
 

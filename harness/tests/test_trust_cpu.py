@@ -34,6 +34,20 @@ def test_a_null_request_far_past_the_twins_is_a_finding_and_noise_is_not():
     assert found and "tampered with" in found
 
 
+# -- the null poison's control: what it gains with every defence off ------------------------------
+def test_the_null_poison_pays_off_with_the_defences_off(cache_dir, candidate):
+    # The manifest's 0.8 ms a null request gains 1.08x-1.4x with the defences off, too close to a loaded
+    # CI machine's noise for a control; 3 ms against ~1 ms batches leaves the figures near zero.
+    source = (ADV / "trust39_null_poison.cpp").read_text().replace("burn(800000)", "burn(3000000)")
+    result = evaluate(Options(task_dir=str(CPU_TASK), candidate=str(candidate(source)), scenarios="r64-c128",
+                              cache_dir=cache_dir, allowlist=False, bound=False, with_peers=False))
+    gained = result["summary"].get("speedup_vs_baseline_geomean")
+    times = [sc["time_ms"] for sc in result["scenarios"]]
+    # Either a large gain, or figures of zero (everything subtracted: no ratio to take).
+    assert result["status"] == "ok" and ((gained is not None and gained >= 1.5) or all(t == 0 for t in times)), \
+        (result["status"], gained, times, texts(result))
+
+
 # -- the bound alone (the calibration's defence turned off) ----------------------------------------
 def test_the_cpu_bound_alone_refuses_a_poisoned_calibration(monkeypatch, cache_dir, candidate):
     plain = loop.calibrated

@@ -137,4 +137,4 @@ def _settled(ratios, target_rse, far_ok=True):
     if not far_ok:
         return False
     m = median(ratios)
-    return m > 0 and math.isfinite(rse) and abs(math.log(m)) >= DECISIVE_SE * rse
+    return m is not None and m > 0 and math.isfinite(m) and math.isfinite(rse) and abs(math.log(m)) >= DECISIVE_SE * rse

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Env } from '../config/index.js';
@@ -185,6 +185,9 @@ export async function runHarness(request: HarnessRunRequest, options: RunHarness
   await mkdir(cacheDir, { recursive: true });
   const work = await mkdtemp(path.join(os.tmpdir(), CANDIDATE_DIR_PREFIX));
   try {
+    // Traversable, not listable: a root harness starts its sandboxes as an unprivileged uid, which must
+    // reach the build folders the harness makes below it (TMPDIR) and nothing else here.
+    await chmod(work, 0o711);
     const resultFile = path.join(work, 'result.json');
     const candidate = await writeCandidate(path.join(work, 'candidate'), request.fileName, request.source, request.files);
     let incumbent: string | null = null;
