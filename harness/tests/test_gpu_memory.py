@@ -61,7 +61,7 @@ def test_rmsnorm_on_an_h100_with_two_peers_processes_leaves_half_the_free_memory
     assert _total(usual, 2) > cuda_loop.ARENA_SHARE * free      # 48 GiB: what ran out of memory
     need = cuda_loop.arena_bytes(ctx, RMSNORM.scenarios, free, peer_lanes=2)
     assert _total(need, 2) <= cuda_loop.ARENA_SHARE * free
-    assert ctx.slot_room is not None and "sized to 50 %" in ctx.messages[-1]
+    assert ctx.slot_room is not None and f"sized to {cuda_loop.ARENA_SHARE * 100:.0f} %" in ctx.messages[-1]
     # Every scenario still gets a set an implementation, and its sets fit the arenas made for them.
     largest = max(RMSNORM.scenarios, key=lambda s: _per_set(s.params))
     assert largest.id == "r65536-c16384"

@@ -134,8 +134,10 @@ def scenario_pool(ctx, per_set, room=None):
 # peers' own temporaries (PyTorch in each peers' process). At two sets an implementation, rmsnorm's
 # arenas took 48 GiB with the peers in two processes and the parent ran out of memory on the H100
 # (2026-12-06): where they would take more than this share, each implementation gets fewer sets on
-# the largest scenarios (one at least), the rest unchanged; on the H200 nothing changes.
-ARENA_SHARE = 0.5
+# the largest scenarios (one at least), the rest unchanged; on the H200 nothing changes. At half, the
+# H100 ran out again with the peers in one process (2026-12-06, ceb3cad): 32 GiB of arenas, the parent
+# 28 GiB held (16 in tensors) for r65536-c16384's reference, 3.8 GiB free when it asked for 4 more.
+ARENA_SHARE = 0.35
 GIB = float(1 << 30)
 
 
