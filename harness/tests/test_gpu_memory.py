@@ -81,11 +81,14 @@ def test_rmsnorm_on_an_h100_with_two_peers_processes_leaves_half_the_free_memory
 def test_where_the_usual_sets_fit_nothing_changes():
     ctx = _ctx()
     usual = cuda_loop.arena_bytes(ctx, RMSNORM.scenarios)
-    # An H200 (139 GiB free) with two peers' processes; an H100 with one (32 GiB), or with the peers
-    # kept (no peers' executor).
-    for free, lanes in ((139 * GIB, 2), (77 * GIB, 1), (77 * GIB, 0)):
+    # An H200 (139 GiB free) with two peers' processes; an H100 with the peers kept (no peers'
+    # executor: 24 GiB).
+    for free, lanes in ((139 * GIB, 2), (77 * GIB, 0)):
         assert cuda_loop.arena_bytes(ctx, RMSNORM.scenarios, free, lanes) == usual
         assert ctx.slot_room is None and not ctx.messages
+    # An H100 with one peers' process: the usual 32 GiB ran the parent out of memory there (2026-12-06,
+    # ceb3cad), so it gets fewer sets on the largest scenarios.
+    assert _total(cuda_loop.arena_bytes(ctx, RMSNORM.scenarios, 77 * GIB, 1), 1) < _total(usual, 1)
 
 
 def test_a_scenario_whose_single_set_does_not_fit_is_said_before_anything_starts():
