@@ -28,7 +28,7 @@ What is kept: always the lowp error (one number per output: lowp is not computed
 and the reference output only where loading it is cheaper than computing it (a memory-bound
 reference, rmsnorm's or softmax's, computes as fast as its bytes load; attention's large scenarios
 do not). So an output is stored when the reference took longer than its bytes take to load at the
-rate the last hits saw (any, before one was seen), and dropped again (the entry keeps its lowp error)
+rate the last hits saw (DEFAULT_GBPS before one was seen), and dropped again (the entry keeps its lowp error)
 when a hit loaded it slower than it was computed. The bytes kept are bounded by the budget:
 the least recently used entries go first, but never one used within PROTECT_S; a cache full of
 recent entries keeps new outputs out instead of churning.
@@ -36,6 +36,7 @@ recent entries keeps new outputs out instead of churning.
 
 import hashlib
 import json
+import math
 import os
 import secrets
 import time
@@ -46,6 +47,9 @@ import torch
 
 from .. import HARNESS_VERSION
 
+# Until a hit has measured it, the load rate assumed (GB/s): pages read, checked on several cores and,
+# on a GPU, copied to it.
+DEFAULT_GBPS = 2.0
 CHUNK = 8 << 20            # bytes per digest: the chunks of one output are checked on several threads
 PROTECT_S = 3600.0         # an entry used this recently is never evicted (a run's working set)
 FINGERPRINT_ELEMS = 4096   # elements of each input sampled into the inputs' fingerprint
@@ -267,8 +271,7 @@ class ReferenceCache:
 
     def _put(self, key, ref, lowp_err, inputs_fp, ref_s, lowp_s):
         nbytes = sum(t.numel() * t.element_size() for t in ref.values())
-        rate = self.rate()
-        keep = rate is None or ref_s >= nbytes / (rate * 1e9)
+        keep = ref_s >= nbytes / (self.rate() * 1e9)
         if keep and not self._room(key, nbytes):
             keep = False
             self._note(f"reference cache: full ({self.budget / 2**30:.1f} GiB of entries used within "
@@ -355,19 +358,22 @@ class ReferenceCache:
 
     # ---- the load rate and the seed pool ---------------------------------------------------------
     def rate(self):
-        """GB/s at which kept outputs loaded on the last hits here; None before any."""
+        """GB/s at which kept outputs loaded on the last hits here; DEFAULT_GBPS before any."""
         try:
             gbps = float(json.loads((self.root / "rate.json").read_text())["gbps"])
-            return gbps if gbps > 0 else None
+            return gbps if gbps > 0 and math.isfinite(gbps) else DEFAULT_GBPS
         except (OSError, ValueError, KeyError, TypeError):
-            return None
+            return DEFAULT_GBPS
 
     def _seen_rate(self, nbytes, seconds):
         if nbytes < (1 << 20) or seconds <= 0:
             return      # a small output's load is its fixed costs, not a rate
         now = nbytes / seconds / 1e9
-        before = self.rate()
-        gbps = now if before is None else 0.5 * (before + now)
+        try:
+            before = float(json.loads((self.root / "rate.json").read_text())["gbps"])
+        except (OSError, ValueError, KeyError, TypeError):
+            before = None
+        gbps = now if before is None or not before > 0 or not math.isfinite(before) else 0.5 * (before + now)
         try:
             _write_atomic(self.root / "rate.json", memoryview(json.dumps({"gbps": gbps}).encode()))
         except OSError:

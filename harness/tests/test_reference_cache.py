@@ -13,7 +13,7 @@ import torch
 
 from harness.task.model import load_reference, load_task
 from harness.task.oracle import Oracle
-from harness.task.refcache import PROTECT_S, ReferenceCache, _record_digest, fingerprint, identity, task_digest
+from harness.task.refcache import DEFAULT_GBPS, PROTECT_S, ReferenceCache, _record_digest, fingerprint, identity, task_digest
 from harness.task.scenarios import select_scenarios
 
 from .conftest import CPU_TASK
@@ -23,7 +23,15 @@ CPU = {"name": "test cpu"}
 SCENARIOS = "r7-c33,r64-c128"
 
 
+def _fast_loads(root):
+    """As if outputs loaded at 1 PB/s here: every output is worth keeping (the rule is tested apart)."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "rate.json").write_text(json.dumps({"gbps": 1e6}))
+
+
 def _oracle(root, budget=1 << 30, task=TASK):
+    if not (root / "rate.json").exists():
+        _fast_loads(root)
     oracle = Oracle(task, load_reference(task), torch.device("cpu"))
     oracle.cache = ReferenceCache(root, budget, identity(CPU, "cpu"), task_digest(task))
     return oracle
@@ -58,7 +66,7 @@ def test_a_second_expected_computes_nothing_and_gives_the_same_bits(tmp_path, co
     first = _oracle(tmp_path)
     inputs, ref, tols = first.expected(sc.params, 11, cached=True)
     assert counted == {"reference": 1, "lowp": 1}
-    assert first.cache.stats["stored"] == 1      # the first store: no load rate seen yet, kept
+    assert first.cache.stats["stored"] == 1
     again = _oracle(tmp_path)                    # another evaluation: another process's cache object
     inputs2, ref2, tols2 = again.expected(sc.params, 11, cached=True)
     assert counted == {"reference": 1, "lowp": 1}, "a kept entry must not compute the reference or lowp"
@@ -211,6 +219,20 @@ def test_an_output_that_loaded_slower_than_it_computed_is_dropped(tmp_path, coun
     assert third.cache.stats["light_hits"] == 1 and counted == {"reference": 2, "lowp": 1}
 
 
+def test_a_hit_measures_the_load_rate_that_admits_outputs(tmp_path, counted):
+    sc = _scenario("r512-c512")                          # a 2 MiB output: large enough to time a rate
+    _oracle(tmp_path).expected(sc.params, 11, cached=True)
+    (tmp_path / "rate.json").unlink()
+    again = Oracle(TASK, load_reference(TASK), torch.device("cpu"))
+    again.cache = ReferenceCache(tmp_path, 1 << 30, identity(CPU, "cpu"), task_digest(TASK))
+    assert again.cache.rate() == DEFAULT_GBPS
+    again.expected(sc.params, 11, cached=True)
+    assert again.cache.stats["hits"] == 1
+    seen = json.loads((tmp_path / "rate.json").read_text())["gbps"]
+    assert seen == pytest.approx(again.cache.stats["load_bytes"] / again.cache.stats["load_s"] / 1e9, rel=0.01)
+    assert again.cache.rate() == seen
+
+
 def test_the_budget_evicts_the_least_recently_used_but_never_a_recent_entry(tmp_path, counted):
     sc = _scenario()
     one = 64 * 128 * 8                                   # one float64 output of r64-c128
@@ -255,6 +277,8 @@ def _untimed(result):
 
 
 def _eval(run_cli, task_dir, cache, *extra):
+    if not (cache / "reference-cache" / "rate.json").exists():
+        _fast_loads(cache / "reference-cache")
     proc = run_cli("eval", "--task-dir", str(task_dir), "--candidate", str(CPU_TASK / "baseline.cpp"),
                    "--scenarios", SCENARIOS, "--no-peers", "--json", "-", "--cache-dir", str(cache), *extra,
                    cache=False)
