@@ -52,6 +52,9 @@ from .. import HARNESS_VERSION
 DEFAULT_GBPS = 2.0
 CHUNK = 8 << 20            # bytes per digest: the chunks of one output are checked on several threads
 PROTECT_S = 3600.0         # an entry used this recently is never evicted (a run's working set)
+# An entry whose reference and lowp took less than this together is not kept: reading it back costs
+# about as much (a light hit on the cpu task's smallest scenario: 1 ms against 0.2-0.6 ms computed).
+MIN_SAVING_S = 0.002
 FINGERPRINT_ELEMS = 4096   # elements of each input sampled into the inputs' fingerprint
 _INT_OF_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 _DTYPES = {str(d).replace("torch.", ""): d for d in (torch.float16, torch.bfloat16, torch.float32, torch.float64,
@@ -124,7 +127,7 @@ class ReferenceCache:
         self.used = set()          # keys read or written by this process: never evicted by it
         self._sizes = None         # {key: bytes on disk}, read at the first store
         self._staging = None       # CUDA: a pinned buffer the outputs are read into, reused
-        self.stats = {"hits": 0, "light_hits": 0, "misses": 0, "stored": 0, "stored_light": 0, "discarded": 0,
+        self.stats = {"hits": 0, "light_hits": 0, "misses": 0, "stored": 0, "stored_light": 0, "cheap": 0, "discarded": 0,
                       "dropped": 0, "evicted": 0, "load_s": 0.0, "load_bytes": 0}
         self.notes = []            # what went wrong, once per kind (the evaluation's messages)
 
@@ -147,7 +150,9 @@ class ReferenceCache:
     # ---- reading --------------------------------------------------------------------------------
     def get(self, key, expected, device, inputs_fp):
         """A Hit for `key`, or None (missing, or discarded: then computed and stored again).
-        `expected`: {output: (allowed dtypes, shape)} the task says the reference gives."""
+        `expected`: {output: (allowed dtypes, shape)} the task says the reference gives;
+        `inputs_fp`: the inputs' fingerprint, or a function that makes it (called only when there
+        is an entry to compare it with)."""
         path = self._index(key)
         try:
             text = path.read_text()
@@ -163,7 +168,7 @@ class ReferenceCache:
         except (ValueError, KeyError, TypeError):
             why, record = "its index does not parse", None
         if why is None:
-            why = self._check_record(record, expected, inputs_fp)
+            why = self._check_record(record, expected, inputs_fp() if callable(inputs_fp) else inputs_fp)
         hit = None
         if why is None:
             t0 = time.perf_counter()
@@ -260,18 +265,23 @@ class ReferenceCache:
         return self._staging[:nbytes]
 
     # ---- writing --------------------------------------------------------------------------------
-    def put(self, key, ref, lowp_err, inputs_fp, ref_s, lowp_s):
+    def put(self, key, ref, lowp_err, inputs_fp, ref_s, lowp_s, always=False):
         """Keep a computed entry: the lowp errors always, the reference outputs where they pay
-        (module docstring) and fit. Never raises for a full disk or a race: a cache that cannot
-        write is a cache that misses."""
+        (module docstring; `always`: whatever they cost, as tools/lab/reference_cost.py measures)
+        and fit; nothing where the reference and lowp cost less than MIN_SAVING_S. `inputs_fp` as
+        get() takes it. Never raises for a full disk or a race: a cache that cannot write is a
+        cache that misses."""
+        if ref_s + lowp_s < MIN_SAVING_S and not always:
+            self.stats["cheap"] += 1
+            return
         try:
-            self._put(key, ref, lowp_err, inputs_fp, ref_s, lowp_s)
+            self._put(key, ref, lowp_err, inputs_fp, ref_s, lowp_s, always)
         except OSError as exc:
             self._note(f"reference cache: an entry could not be written ({exc.strerror or exc})")
 
-    def _put(self, key, ref, lowp_err, inputs_fp, ref_s, lowp_s):
+    def _put(self, key, ref, lowp_err, inputs_fp, ref_s, lowp_s, always):
         nbytes = sum(t.numel() * t.element_size() for t in ref.values())
-        keep = ref_s >= nbytes / (self.rate() * 1e9)
+        keep = always or ref_s >= nbytes / (self.rate() * 1e9)
         if keep and not self._room(key, nbytes):
             keep = False
             self._note(f"reference cache: full ({self.budget / 2**30:.1f} GiB of entries used within "
@@ -286,6 +296,8 @@ class ReferenceCache:
                 view = memoryview(data.view(torch.uint8).numpy()) if data.numel() else memoryview(b"")
                 outputs[name]["chunks"] = _chunk_digests(view)
                 _write_atomic(self._data(key, name), view)
+        if callable(inputs_fp):
+            inputs_fp = inputs_fp()
         record = {"outputs": outputs, "inputs": inputs_fp, "ref_s": ref_s, "lowp_s": lowp_s,
                   "stored": time.time()}
         text = json.dumps({"record": record, "digest": _record_digest(record)})
