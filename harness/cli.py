@@ -41,6 +41,8 @@ def _parser():
     ev.add_argument("--events-only", action="store_true",
                     help="CUDA: time calls by their events only, not by CUPTI's records of their kernels")
     ev.add_argument("--no-baseline", action="store_true", help="do not time the baseline")
+    ev.add_argument("--full-rounds", dest="early_stop", action="store_false",
+                    help="every scenario's rounds go on to the task's min_reps, even once its verdicts are settled")
     ev.add_argument("--samples", action="store_true",
                     help="keep every round's figure of every implementation in each scenario's timing.samples_ms "
                          "(ms, in round order), for studying the figures' spread")
@@ -175,7 +177,7 @@ def _eval(args):
     opts = Options(task_dir=args.task_dir, candidate=args.candidate, scenarios=args.scenarios,
                    device=args.device, seeds=args.seeds, seed=args.seed, with_peers=not args.no_peers,
                    keep_peers=args.keep_peers, cupti=not args.events_only, with_baseline=not args.no_baseline,
-                   samples=args.samples, peers_apart=args.peers_apart, peer_processes=args.peer_processes,
+                   samples=args.samples, early_stop=args.early_stop, peers_apart=args.peers_apart, peer_processes=args.peer_processes,
                    cache_dir=args.cache_dir, reference_cache_gb=args.reference_cache_gb, seed_pool=args.seed_pool,
                    incumbent=args.incumbent, call_timeout=args.call_timeout, timeout=args.timeout,
                    progress=Progress(args.progress))

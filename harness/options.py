@@ -17,6 +17,9 @@ class Options:
     seed: int = None
     with_peers: bool = True
     with_baseline: bool = True
+    # A scenario's rounds may stop before the task's min_reps once every interval settles its verdict
+    # (harness/timing/rounds.py, EARLY_REPS); `--full-rounds` turns it off.
+    early_stop: bool = True
     # The run's current best (a source file): timed beside the candidate in an executor of its own, so
     # that "better than the best so far" is measured, not inferred from two separate evaluations.
     incumbent: str = None

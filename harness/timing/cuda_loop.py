@@ -210,6 +210,7 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
     pool = scenario_pool(ctx, set_bytes(task, shapes_in, shapes_out))
     policy, unsupported, sets = dict(task.timing), dict(kept["unsupported"]) if kept else {}, {}
     policy["own_times"] = True    # rounds.done: the times themselves known before an early stop
+    policy["early"] = getattr(getattr(ctx, "opts", None), "early_stop", True)   # rounds.done: a settled verdict before min_reps
     policy["figure"] = FIGURE
     if getattr(ctx, "peer_figures", None) is not None and not kept:
         # The peers' figures measured here are kept for every later evaluation on this GPU: each is
