@@ -349,3 +349,49 @@ def test_the_hosts_seed_pool_gives_seeds_seen_before(run_cli, tmp_path, counted)
     fresh = _eval(run_cli, CPU_TASK, tmp_path, "--seed-pool", "0")
     assert fresh["seeds"]["correctness_base"] == fresh["seeds"]["base"] and fresh["seeds"]["correctness_pool"] == 0
     assert counted["reference"] == computed + 4
+
+
+def test_a_candidate_right_only_on_the_pools_inputs_is_caught_by_the_timed_re_checks(run_cli, tmp_path, candidate):
+    """The attack the pool opens: an agent reads the pool's correctness seeds from earlier results,
+    and its kernel is right on exactly those inputs (recognised by their first value) and wrong on
+    any other. It passes the correctness stage; the timed calls' inputs are new, and their re-checks
+    refuse it."""
+    from harness.evaluate import derive_seed
+    pool_seed = 123456
+    (tmp_path / "reference-cache").mkdir()
+    (tmp_path / "reference-cache" / "pool.json").write_text(json.dumps({"seeds": [pool_seed]}))
+    module = load_reference(TASK)
+    known = []
+    for sc in select_scenarios(TASK, SCENARIOS):
+        for j in range(2):
+            x = module.make_inputs(dict(sc.params), derive_seed(pool_seed, sc.id, "correct", j), "cpu")["x"]
+            known.append(int(x.reshape(-1)[:1].view(torch.int32)))
+    source = candidate("""
+        #include <cmath>
+        #include <cstdint>
+        #include <cstring>
+        static const int32_t kKnown[] = {%s};
+        extern "C" int softmax_rows(const float* x, float* y, int64_t rows, int64_t cols) {
+          int32_t first; std::memcpy(&first, x, sizeof first);
+          bool seen = false;
+          for (int32_t k : kKnown) seen = seen || k == first;
+          for (int64_t r = 0; r < rows; ++r) {
+            const float* xr = x + r * cols; float* yr = y + r * cols;
+            float m = xr[0];
+            for (int64_t c = 1; c < cols; ++c) m = std::fmax(m, xr[c]);
+            double s = 0;
+            for (int64_t c = 0; c < cols; ++c) { yr[c] = std::exp(xr[c] - m); s += yr[c]; }
+            for (int64_t c = 0; c < cols; ++c) yr[c] = static_cast<float>(yr[c] / s * (seen ? 1.0 : 1.05));
+          }
+          return 0;
+        }
+    """ % ", ".join(str(k) for k in known))
+    proc = run_cli("eval", "--task-dir", str(CPU_TASK), "--candidate", str(source), "--scenarios", SCENARIOS,
+                   "--no-peers", "--json", "-", "--cache-dir", str(tmp_path), "--seed-pool", "1", cache=False)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["seeds"]["correctness_base"] == pool_seed
+    assert result["status"] == "incorrect", result["messages"]
+    first = next(s for s in result["scenarios"] if s["status"] == "incorrect")
+    assert first["checks"], "the memorised inputs passed the correctness stage (the attack is real)"
+    assert "re-checked after timing" in first["reason"], first["reason"]
