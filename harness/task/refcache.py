@@ -93,7 +93,8 @@ def fingerprint(inputs):
         if n == 0:
             continue
         if n > FINGERPRINT_ELEMS:
-            idx = torch.linspace(0, n - 1, FINGERPRINT_ELEMS, device=flat.device).long()
+            step = n // FINGERPRINT_ELEMS      # exact in int64 (a float linspace rounds past the end)
+            idx = torch.arange(0, step * FINGERPRINT_ELEMS, step, device=flat.device, dtype=torch.long)
             flat = flat.index_select(0, idx)
         h.update(_as_bytes(flat.cpu()))
     return h.hexdigest()

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The reference cache (harness/task/refcache.py) on one GPU host. From the repository root, with
+# A full evaluation's speed on one GPU host (issue 45): the reference cache (harness/task/refcache.py)
+# and the rounds' early stop (harness/timing/rounds.py). From the repository root, with
 # .carry/host/debs (bubblewrap's .deb) carried:
-#   KS_COMMIT=<this tree's commit> OUT=/tmp/out bash scripts/gpu/refcache-check.sh
-# STEPS (default "refcost flash rms"), in order:
+#   KS_COMMIT=<this tree's commit> OUT=/tmp/out bash scripts/gpu/speed-check.sh                  # ~6-8 min
+#   KS_COMMIT=<this tree's commit> OUT=/tmp/out STEPS=early bash scripts/gpu/speed-check.sh      # ~4-5 min
+# STEPS (default "refcost flash rms"; "early" on its own call), in order:
 #   refcost  per flash scenario, one seed: the reference and lowp computed, then the reference kept in a
 #            cache and loaded back, verified, onto the GPU (tools/lab/reference_cost.py --cache): which
 #            scenarios load faster than they compute, and every load bit for bit the reference. ~60-90 s.
@@ -10,6 +12,10 @@
 #            peers' figures if this host has none: +70 s), then three times with a fresh cache and one
 #            pooled seed (the first computes and stores, the next two load). ~5 x 40-45 s.
 #   rms      the same for rmsnorm, two runs each. ~4 x 13 s.
+#   early    flash's full evaluation (peers kept) twice with the early stop and twice with --full-rounds,
+#            alternately, then rmsnorm's the same: repeatability of each pair (compare_results repeat:
+#            the claim is median <= 0.5 %, max <= 2 % with the early stop as without), their rounds and
+#            seconds, the baseline against itself `same` in all. ~4 x 45 s + 4 x 13 s.
 # $OUT/refcache.txt: per run its seconds, correctness stage, references, timing and the cache's counts,
 # and whether the cached runs' correctness fields (seeds, errors, tolerances) are identical.
 # Expected (the claim to check): the cached runs' `correctness_reference` well under the uncached ones'
@@ -40,6 +46,34 @@ rms)
   ev $R rms-nocache2 70 --reference-cache-gb 0
   rm -rf "$CACHE"
   for i in 1 2; do ev $R rms-cache$i 70 --seed-pool 1; done ;;
+early)
+  for t in flash rms; do
+    dir=$F lim=200; [ $t = rms ] && dir=$R lim=70
+    # the peers' figures kept first, if this host has none yet (that evaluation measures them: not compared)
+    [ -n "$(ls -A "$KERNELSEEK_DATA_DIR/compile-cache/peer-figures" 2>/dev/null)" ] || ev $dir $t-warm $lim
+    for i in 1 2; do
+      ev $dir $t-early$i $lim
+      ev $dir $t-full$i $lim --full-rounds
+    done
+    { for k in early full; do echo "-- $t, $k: repeatability"; "$PY" -m tools.lab.compare_results repeat "$OUT/$t-${k}1.json" "$OUT/$t-${k}2.json"; done
+      echo "-- $t, early against full"; "$PY" -m tools.lab.compare_results repeat "$OUT/$t-early1.json" "$OUT/$t-full1.json"
+      "$PY" - "$OUT" $t <<'PYEOF'
+import collections, json, os, sys
+out, t = sys.argv[1], sys.argv[2]
+for k in ("early1", "early2", "full1", "full2"):
+    path = os.path.join(out, f"{t}-{k}.json")
+    if not os.path.exists(path):
+        continue
+    r = json.load(open(path))
+    sc = [s for s in r["scenarios"] if s.get("timing")]
+    reps = collections.Counter(s["timing"]["reps"] for s in sc)
+    verdicts = collections.Counter(s.get("verdict_vs_baseline") for s in sc)
+    print(f"{t}-{k}: {r['status']} seconds {r['summary']['seconds']} timing {r['time_spent'].get('timing')} rounds "
+          f"{sum(s['timing']['reps'] for s in sc)} reps {sorted(reps.items())[:8]} x_base "
+          f"{r['summary'].get('speedup_vs_baseline_geomean')} {r['summary'].get('verdict_vs_baseline')} per scenario {dict(verdicts)}")
+PYEOF
+    } > "$OUT/early-$t.txt" 2>&1
+  done ;;
 esac; done
 "$PY" - "$OUT" > "$OUT/refcache.txt" 2>&1 <<'PYEOF'
 import glob, json, os, sys
@@ -70,5 +104,5 @@ for task in ("flash", "rms"):
     print("messages (cache):", sorted({m for r in runs.values() if r for m in r["messages"] if "reference cache" in m}))
 PYEOF
 grep -h "^cache:\|^totals" "$OUT/refcost-cache.log" >> "$OUT/refcache.txt" 2>/dev/null
-cat "$OUT/walls.txt" "$OUT/refcache.txt"
+cat "$OUT/walls.txt" "$OUT/refcache.txt" "$OUT"/early-*.txt 2>/dev/null
 exit 0
