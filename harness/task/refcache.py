@@ -127,6 +127,7 @@ class ReferenceCache:
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         self.used = set()          # keys read or written by this process: never evicted by it
         self._sizes = None         # {key: bytes on disk}, read at the first store
+        self._old = None           # the keys eviction may take, most recently used first (_room)
         self._staging = None       # CUDA: a pinned buffer the outputs are read into, reused
         self.stats = {"hits": 0, "light_hits": 0, "misses": 0, "stored": 0, "stored_light": 0, "cheap": 0, "discarded": 0,
                       "dropped": 0, "evicted": 0, "load_s": 0.0, "load_bytes": 0}
@@ -213,11 +214,11 @@ class ReferenceCache:
                 err = float(o["lowp_err"])
                 if not err >= 0 or err == float("inf"):
                     return f"{name}: lowp error {err!r}"
-                if o.get("chunks") is None:
-                    continue
                 dtypes, shape = expected[name]
                 if o["dtype"] not in _DTYPES or _DTYPES[o["dtype"]] not in dtypes or tuple(o["shape"]) != shape:
                     return f"{name}: {o['dtype']} {o['shape']}, expected {shape} in {dtypes}"
+                if o.get("chunks") is None:
+                    continue
                 n = 1
                 for d in shape:
                     n *= d
@@ -315,19 +316,21 @@ class ReferenceCache:
         total = sum(sizes.values())
         if total + nbytes <= self.budget:
             return True
-        now = time.time()
-        old = []
-        for k in sizes:
-            try:
-                used = os.path.getmtime(self._index(k))
-            except OSError:
-                used = 0.0       # data without an index: a store cut short, the first to go
-            if k not in self.used and k != key and now - used > PROTECT_S:
-                old.append((used, k))
-        for _, k in sorted(old):
-            if total + nbytes <= self.budget:
-                break
-            total -= sizes.get(k, 0)
+        if self._old is None:     # the entries not used within PROTECT_S, least recently used first
+            now, old = time.time(), []
+            for k in sizes:
+                try:
+                    used = os.path.getmtime(self._index(k))
+                except OSError:
+                    used = 0.0       # data without an index: a store cut short, the first to go
+                if now - used > PROTECT_S:
+                    old.append((used, k))
+            self._old = [k for _, k in sorted(old, reverse=True)]
+        while self._old and total + nbytes > self.budget:
+            k = self._old.pop()
+            if k in self.used or k == key or k not in sizes:
+                continue
+            total -= sizes[k]
             self.discard(k)
             self.stats["evicted"] += 1
         return total + nbytes <= self.budget
