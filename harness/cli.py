@@ -177,7 +177,8 @@ def _eval(args):
     opts = Options(task_dir=args.task_dir, candidate=args.candidate, scenarios=args.scenarios,
                    device=args.device, seeds=args.seeds, seed=args.seed, with_peers=not args.no_peers,
                    keep_peers=args.keep_peers, cupti=not args.events_only, with_baseline=not args.no_baseline,
-                   samples=args.samples, early_stop=args.early_stop, peers_apart=args.peers_apart, peer_processes=args.peer_processes,
+                   samples=args.samples, early_stop=args.early_stop, peers_apart=args.peers_apart,
+                   peer_processes=args.peer_processes,
                    cache_dir=args.cache_dir, reference_cache_gb=args.reference_cache_gb, seed_pool=args.seed_pool,
                    incumbent=args.incumbent, call_timeout=args.call_timeout, timeout=args.timeout,
                    progress=Progress(args.progress))

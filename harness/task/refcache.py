@@ -25,13 +25,18 @@ next to the reference) and their fingerprint compared with the entry's: a make_i
 give one seed the same values never meets another draw's reference.
 
 What is kept: always the lowp error (one number per output: lowp is not computed again on a hit),
-and the reference output only where loading it is cheaper than computing it (a memory-bound
-reference, rmsnorm's or softmax's, computes as fast as its bytes load; attention's large scenarios
-do not). So an output is stored when the reference took longer than its bytes take to load at the
-rate the last hits saw (DEFAULT_GBPS before one was seen), and dropped again (the entry keeps its lowp error)
-when a hit loaded it slower than it was computed. The bytes kept are bounded by the budget:
-the least recently used entries go first, but never one used within PROTECT_S; a cache full of
-recent entries keeps new outputs out instead of churning.
+and the reference output only where loading it is cheaper than computing it. flash_attn_fwd's
+outputs are 19.9 GB a seed in fp32; a memory-bound reference (rmsnorm's, softmax's) computes as fast
+as its bytes load, attention's largest scenarios do not. So an output is stored when the reference
+took longer than its bytes take to load at the rate the last hits saw (DEFAULT_GBPS before one was
+seen), and dropped again (the entry keeps its lowp error) when a hit loaded it slower than it was
+computed; nothing is kept where the reference and lowp took under MIN_SAVING_S. The bytes kept are
+bounded by the budget: the least recently used entries go first, but never one used within
+PROTECT_S; a cache full of recent entries keeps new outputs out instead of churning.
+
+What the checks are for: disks, cut-short writes, another version's files, make_inputs that is not
+deterministic. Like the compile cache's index, the digests sit beside what they cover: whoever can
+write the data dir can rewrite both, and is outside the threat model (docs/harness-threats.md).
 """
 
 import hashlib
@@ -129,8 +134,8 @@ class ReferenceCache:
         self._sizes = None         # {key: bytes on disk}, read at the first store
         self._old = None           # the keys eviction may take, most recently used first (_room)
         self._staging = None       # CUDA: a pinned buffer the outputs are read into, reused
-        self.stats = {"hits": 0, "light_hits": 0, "misses": 0, "stored": 0, "stored_light": 0, "cheap": 0, "discarded": 0,
-                      "dropped": 0, "evicted": 0, "load_s": 0.0, "load_bytes": 0}
+        self.stats = {"hits": 0, "light_hits": 0, "misses": 0, "stored": 0, "stored_light": 0, "cheap": 0,
+                      "discarded": 0, "dropped": 0, "evicted": 0, "load_s": 0.0, "load_bytes": 0}
         self.notes = []            # what went wrong, once per kind (the evaluation's messages)
 
     # ---- keys and files -------------------------------------------------------------------------

@@ -14,7 +14,8 @@ import torch
 from harness.task.model import load_reference, load_task
 from harness.task import refcache
 from harness.task.oracle import Oracle
-from harness.task.refcache import DEFAULT_GBPS, PROTECT_S, ReferenceCache, _record_digest, fingerprint, identity, task_digest
+from harness.task.refcache import (DEFAULT_GBPS, PROTECT_S, ReferenceCache, _record_digest, fingerprint, identity,
+                                   task_digest)
 from harness.task.scenarios import select_scenarios
 
 from .conftest import CPU_TASK
