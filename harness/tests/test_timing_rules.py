@@ -278,3 +278,24 @@ def test_stopping_early_gives_the_verdicts_all_the_rounds_give():
                     assert v_early == "same"
     assert differ <= 0.01 * trials, (differ, trials)
     assert saved > 0
+
+
+def test_a_call_past_a_bound_keeps_the_rounds_going_to_min_reps():
+    # CUDA: the bounds (tail, busy, excess, gap) speak on an interval over the rounds, which six rounds
+    # make wider: a scenario where any call came past a bound's limit is not stopped early.
+    import random
+
+    from harness.timing.cuda_loop import bound_limits, bounds_clear
+    from harness.timing.rounds import EARLY_REPS, done
+    from harness.timing.stats import TRIMMED_MEAN
+    rng = random.Random(5)
+    policy = {"min_reps": 10, "max_reps": 1000, "max_seconds": 0.25, "target_rse": 0.005, "own_times": True,
+              "figure": TRIMMED_MEAN, "early_guard": bounds_clear}
+    samples = _aa(rng, EARLY_REPS, 2.0, 0.001)
+    for s in samples.values():
+        s.update(tail_ms=[0.005] * EARLY_REPS, busy_ms=[0.19] * EARLY_REPS, excess_ms=[0.7] * EARLY_REPS)
+    assert done(samples, policy, 0.01)
+    samples["candidate"]["tail_ms"][3] += 2 * bound_limits(2.0)["tail_ms"]      # one call's work past the end event
+    assert not done(samples, policy, 0.01)
+    del samples["candidate"]["tail_ms"]                                           # not there to look at
+    assert not done(samples, policy, 0.01)

@@ -132,7 +132,8 @@ OWN_FACTOR = 1.0
 # EARLY_FAR on either side; the candidate's and the baseline's own times (CUDA, `own_times`) within
 # EARLY_OWN_FACTOR of the target and at least EARLY_MIN_MS each, so that CUPTI's 32 ns steps and a
 # small kernel's placements (a run of equal steps reads an error of nothing, test_timing_rules.py) are
-# not what decides; never while a figure is being kept for later evaluations (`kept`). Replayed on
+# not what decides; never while a figure is being kept for later evaluations (`kept`), nor (CUDA,
+# `early_guard`) where any call came past one of the bounds' limits, whose intervals are over rounds. Replayed on
 # the H100's full flash evaluation at a2764bf (every round's ratio in `timing.ratios`): 127 of 200
 # scenarios stop at 6 or 9 rounds instead of 10 or more, 489 of 2618 rounds fewer, every verdict the
 # one all its rounds gave (docs/harness-lab.md, "2026-12-06: the reference cache and early stops").
@@ -157,7 +158,8 @@ def _settled_early(samples, policy, n, figure):
                 return False
             if policy.get("own_times") and figure.rse(ms) > EARLY_OWN_FACTOR * policy["target_rse"]:
                 return False
-    return all(_verdict_settled(ratio_ci(v)) for v in ratios)
+    guard = policy.get("early_guard")      # CUDA: every call inside the bounds (cuda_loop.bounds_clear)
+    return all(_verdict_settled(ratio_ci(v)) for v in ratios) and (guard is None or guard(samples))
 
 
 def _verdict_settled(ci):
