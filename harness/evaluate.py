@@ -139,6 +139,7 @@ def evaluate(opts):
         result["time_spent"] = spent
         cache = getattr(getattr(ctx, "oracle", None), "cache", None)
         if cache is not None:
+            cache.close()
             result["reference_cache"] = cache.summary()
             result["messages"].extend(cache.notes)
         summarise(result, task, time.monotonic() - t0)
@@ -221,6 +222,7 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
         try:
             ctx.oracle.cache = ReferenceCache(_reference_cache_dir(opts), opts.reference_cache_gb * 2**30,
                                               identity(info, device_kind), task_digest(task))
+            ctx.oracle.cache.background = True
         except OSError as exc:
             result["messages"].append(f"reference cache: not used ({exc.strerror or exc})")
     ctx.sandboxed, ctx.early_peers = early.sandboxed, early.take_peers()

@@ -60,6 +60,8 @@ PROTECT_S = 3600.0         # an entry used this recently is never evicted (a run
 # An entry whose reference and lowp took less than this together is not kept: reading it back costs
 # about as much (a light hit on the cpu task's smallest scenario: 1 ms against 0.2-0.6 ms computed).
 MIN_SAVING_S = 0.002
+# Entries waiting for the writer's thread at most (each holds a host copy of its outputs).
+MAX_PENDING = 4
 FINGERPRINT_ELEMS = 4096   # elements of each input sampled into the inputs' fingerprint
 _INT_OF_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 _DTYPES = {str(d).replace("torch.", ""): d for d in (torch.float16, torch.bfloat16, torch.float32, torch.float64,
@@ -134,6 +136,10 @@ class ReferenceCache:
         self._sizes = None         # {key: bytes on disk}, read at the first store
         self._old = None           # the keys eviction may take, most recently used first (_room)
         self._staging = None       # CUDA: a pinned buffer the outputs are read into, reused
+        # Entries hashed and written on a thread of their own while the evaluation goes on (evaluate()
+        # turns it on and close()s the cache); off, put() returns once the entry is on disk.
+        self.background = False
+        self._writer, self._pending = None, []
         self.stats = {"hits": 0, "light_hits": 0, "misses": 0, "stored": 0, "stored_light": 0, "cheap": 0,
                       "discarded": 0, "dropped": 0, "evicted": 0, "load_s": 0.0, "load_bytes": 0}
         self.notes = []            # what went wrong, once per kind (the evaluation's messages)
@@ -293,26 +299,59 @@ class ReferenceCache:
             keep = False
             self._note(f"reference cache: full ({self.budget / 2**30:.1f} GiB of entries used within "
                        f"{PROTECT_S / 3600:g} h): new outputs are not kept")
-        outputs = {}
+        outputs, datas = {}, {}
         for name, t in ref.items():
             outputs[name] = {"lowp_err": float(lowp_err[name]), "dtype": str(t.dtype).replace("torch.", ""),
                              "shape": list(t.shape), "bytes": t.numel() * t.element_size(), "chunks": None}
-        if keep:
-            for name, t in ref.items():
-                data = t.detach().contiguous().cpu().reshape(-1)
-                view = memoryview(data.view(torch.uint8).numpy()) if data.numel() else memoryview(b"")
-                outputs[name]["chunks"] = _chunk_digests(view)
-                _write_atomic(self._data(key, name), view)
+            if keep:       # a copy of its own on the host: what is written is what was computed
+                data = t.detach().reshape(-1)
+                datas[name] = data.cpu() if data.device.type != "cpu" else data.clone()
         if callable(inputs_fp):
             inputs_fp = inputs_fp()
-        record = {"outputs": outputs, "inputs": inputs_fp, "ref_s": ref_s, "lowp_s": lowp_s,
-                  "stored": time.time()}
-        text = json.dumps({"record": record, "digest": _record_digest(record)})
-        _write_atomic(self._index(key), memoryview(text.encode()))
+        record = {"outputs": outputs, "inputs": inputs_fp, "ref_s": ref_s, "lowp_s": lowp_s, "stored": time.time()}
         self.used.add(key)
-        self.stats["stored" if keep else "stored_light"] += 1
+        if keep and self._sizes is not None:
+            self._sizes[key] = nbytes       # held for it now: the next store's room counts it
+        if self.background:
+            if self._writer is None:
+                self._writer = ThreadPoolExecutor(max_workers=1)
+            self._settle(MAX_PENDING - 1)        # the host copies waiting to be written stay few
+            self._pending.append(self._writer.submit(self._write, key, record, datas))
+        else:
+            self._write(key, record, datas)
+
+    def _write(self, key, record, datas):
+        """Hash and write an entry's data, then its index (on the writer's thread when `background`)."""
+        try:
+            for name, data in datas.items():
+                view = memoryview(data.view(torch.uint8).numpy()) if data.numel() else memoryview(b"")
+                record["outputs"][name]["chunks"] = _chunk_digests(view)
+                _write_atomic(self._data(key, name), view)
+            text = json.dumps({"record": record, "digest": _record_digest(record)})
+            _write_atomic(self._index(key), memoryview(text.encode()))
+        except OSError as exc:
+            self._note(f"reference cache: an entry could not be written ({exc.strerror or exc})")
+            self.discard(key)
+            return
+        self.stats["stored" if datas else "stored_light"] += 1
         if self._sizes is not None:
-            self._sizes[key] = len(text) + (nbytes if keep else 0)
+            self._sizes[key] = len(text) + sum(d.numel() * d.element_size() for d in datas.values())
+
+    def _settle(self, left):
+        """Waits, oldest first, until at most `left` entries are still being written."""
+        while len(self._pending) > left or (self._pending and self._pending[0].done()):
+            f = self._pending.pop(0)
+            try:
+                f.result()
+            except Exception as exc:  # noqa: BLE001 - the evaluation's result matters more than one entry
+                self._note(f"reference cache: writing an entry failed ({type(exc).__name__}: {exc})")
+
+    def close(self):
+        """Waits for the entries still being written (evaluate() calls it before the result's summary)."""
+        self._settle(0)
+        if self._writer is not None:
+            self._writer.shutdown(wait=True)
+            self._writer = None
 
     def _room(self, key, nbytes):
         """Whether `nbytes` more fit the budget, evicting the least recently used entries (never one

@@ -396,3 +396,17 @@ def test_a_candidate_right_only_on_the_pools_inputs_is_caught_by_the_timed_re_ch
     first = next(s for s in result["scenarios"] if s["status"] == "incorrect")
     assert first["checks"], "the memorised inputs passed the correctness stage (the attack is real)"
     assert "re-checked after timing" in first["reason"], first["reason"]
+
+
+def test_entries_written_in_the_background_are_whole_once_closed(tmp_path, counted):
+    sc = _scenario()
+    first = _oracle(tmp_path)
+    first.cache.background = True
+    for seed in range(1, 8):            # more than MAX_PENDING at once
+        first.expected(sc.params, seed, cached=True)
+    first.cache.close()
+    assert first.cache.stats["stored"] == 7 and not first.cache.notes
+    again = _oracle(tmp_path)
+    for seed in range(1, 8):
+        again.expected(sc.params, seed, cached=True)
+    assert again.cache.stats["hits"] == 7 and counted["reference"] == 7
