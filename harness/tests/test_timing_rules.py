@@ -299,3 +299,19 @@ def test_a_call_past_a_bound_keeps_the_rounds_going_to_min_reps():
     assert not done(samples, policy, 0.01)
     del samples["candidate"]["tail_ms"]                                           # not there to look at
     assert not done(samples, policy, 0.01)
+
+
+def test_a_kept_peers_figure_must_settle_its_verdict_too():
+    # CUDA with the peers' figures kept: they are paired with every round of the candidate after the
+    # loop, so their verdicts are settled before an early stop like the baseline's.
+    import random
+
+    from harness.timing.rounds import EARLY_REPS, done
+    from harness.timing.stats import TRIMMED_MEAN
+    rng = random.Random(9)
+    policy = {"min_reps": 10, "max_reps": 1000, "max_seconds": 0.25, "target_rse": 0.005, "own_times": True,
+              "figure": TRIMMED_MEAN}
+    samples = _aa(rng, EARLY_REPS, 2.0, 0.002)
+    assert done(samples, dict(policy, early_fixed={"peer:cudnn": 1.0}), 0.01)          # 0.5x: far
+    assert done(samples, dict(policy, early_fixed={"peer:cudnn": 2.0}), 0.01)          # 1.0x: inside the band
+    assert not done(samples, dict(policy, early_fixed={"peer:cudnn": 2.02}), 0.01)     # 1.01x: on its edge

@@ -210,8 +210,9 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
     pool = scenario_pool(ctx, set_bytes(task, shapes_in, shapes_out))
     policy, unsupported, sets = dict(task.timing), dict(kept["unsupported"]) if kept else {}, {}
     policy["own_times"] = True    # rounds.done: the times themselves known before an early stop
-    policy["early"] = getattr(getattr(ctx, "opts", None), "early_stop", True)   # rounds.done: a settled verdict before min_reps
-    policy["early_guard"] = bounds_clear                                        # ... and every call inside the bounds
+    # rounds.done: a verdict settled before min_reps, every call inside the bounds, the kept peers' too
+    policy["early"] = getattr(getattr(ctx, "opts", None), "early_stop", True)
+    policy["early_guard"], policy["early_fixed"] = bounds_clear, _fixed(kept)
     policy["figure"] = FIGURE
     if getattr(ctx, "peer_figures", None) is not None and not kept:
         # The peers' figures measured here are kept for every later evaluation on this GPU: each is
@@ -248,6 +249,7 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
             return first
         # --peers-apart: the candidate's figures from rounds of its own against the figures just kept
         own, kept_now, policy_now = apart
+        policy_now["early_fixed"] = _fixed(kept_now)
         measured = peers_rounds(entry.get("timing"))
         out = rounds(own, policy_now, dict(kept_now["unsupported"]), kept_now)
         if isinstance(entry.get("timing"), dict):
@@ -259,6 +261,11 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
         pin.restore()
         for s in sets.values():
             s.close()
+
+
+def _fixed(kept):
+    """{peer:NAME: kept figure, ms}: what the candidate's rounds are paired with after the loop."""
+    return {f"peer:{p}": ms for p, ms in (kept or {}).get("ms", {}).items()}
 
 
 def _apart(ctx, scenario, impls, policy, entry):

@@ -133,8 +133,9 @@ OWN_FACTOR = 1.0
 # EARLY_OWN_FACTOR of the target and at least EARLY_MIN_MS each, so that CUPTI's 32 ns steps and a
 # small kernel's placements (a run of equal steps reads an error of nothing, test_timing_rules.py) are
 # not what decides; never while a figure is being kept for later evaluations (`kept`), nor (CUDA,
-# `early_guard`) where any call came past one of the bounds' limits, whose intervals are over rounds. Replayed on
-# the H100's full flash evaluation at a2764bf (every round's ratio in `timing.ratios`): 127 of 200
+# `early_guard`) where any call came past one of the bounds' limits, whose intervals are over rounds.
+# The peers' kept figures (`early_fixed`), paired with every round after the loop, must settle too.
+# Replayed on the H100's full flash evaluation at a2764bf (every round's ratio in `timing.ratios`): 127 of 200
 # scenarios stop at 6 or 9 rounds instead of 10 or more, 489 of 2618 rounds fewer, every verdict the
 # one all its rounds gave (docs/harness-lab.md, "2026-12-06: the reference cache and early stops").
 # A `same` settled early cannot make a difference of identical code; `faster` or `slower` only past
@@ -149,6 +150,9 @@ def _settled_early(samples, policy, n, figure):
     if n < EARLY_REPS or policy.get("kept"):
         return False
     ratios = list(paired_ratios(samples).values())
+    cand = samples.get("candidate", {}).get("ms", [])
+    # Figures the candidate's rounds are paired with afterwards (CUDA: the peers' kept figures).
+    ratios += [[ms / c for c in cand if c > 0] for ms in policy.get("early_fixed", {}).values()]
     if not ratios:
         return False
     for name in ("candidate", "baseline"):
@@ -167,6 +171,7 @@ def _verdict_settled(ci):
         return False
     lo, hi = ci
     return (1.0 / (1.0 + VERDICT_MARGIN) < lo and hi < 1.0 + VERDICT_MARGIN) or lo > EARLY_FAR or hi < 1.0 / EARLY_FAR
+
 
 # A ratio whose median is this many of its standard errors from 1.0 has settled its verdict.
 DECISIVE_SE = 5.0
