@@ -54,8 +54,8 @@ def _parser():
                     help="keep the reference's outputs per scenario and seed in at most GB GiB beside the "
                          "compile cache (0: off)")
     ev.add_argument("--seed-pool", type=_pool, default=2, metavar="N",
-                    help="without --seed, the correctness seeds come from one of the host's N base seeds "
-                         "(0: from the evaluation's own random seed)")
+                    help="without --seed, the correctness seeds after each scenario's first (always fresh) come "
+                         "from one of the host's N base seeds (0: from the evaluation's own random seed)")
     ev.add_argument("--call-timeout", type=float, default=30.0, help="seconds without progress before a "
                                                                       "call counts as hung")
     ev.add_argument("--timeout", type=float, default=1800.0, help="seconds for the whole evaluation")

@@ -79,7 +79,9 @@ def evaluate(opts):
     correct_base, pool = base_seed, 0
     if opts.seed is None and opts.seed_pool > 0 and opts.reference_cache_gb > 0:
         # Seeds the host has seen, so that their references are kept (task/refcache.py); which of
-        # them, drawn at random. The timing's seeds stay the evaluation's own.
+        # them, drawn at random. Only the seeds after each scenario's first: the first is always the
+        # evaluation's own (fresh, never pooled nor cached), so inputs an agent learnt from the pool over
+        # many evaluations never decide alone. The timing's seeds stay the evaluation's own too.
         pool = opts.seed_pool
         correct_base = secrets.choice(seed_pool(_reference_cache_dir(opts), pool))
     result = new_result(task, device_kind, candidate_info(cand_path, source),
@@ -88,7 +90,10 @@ def evaluate(opts):
                          "timeout": opts.timeout})
     result["seeds"] = {"base": base_seed, "per_scenario": opts.seeds,
                        "derivation": "random.Random(f'{base}:{scenario_id}:{purpose}:{index}')",
-                       "correctness_base": correct_base, "correctness_pool": pool}
+                       "correctness_base": correct_base, "correctness_pool": pool,
+                       # per scenario: seed 0 fresh from `base`; seeds 1.. from `correctness_base`
+                       # (one of the host's pool of `correctness_pool` when that is not 0)
+                       "correctness_fresh": [0], "correctness_pooled": list(range(1, opts.seeds)) if pool else []}
     result["messages"].extend(task.warnings + notes)
     result["scenarios"] = [{"id": s.id, "params": dict(s.params), "correct": False, "status": "skipped",
                             "reason": "not run"} for s in scenarios]
@@ -506,8 +511,10 @@ class _Pass:
                 self.progress.emit("phase", phase=stage, id=scenario.id, i=len(indices) - len(todo), n=n)
                 if stage == "correctness":
                     entry.update(status=None, reason=None)
-                    base = getattr(ctx, "correct_base", self.base_seed)   # evaluate(): the host's pool or the base
-                    seeds = [derive_seed(base, scenario.id, "correct", j) for j in range(ctx.opts.seeds)]
+                    pooled_base = getattr(ctx, "correct_base", self.base_seed)   # evaluate(): the host's pool
+                    seeds = correctness_seeds(self.base_seed, pooled_base, scenario.id, ctx.opts.seeds)
+                    entry["fresh_seed"] = seeds[0]
+                    entry["pooled_seeds"] = seeds[1:] if pooled_base != self.base_seed else []
                     ctx.stages.run_correctness(ctx, scenario, entry, seeds)
                 else:
                     ctx.timing.run_timing(ctx, scenario, entry, derive_seed(self.base_seed, scenario.id, "time"),
@@ -589,6 +596,14 @@ def out_of_memory_message(ctx, where, exc):
 def _skip_rest(result, indices, reason):
     for i in indices:
         result["scenarios"][i].update(status="skipped", correct=False, reason=reason)
+
+
+def correctness_seeds(base, pooled_base, scenario_id, n):
+    """A scenario's `n` correctness seeds: the first always fresh, from the evaluation's own `base`
+    (never from the host's pool, never met in the reference cache: correctness_stage.run_correctness),
+    the others from `pooled_base` (evaluate(): one of the host's pool, or `base` without one)."""
+    return ([derive_seed(base, scenario_id, "correct", 0)] +
+            [derive_seed(pooled_base, scenario_id, "correct", j) for j in range(1, n)])
 
 
 def derive_seed(base, scenario_id, purpose, index=0):

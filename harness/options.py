@@ -27,9 +27,10 @@ class Options:
     # The reference's outputs and lowp's error kept on the host per task, scenario, seed and device,
     # in at most this many GiB of the data dir (harness/task/refcache.py); 0: computed every time.
     reference_cache_gb: float = 16.0
-    # Without `seed`, an evaluation's correctness seeds derive from one of the host's `seed_pool`
-    # base seeds, drawn at random (kept in the reference cache, which they then meet again); 0 or no
-    # reference cache: from the evaluation's own random base, like every other seed.
+    # Without `seed`, an evaluation's correctness seeds after each scenario's first derive from one of
+    # the host's `seed_pool` base seeds, drawn at random (kept in the reference cache, which they then
+    # meet again); each scenario's first seed is always the evaluation's own, fresh. 0 or no reference
+    # cache: all from the evaluation's own random base, like every other seed.
     seed_pool: int = 2
     call_timeout: float = 30.0
     timeout: float = 1800.0

@@ -87,13 +87,14 @@ class Oracle:
         kept there once computed. The inputs are made afresh either way."""
         return self.expected_for(params, self.inputs(params, seed), seed if cached else None)
 
-    def expected_for(self, params, inputs, cache_seed=None):
+    def expected_for(self, params, inputs, cache_seed=None, variant=None):
         """expected() for inputs made elsewhere (task/variants.py: another distribution); with
-        `cache_seed`, through the host's cache under that seed (the inputs' fingerprint checked)."""
+        `cache_seed`, through the host's cache under that seed and `variant` (the transform that
+        made the inputs from the seed's own; the inputs' fingerprint is checked all the same)."""
         shapes = self.output_shapes(params)
         cache = self.cache if cache_seed is not None else None
         if cache is not None:
-            key = cache.key(params, cache_seed)
+            key = cache.key(params, cache_seed, variant)
 
             def fp():
                 return fingerprint(inputs)

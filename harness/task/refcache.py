@@ -3,8 +3,10 @@
 A scenario's reference outputs and its low-precision twin's error depend on the task's own files,
 the scenario, the seed and the device and PyTorch that computed them, never on the candidate: the
 full flash_attn_fwd evaluation spent 9.9 of its 39.8 s computing them (H200, docs/harness-lab.md).
-An evaluation whose correctness seeds were seen before on this host (evaluate.py draws them from
-the host's pool, `seed_pool`) takes them from here.
+An evaluation whose correctness seeds were seen before on this host (evaluate.py draws those after
+each scenario's first from the host's pool, `seed_pool`) takes them from here, keyed by the seed and
+the transform of task/variants.py its inputs got. A scenario's first correctness seed is the
+evaluation's own, fresh, and never comes here (correctness_stage.run_correctness).
 
 Layout under <data dir>/reference-cache/ (the data dir: no sandbox binds it, and only the parent
 writes here, values it computed itself):
@@ -145,9 +147,13 @@ class ReferenceCache:
         self.notes = []            # what went wrong, once per kind (the evaluation's messages)
 
     # ---- keys and files -------------------------------------------------------------------------
-    def key(self, params, seed):
-        text = json.dumps({"identity": self.identity, "task": self.task, "seed": int(seed),
-                           "params": sorted((str(k), str(v)) for k, v in dict(params).items())}, sort_keys=True)
+    def key(self, params, seed, variant=None):
+        """`variant`: the task/variants.py transform the inputs were made with (None: the seed's own)."""
+        what = {"identity": self.identity, "task": self.task, "seed": int(seed),
+                "params": sorted((str(k), str(v)) for k, v in dict(params).items())}
+        if variant is not None:
+            what["variant"] = str(variant)
+        text = json.dumps(what, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:40]
 
     def _index(self, key):

@@ -310,10 +310,12 @@ def _eval(run_cli, task_dir, cache, *extra):
 def test_a_second_evaluation_computes_no_reference_and_reads_the_same(run_cli, tmp_path, counted):
     first = _eval(run_cli, CPU_TASK, tmp_path, "--seed", "21")
     computed = counted["reference"]
-    assert computed == 4 and first["reference_cache"]["stored"] == 4, first["reference_cache"]   # 2 x 2 seeds
+    # 2 scenarios x 2 seeds computed; kept: the second seed of each (the first never goes through the cache)
+    assert computed == 4 and first["reference_cache"]["stored"] == 2, first["reference_cache"]
     second = _eval(run_cli, CPU_TASK, tmp_path, "--seed", "21")
-    assert counted["reference"] == computed, ("the second evaluation computed a reference", second["reference_cache"])
-    assert second["reference_cache"]["hits"] == 4
+    assert counted["reference"] == computed + 2, ("the second evaluation computed more than the first seeds'",
+                                                  second["reference_cache"])
+    assert second["reference_cache"]["hits"] == 2
     a, b = _untimed(first), _untimed(second)
     assert a == b, {k: (a[k], b.get(k)) for k in a if a[k] != b.get(k)}
     assert [s["max_abs_err"] for s in second["scenarios"]] == [s["max_abs_err"] for s in first["scenarios"]]
@@ -333,7 +335,7 @@ def test_a_changed_reference_py_misses_the_cache(run_cli, tmp_path, monkeypatch)
         monkeypatch.setattr(module, "reference", wrapped)
     _eval(run_cli, CPU_TASK, tmp_path / "cache", "--seed", "22")
     _eval(run_cli, same.dir, tmp_path / "cache", "--seed", "22")
-    assert calls.get(str(same.dir), 0) == 0        # the same files in another folder: kept
+    assert calls.get(str(same.dir), 0) == 2        # the same files in another folder: kept (the first seeds never are)
     _eval(run_cli, changed.dir, tmp_path / "cache", "--seed", "22")
     assert calls[str(changed.dir)] == 4            # reference.py changed: every seed computed again
 
@@ -344,29 +346,62 @@ def test_the_hosts_seed_pool_gives_seeds_seen_before(run_cli, tmp_path, counted)
     second = _eval(run_cli, CPU_TASK, tmp_path, "--seed-pool", "1")
     assert second["seeds"]["correctness_pool"] == 1 and second["seeds"]["base"] != first["seeds"]["base"]
     assert second["seeds"]["correctness_base"] == first["seeds"]["correctness_base"]
-    assert [s["seeds"] for s in second["scenarios"]] == [s["seeds"] for s in first["scenarios"]]
-    assert counted["reference"] == computed
+    assert second["seeds"]["correctness_fresh"] == [0] and second["seeds"]["correctness_pooled"] == [1]
+    # the seeds after the first are the pool's: the same in both evaluations, their references kept
+    assert [s["seeds"][1:] for s in second["scenarios"]] == [s["seeds"][1:] for s in first["scenarios"]]
+    assert [s["pooled_seeds"] for s in second["scenarios"]] == [s["seeds"][1:] for s in second["scenarios"]]
+    assert counted["reference"] == computed + 2          # only the first seeds computed again
+    assert second["reference_cache"]["hits"] == 2
     # without the pool, an evaluation's own random base gives its correctness seeds, as before
     fresh = _eval(run_cli, CPU_TASK, tmp_path, "--seed-pool", "0")
     assert fresh["seeds"]["correctness_base"] == fresh["seeds"]["base"] and fresh["seeds"]["correctness_pool"] == 0
-    assert counted["reference"] == computed + 4
+    assert fresh["seeds"]["correctness_pooled"] == [] and all(s["pooled_seeds"] == [] for s in fresh["scenarios"])
+    assert counted["reference"] == computed + 2 + 4
 
 
-def test_a_candidate_right_only_on_the_pools_inputs_is_caught_by_the_timed_re_checks(run_cli, tmp_path, candidate):
-    """The attack the pool opens: an agent reads the pool's correctness seeds from earlier results,
-    and its kernel is right on exactly those inputs (recognised by their first value) and wrong on
-    any other. It passes the correctness stage; the timed calls' inputs are new, and their re-checks
-    refuse it."""
+def test_the_first_seed_of_every_scenario_is_fresh_never_from_the_pool(run_cli, tmp_path, counted):
+    """Issue 45's decision: a pool lets an agent learn correctness inputs over many evaluations, so
+    every scenario's first correctness seed is the evaluation's own random one, never the pool's and
+    never met in the reference cache."""
     from harness.evaluate import derive_seed
+    pool_seed = 424242
+    (tmp_path / "reference-cache").mkdir()
+    (tmp_path / "reference-cache" / "pool.json").write_text(json.dumps({"seeds": [pool_seed]}))
+    results = [_eval(run_cli, CPU_TASK, tmp_path, "--seed-pool", "1") for _ in range(2)]
+    for result in results:
+        assert result["seeds"]["correctness_base"] == pool_seed and result["seeds"]["base"] != pool_seed
+        for s in result["scenarios"]:
+            pooled = [derive_seed(pool_seed, s["id"], "correct", j) for j in range(2)]
+            assert s["seeds"][0] == s["fresh_seed"] == derive_seed(result["seeds"]["base"], s["id"], "correct", 0)
+            assert s["fresh_seed"] not in pooled
+            assert s["seeds"][1:] == s["pooled_seeds"] == pooled[1:]
+    # the first seeds differ from one evaluation to the next; the pooled ones do not
+    assert all(a["fresh_seed"] != b["fresh_seed"] for a, b in zip(*(r["scenarios"] for r in results)))
+    # nothing of a first seed is kept: one entry per scenario (its pooled seed), met by the second evaluation
+    assert results[0]["reference_cache"]["stored"] == 2 and results[1]["reference_cache"]["hits"] == 2
+    assert results[1]["reference_cache"]["stored"] == 0 and counted["reference"] == 4 + 2
+
+
+def test_a_candidate_right_only_on_the_pools_inputs_fails_on_the_fresh_seed(run_cli, tmp_path, candidate):
+    """The attack the pool opens: an agent reads the pool's correctness seeds from earlier results,
+    and its kernel is right on exactly those inputs (recognised by their first value, as made and as
+    every transform of task/variants.py makes them) and wrong on any other. With every correctness
+    seed known (--seed at the pool's seed) it passes the correctness stage and only the timed calls'
+    re-checks catch it: the attack is real. With the pool, each scenario's first seed is fresh, and
+    the correctness stage refuses it on that seed."""
+    from harness.evaluate import derive_seed
+    from harness.task import variants
     pool_seed = 123456
     (tmp_path / "reference-cache").mkdir()
     (tmp_path / "reference-cache" / "pool.json").write_text(json.dumps({"seeds": [pool_seed]}))
     module = load_reference(TASK)
-    known = []
+    known = set()
     for sc in select_scenarios(TASK, SCENARIOS):
         for j in range(2):
-            x = module.make_inputs(dict(sc.params), derive_seed(pool_seed, sc.id, "correct", j), "cpu")["x"]
-            known.append(int(x.reshape(-1)[:1].view(torch.int32)))
+            seed = derive_seed(pool_seed, sc.id, "correct", j)
+            inputs = module.make_inputs(dict(sc.params), seed, "cpu")
+            made = [inputs] + [variants.derive(inputs, kind, seed)[0] for kind in variants.KINDS]
+            known.update(int(m["x"].reshape(-1)[:1].view(torch.int32)) for m in made)
     source = candidate("""
         #include <cmath>
         #include <cstdint>
@@ -386,16 +421,26 @@ def test_a_candidate_right_only_on_the_pools_inputs_is_caught_by_the_timed_re_ch
           }
           return 0;
         }
-    """ % ", ".join(str(k) for k in known))
-    proc = run_cli("eval", "--task-dir", str(CPU_TASK), "--candidate", str(source), "--scenarios", SCENARIOS,
-                   "--no-peers", "--json", "-", "--cache-dir", str(tmp_path), "--seed-pool", "1", cache=False)
-    assert proc.returncode == 0, proc.stderr
-    result = json.loads(proc.stdout)
+    """ % ", ".join(str(k) for k in sorted(known)))
+
+    def evaluate(*extra):
+        proc = run_cli("eval", "--task-dir", str(CPU_TASK), "--candidate", str(source), "--scenarios", SCENARIOS,
+                       "--no-peers", "--json", "-", "--cache-dir", str(tmp_path), *extra, cache=False)
+        assert proc.returncode == 0, proc.stderr
+        result = json.loads(proc.stdout)
+        assert result["status"] == "incorrect", result["messages"]
+        return result, next(s for s in result["scenarios"] if s["status"] == "incorrect")
+
+    result, first = evaluate("--seed", str(pool_seed))
+    assert first.get("checks"), "the memorised inputs did not pass the correctness stage (the attack is not real)"
+    # the timed calls' checks: a bound request's positions (during timing) or the re-checks after it
+    assert first["reason"].startswith("during timing:") or "re-checked after timing" in first["reason"], \
+        first["reason"]
+    result, first = evaluate("--seed-pool", "1")
     assert result["seeds"]["correctness_base"] == pool_seed
-    assert result["status"] == "incorrect", result["messages"]
-    first = next(s for s in result["scenarios"] if s["status"] == "incorrect")
-    assert first["checks"], "the memorised inputs passed the correctness stage (the attack is real)"
-    assert "re-checked after timing" in first["reason"], first["reason"]
+    assert first["pooled_seeds"] == [derive_seed(pool_seed, first["id"], "correct", 1)]
+    assert first["reason"].startswith(f"seed {first['fresh_seed']}, run 1:"), first["reason"]
+    assert not first.get("checks")      # refused on its first (fresh) seed, before the pool's
 
 
 def test_entries_written_in_the_background_are_whole_once_closed(tmp_path, counted):
