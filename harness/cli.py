@@ -41,6 +41,8 @@ def _parser():
     ev.add_argument("--events-only", action="store_true",
                     help="CUDA: time calls by their events only, not by CUPTI's records of their kernels")
     ev.add_argument("--no-baseline", action="store_true", help="do not time the baseline")
+    ev.add_argument("--full-rounds", dest="early_stop", action="store_false",
+                    help="every scenario's rounds go on to the task's min_reps, even once its verdicts are settled")
     ev.add_argument("--samples", action="store_true",
                     help="keep every round's figure of every implementation in each scenario's timing.samples_ms "
                          "(ms, in round order), for studying the figures' spread")
@@ -48,6 +50,12 @@ def _parser():
                                         "in an executor of its own (speedup_vs_incumbent, verdict_vs_incumbent)")
     ev.add_argument("--progress", choices=["jsonl"], help="progress events on stderr")
     ev.add_argument("--cache-dir", help="compile cache (default $KERNELSEEK_DATA_DIR/compile-cache)")
+    ev.add_argument("--reference-cache-gb", type=_gib, default=16.0, metavar="GB",
+                    help="keep the reference's outputs per scenario and seed in at most GB GiB beside the "
+                         "compile cache (0: off)")
+    ev.add_argument("--seed-pool", type=_pool, default=2, metavar="N",
+                    help="without --seed, the correctness seeds after each scenario's first (always fresh) come "
+                         "from one of the host's N base seeds (0: from the evaluation's own random seed)")
     ev.add_argument("--call-timeout", type=float, default=30.0, help="seconds without progress before a "
                                                                       "call counts as hung")
     ev.add_argument("--timeout", type=float, default=1800.0, help="seconds for the whole evaluation")
@@ -133,6 +141,28 @@ def _processes(text):
     return n
 
 
+def _gib(text):
+    """--reference-cache-gb: a size in GiB, 0 or more."""
+    try:
+        gb = float(text)
+    except ValueError:
+        gb = -1.0
+    if not 0 <= gb < 1e6:
+        raise argparse.ArgumentTypeError(f"{text!r}: a size in GiB, 0 (off) or more")
+    return gb
+
+
+def _pool(text):
+    """--seed-pool: how many base seeds, 0 to 1000."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if not 0 <= n <= 1000:
+        raise argparse.ArgumentTypeError(f"{text!r}: a number of seeds from 0 (no pool) to 1000")
+    return n
+
+
 def _eval(args):
     from .options import Options
     if args.compile_only:
@@ -147,8 +177,10 @@ def _eval(args):
     opts = Options(task_dir=args.task_dir, candidate=args.candidate, scenarios=args.scenarios,
                    device=args.device, seeds=args.seeds, seed=args.seed, with_peers=not args.no_peers,
                    keep_peers=args.keep_peers, cupti=not args.events_only, with_baseline=not args.no_baseline,
-                   samples=args.samples, peers_apart=args.peers_apart, peer_processes=args.peer_processes,
-                   cache_dir=args.cache_dir, incumbent=args.incumbent, call_timeout=args.call_timeout, timeout=args.timeout,
+                   samples=args.samples, early_stop=args.early_stop, peers_apart=args.peers_apart,
+                   peer_processes=args.peer_processes,
+                   cache_dir=args.cache_dir, reference_cache_gb=args.reference_cache_gb, seed_pool=args.seed_pool,
+                   incumbent=args.incumbent, call_timeout=args.call_timeout, timeout=args.timeout,
                    progress=Progress(args.progress))
     opts.early = _early_peers(opts)
     try:

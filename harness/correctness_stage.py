@@ -134,7 +134,10 @@ def run_correctness(ctx, scenario, entry, seeds):
             # Issue 39: every seed after the first is of another distribution (task/variants.py).
             kind = variant_kind(ctx, scenario, j, seed)
             while True:
-                inputs, ref, tols, what = seed_inputs(ctx, scenario, seed, kind)
+                # The first seed is the evaluation's own, fresh (evaluate.correctness_seeds): never
+                # through the host's reference cache; the others may come from the host's pool and
+                # meet their references there.
+                inputs, ref, tols, what = seed_inputs(ctx, scenario, seed, kind, cached=j > 0)
                 try:
                     parts.lap("reference")
                     if sets is None:
@@ -237,20 +240,21 @@ def variant_kind(ctx, scenario, j, seed):
     return variants.KINDS[turn % len(variants.KINDS)]
 
 
-def seed_inputs(ctx, scenario, seed, kind):
+def seed_inputs(ctx, scenario, seed, kind, cached=False):
     """(inputs, reference, tolerances, in words what was done to the inputs or None) for one seed:
     the task's own inputs, or with `kind` those transformed (task/variants.py); a transform that gives
-    no finite reference or lowp falls back to the seed's own inputs, with a message."""
+    no finite reference or lowp falls back to the seed's own inputs, with a message. `cached`: the
+    reference through the host's cache (task/refcache.py), keyed by the seed and the transform."""
     oracle, params = ctx.oracle, scenario.params
     if kind is not None:
         inputs, what = variants.derive(oracle.inputs(params, seed), kind, seed)
         try:
-            inputs, ref, tols = oracle.expected_for(params, inputs)
+            inputs, ref, tols = oracle.expected_for(params, inputs, seed if cached else None, variant=kind)
             return inputs, ref, tols, what
         except TaskError as exc:
             ctx.messages.append(f"task: scenario {scenario.id}, seed {seed}: {what} give no usable reference "
                                 f"({exc}); the seed's own inputs were checked instead")
-    inputs, ref, tols = oracle.expected(params, seed)
+    inputs, ref, tols = oracle.expected(params, seed, cached=cached)
     return inputs, ref, tols, None
 
 

@@ -28,6 +28,7 @@ from .result import new_result, scenario_figures, summarise
 from .sandbox.procinfo import ChildFailure
 from .task.model import load_reference, load_task
 from .task.oracle import Oracle
+from .task.refcache import ReferenceCache, identity, seed_pool, task_digest
 from .task.scenarios import select_scenarios
 from .timing import cuda_loop, event_offsets, loop
 from .timing.devices import make_device, memory_report, out_of_memory
@@ -75,12 +76,24 @@ def evaluate(opts):
     cand_path = Path(opts.candidate)
     source, notes = read_source(task, cand_path)
     base_seed = opts.seed if opts.seed is not None else secrets.randbelow(1 << 31)
+    correct_base, pool = base_seed, 0
+    if opts.seed is None and opts.seed_pool > 0 and opts.reference_cache_gb > 0:
+        # Seeds the host has seen, so that their references are kept (task/refcache.py); which of
+        # them, drawn at random. Only the seeds after each scenario's first: the first is always the
+        # evaluation's own (fresh, never pooled nor cached), so inputs an agent learnt from the pool over
+        # many evaluations never decide alone. The timing's seeds stay the evaluation's own too.
+        pool = opts.seed_pool
+        correct_base = secrets.choice(seed_pool(_reference_cache_dir(opts), pool))
     result = new_result(task, device_kind, candidate_info(cand_path, source),
                         {"scenarios": opts.scenarios, "seeds": opts.seeds, "peers": opts.with_peers,
                          "baseline": opts.with_baseline, "call_timeout": opts.call_timeout,
                          "timeout": opts.timeout})
     result["seeds"] = {"base": base_seed, "per_scenario": opts.seeds,
-                       "derivation": "random.Random(f'{base}:{scenario_id}:{purpose}:{index}')"}
+                       "derivation": "random.Random(f'{base}:{scenario_id}:{purpose}:{index}')",
+                       "correctness_base": correct_base, "correctness_pool": pool,
+                       # per scenario: seed 0 fresh from `base`; seeds 1.. from `correctness_base`
+                       # (one of the host's pool of `correctness_pool` when that is not 0)
+                       "correctness_fresh": [0], "correctness_pooled": list(range(1, opts.seeds)) if pool else []}
     result["messages"].extend(task.warnings + notes)
     result["scenarios"] = [{"id": s.id, "params": dict(s.params), "correct": False, "status": "skipped",
                             "reason": "not run"} for s in scenarios]
@@ -102,6 +115,7 @@ def evaluate(opts):
                        scenarios, spent, early)
         if ctx is not None:
             t_run = time.monotonic()
+            ctx.correct_base = correct_base
             _run_scenarios(ctx, scenarios, result, base_seed, t0, workdir, progress)
             spent["scenarios"] = round(time.monotonic() - t_run, 3)
     except RuntimeError as exc:
@@ -128,6 +142,11 @@ def evaluate(opts):
         if getattr(ctx, "peers_wait", None) is not None:
             spent["peers_wait"] = round(ctx.peers_wait, 3)   # the timing stage waiting for the peers' start
         result["time_spent"] = spent
+        cache = getattr(getattr(ctx, "oracle", None), "cache", None)
+        if cache is not None:
+            cache.close()
+            result["reference_cache"] = cache.summary()
+            result["messages"].extend(cache.notes)
         summarise(result, task, time.monotonic() - t0)
     progress.emit("done", status=result["status"], correct=result["correct"],
                   seconds=result["summary"]["seconds"])
@@ -204,6 +223,13 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
             raise EnvironmentProblem(f"this GPU is {info['arch']}; task {task.name} is for "
                                      f"{', '.join(task.architectures)}")
     ctx = Context(task, Oracle(task, module, device.torch_device), device_kind, opts, result["messages"])
+    if opts.reference_cache_gb > 0:
+        try:
+            ctx.oracle.cache = ReferenceCache(_reference_cache_dir(opts), opts.reference_cache_gb * 2**30,
+                                              identity(info, device_kind), task_digest(task))
+            ctx.oracle.cache.background = True
+        except OSError as exc:
+            result["messages"].append(f"reference cache: not used ({exc.strerror or exc})")
     ctx.sandboxed, ctx.early_peers = early.sandboxed, early.take_peers()
     # Set before any executor starts: they take it at start and hold it inside every call.
     ctx.deadline = deadline
@@ -263,6 +289,11 @@ def _prepare(task, module, device_kind, opts, result, source, workdir, progress,
         ctx.child = None
         return None
     return ctx
+
+
+def _reference_cache_dir(opts):
+    """Beside the compile cache's entries, like the events' calibration and the peers' figures."""
+    return Path(opts.cache_dir or default_cache_dir()) / "reference-cache"
 
 
 def _checked_build(task, source, cache_dir, allowlist=True, built=None):
@@ -480,7 +511,10 @@ class _Pass:
                 self.progress.emit("phase", phase=stage, id=scenario.id, i=len(indices) - len(todo), n=n)
                 if stage == "correctness":
                     entry.update(status=None, reason=None)
-                    seeds = [derive_seed(self.base_seed, scenario.id, "correct", j) for j in range(ctx.opts.seeds)]
+                    pooled_base = getattr(ctx, "correct_base", self.base_seed)   # evaluate(): the host's pool
+                    seeds = correctness_seeds(self.base_seed, pooled_base, scenario.id, ctx.opts.seeds)
+                    entry["fresh_seed"] = seeds[0]
+                    entry["pooled_seeds"] = seeds[1:] if pooled_base != self.base_seed else []
                     ctx.stages.run_correctness(ctx, scenario, entry, seeds)
                 else:
                     ctx.timing.run_timing(ctx, scenario, entry, derive_seed(self.base_seed, scenario.id, "time"),
@@ -562,6 +596,14 @@ def out_of_memory_message(ctx, where, exc):
 def _skip_rest(result, indices, reason):
     for i in indices:
         result["scenarios"][i].update(status="skipped", correct=False, reason=reason)
+
+
+def correctness_seeds(base, pooled_base, scenario_id, n):
+    """A scenario's `n` correctness seeds: the first always fresh, from the evaluation's own `base`
+    (never from the host's pool, never met in the reference cache: correctness_stage.run_correctness),
+    the others from `pooled_base` (evaluate(): one of the host's pool, or `base` without one)."""
+    return ([derive_seed(base, scenario_id, "correct", 0)] +
+            [derive_seed(pooled_base, scenario_id, "correct", j) for j in range(1, n)])
 
 
 def derive_seed(base, scenario_id, purpose, index=0):

@@ -17,10 +17,21 @@ class Options:
     seed: int = None
     with_peers: bool = True
     with_baseline: bool = True
+    # A scenario's rounds may stop before the task's min_reps once every interval settles its verdict
+    # (harness/timing/rounds.py, EARLY_REPS); `--full-rounds` turns it off.
+    early_stop: bool = True
     # The run's current best (a source file): timed beside the candidate in an executor of its own, so
     # that "better than the best so far" is measured, not inferred from two separate evaluations.
     incumbent: str = None
     cache_dir: str = None
+    # The reference's outputs and lowp's error kept on the host per task, scenario, seed and device,
+    # in at most this many GiB of the data dir (harness/task/refcache.py); 0: computed every time.
+    reference_cache_gb: float = 16.0
+    # Without `seed`, an evaluation's correctness seeds after each scenario's first derive from one of
+    # the host's `seed_pool` base seeds, drawn at random (kept in the reference cache, which they then
+    # meet again); each scenario's first seed is always the evaluation's own, fresh. 0 or no reference
+    # cache: all from the evaluation's own random base, like every other seed.
+    seed_pool: int = 2
     call_timeout: float = 30.0
     timeout: float = 1800.0
     progress: Progress = None

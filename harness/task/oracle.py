@@ -5,10 +5,13 @@ in, so neither modified inputs (hack 6) nor memory left behind by an allocator (
 wrong output agree with it. Every value reference.py returns is checked against its contract.
 """
 
+import time
+
 import torch
 
 from ..errors import TaskError
 from .dtypes import DTYPES, element_size
+from .refcache import fingerprint
 from .tolerance import max_abs_diff, nonfinite_count, tolerance
 
 _HIGH = {"float32": (torch.float32, torch.float64), "float16": (torch.float32, torch.float64),
@@ -25,6 +28,8 @@ class Oracle:
         self.task, self.module, self.device = task, module, device
         self.where = str(task.reference_path)
         self.input_bytes = {}   # scenario params -> bytes of one input set (sizes the timing sets)
+        # The host's kept references (refcache.ReferenceCache), for expected(..., cached=True); None: off.
+        self.cache = None
 
     def _fail(self, fn, message):
         raise TaskError(self.where, f"{fn}(): {message}")
@@ -75,24 +80,57 @@ class Oracle:
             self._fail("output_shapes", f"must return a dict with exactly {names}, got {shapes!r}")
         return {k: tuple(int(d) for d in v) for k, v in shapes.items()}
 
-    def expected(self, params, seed):
-        """(inputs, reference outputs, {output: (tolerance, lowp_err)}) for one scenario and seed."""
-        return self.expected_for(params, self.inputs(params, seed))
+    def expected(self, params, seed, cached=False):
+        """(inputs, reference outputs, {output: (tolerance, lowp_err)}) for one scenario and seed.
+        cached: the seed is one the host has seen (the correctness seeds): the reference's outputs
+        and lowp's error come from the host's cache where kept there (task/refcache.py), and are
+        kept there once computed. The inputs are made afresh either way."""
+        return self.expected_for(params, self.inputs(params, seed), seed if cached else None)
 
-    def expected_for(self, params, inputs):
-        """expected() for inputs made elsewhere (task/variants.py: another distribution)."""
+    def expected_for(self, params, inputs, cache_seed=None, variant=None):
+        """expected() for inputs made elsewhere (task/variants.py: another distribution); with
+        `cache_seed`, through the host's cache under that seed and `variant` (the transform that
+        made the inputs from the seed's own; the inputs' fingerprint is checked all the same)."""
         shapes = self.output_shapes(params)
-        ref = self._outputs("reference", self.module.reference(_clone(inputs), dict(params)), shapes, high=True)
+        cache = self.cache if cache_seed is not None else None
+        if cache is not None:
+            key = cache.key(params, cache_seed, variant)
+
+            def fp():
+                return fingerprint(inputs)
+            hit = cache.get(key, {a.name: (_HIGH[a.dtype], shapes[a.name]) for a in self.task.outputs()},
+                            self.device, fp)
+            if hit is not None:
+                ref = hit.ref if hit.ref is not None else self._reference(inputs, params, shapes)[0]
+                return inputs, ref, {name: (self.tolerance_of(err), err) for name, err in hit.lowp_err.items()}
+        ref, ref_s = self._reference(inputs, params, shapes)
+        t0 = self._clock()
         low = self._outputs("lowp", self.module.lowp(_clone(inputs), dict(params)), shapes, high=False)
-        return inputs, ref, self.tolerances(low, ref)
+        tols = self.tolerances(low, ref)
+        if cache is not None:
+            cache.put(key, ref, {name: err for name, (_, err) in tols.items()}, fp, ref_s, self._clock() - t0)
+        return inputs, ref, tols
+
+    def _reference(self, inputs, params, shapes):
+        """(reference outputs, checked, and the seconds they took)."""
+        t0 = self._clock()
+        ref = self._outputs("reference", self.module.reference(_clone(inputs), dict(params)), shapes, high=True)
+        return ref, self._clock() - t0
+
+    def _clock(self):
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        return time.perf_counter()
+
+    def tolerance_of(self, lowp_err):
+        return tolerance(lowp_err, self.task.tolerance["factor"], self.task.tolerance["atol"])
 
     def tolerances(self, low, ref):
         """{output: (tolerance, lowp_err)}: each output's tolerance from lowp's error against the reference."""
         tols = {}
         for arg in self.task.outputs():
             lowp_err = max_abs_diff(low[arg.name], ref[arg.name])
-            tols[arg.name] = (tolerance(lowp_err, self.task.tolerance["factor"], self.task.tolerance["atol"]),
-                              lowp_err)
+            tols[arg.name] = (self.tolerance_of(lowp_err), lowp_err)
         return tols
 
     def _outputs(self, fn, out, shapes, high):

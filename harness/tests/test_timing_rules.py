@@ -206,3 +206,112 @@ def test_a_trimmed_mean_over_placements_repeats_better_than_the_median():
         figs = sorted(evaluation(fig) for _ in range(300))
         return figs[-8] / figs[7] - 1          # the middle 95 % of the evaluations' figures
     assert spread(trimmed_mean) < 0.5 * spread(median)      # 2.6 % against 10 %
+
+
+def _aa(rng, n, ms, sd, ratio=1.0):
+    """n rounds of a candidate of `ms` and a baseline `ratio` x slower, each with relative noise `sd`."""
+    cand = [ms * (1 + rng.gauss(0, sd)) for _ in range(n)]
+    return _round_samples(cand, [ratio * ms * (1 + rng.gauss(0, sd)) for _ in range(n)])
+
+
+def test_a_verdict_settled_by_its_interval_stops_the_rounds_before_min_reps():
+    import random
+
+    from harness.timing.rounds import EARLY_REPS, done
+    from harness.timing.stats import TRIMMED_MEAN
+    rng = random.Random(3)
+    policy = {"min_reps": 10, "max_reps": 1000, "max_seconds": 0.25, "target_rse": 0.005, "own_times": True,
+              "figure": TRIMMED_MEAN}
+    # A 2 ms kernel read within 0.1 % a round (flash's large scenarios on the H100): by six rounds the
+    # ratio's interval [min, max] lies well inside the `same` band, and more rounds cannot change that.
+    steady = _aa(rng, EARLY_REPS, 2.0, 0.001)
+    assert done(steady, policy, 0.01)
+    assert not done(_aa(rng, EARLY_REPS - 1, 2.0, 0.001), policy, 0.01)      # [min, max] of 5: under 95 %
+    assert not done(steady, dict(policy, early=False), 0.01)                # --full-rounds
+    assert not done(steady, dict(policy, kept=["baseline"]), 0.01)          # a figure kept for later: to the target
+    # Far from 1.0 on both sides (a peer 1.3x, 0.7x): settled; a few percent off 1.0 is not, nor is noise.
+    assert done(_aa(rng, EARLY_REPS, 2.0, 0.002, ratio=1.3), policy, 0.01)
+    assert done(_aa(rng, EARLY_REPS, 2.0, 0.002, ratio=0.7), policy, 0.01)
+    assert not done(_aa(rng, EARLY_REPS, 2.0, 0.001, ratio=1.03), policy, 0.01)
+    assert not done(_aa(rng, EARLY_REPS, 2.0, 0.02), policy, 0.01)
+    # A small kernel on a run of equal steps reads an error of nothing: never early (the seventh session's case).
+    assert not done(_round_samples([0.00224] * 6, [0.00224] * 6), policy, 0.01)
+    # Own times looser than half the target (CUDA) go on, even with the ratio settled.
+    cand = [2.0 * (1 + 0.012 * (-1) ** i) for i in range(EARLY_REPS)]
+    assert not done(_round_samples(cand, [c * 1.001 for c in cand]), policy, 0.01)
+    assert done(_round_samples(cand, [c * 1.001 for c in cand]), dict(policy, own_times=False), 0.01)
+
+
+def test_stopping_early_gives_the_verdicts_all_the_rounds_give():
+    """Simulated scenarios (true ratio, noise a round) timed to the end with and without the early stop:
+    the early verdicts are those of the full rounds, never a difference for identical code, and the
+    early stop saves rounds where the noise is small."""
+    import random
+
+    from harness.timing.rounds import done
+    from harness.timing.stats import TRIMMED_MEAN, ratio_ci, verdict
+    rng = random.Random(7)
+    policy = {"min_reps": 10, "max_reps": 60, "max_seconds": 1e9, "target_rse": 0.005, "own_times": True,
+              "figure": TRIMMED_MEAN}
+
+    def rounds_until_done(cand, base, pol):
+        for n in range(3, len(cand) + 1):
+            s = _round_samples(cand[:n], base[:n])
+            if done(s, pol, 0.0):
+                return n
+        return len(cand)
+
+    saved, differ, trials = 0, 0, 0
+    for ratio in (1.0, 1.0, 1.005, 1.02, 1.3, 0.75):
+        for sd in (0.0005, 0.002, 0.01):
+            for _ in range(60):
+                cand = [1.0 * (1 + rng.gauss(0, sd)) for _ in range(60)]
+                base = [ratio * (1 + rng.gauss(0, sd)) for _ in range(60)]
+                early = rounds_until_done(cand, base, policy)
+                full = rounds_until_done(cand, base, dict(policy, early=False))
+                v_early = verdict(ratio_ci([b / c for c, b in zip(cand[:early], base[:early])]))
+                v_full = verdict(ratio_ci([b / c for c, b in zip(cand[:full], base[:full])]))
+                trials += 1
+                saved += full - early
+                differ += v_early != v_full
+                if ratio == 1.0:
+                    assert v_early == "same"
+    assert differ <= 0.01 * trials, (differ, trials)
+    assert saved > 0
+
+
+def test_a_call_past_a_bound_keeps_the_rounds_going_to_min_reps():
+    # CUDA: the bounds (tail, busy, excess, gap) speak on an interval over the rounds, which six rounds
+    # make wider: a scenario where any call came past a bound's limit is not stopped early.
+    import random
+
+    from harness.timing.cuda_loop import bound_limits, bounds_clear
+    from harness.timing.rounds import EARLY_REPS, done
+    from harness.timing.stats import TRIMMED_MEAN
+    rng = random.Random(5)
+    policy = {"min_reps": 10, "max_reps": 1000, "max_seconds": 0.25, "target_rse": 0.005, "own_times": True,
+              "figure": TRIMMED_MEAN, "early_guard": bounds_clear}
+    samples = _aa(rng, EARLY_REPS, 2.0, 0.001)
+    for s in samples.values():
+        s.update(tail_ms=[0.005] * EARLY_REPS, busy_ms=[0.19] * EARLY_REPS, excess_ms=[0.7] * EARLY_REPS)
+    assert done(samples, policy, 0.01)
+    samples["candidate"]["tail_ms"][3] += 2 * bound_limits(2.0)["tail_ms"]      # one call's work past the end event
+    assert not done(samples, policy, 0.01)
+    del samples["candidate"]["tail_ms"]                                           # not there to look at
+    assert not done(samples, policy, 0.01)
+
+
+def test_a_kept_peers_figure_must_settle_its_verdict_too():
+    # CUDA with the peers' figures kept: they are paired with every round of the candidate after the
+    # loop, so their verdicts are settled before an early stop like the baseline's.
+    import random
+
+    from harness.timing.rounds import EARLY_REPS, done
+    from harness.timing.stats import TRIMMED_MEAN
+    rng = random.Random(9)
+    policy = {"min_reps": 10, "max_reps": 1000, "max_seconds": 0.25, "target_rse": 0.005, "own_times": True,
+              "figure": TRIMMED_MEAN}
+    samples = _aa(rng, EARLY_REPS, 2.0, 0.002)
+    assert done(samples, dict(policy, early_fixed={"peer:cudnn": 1.0}), 0.01)          # 0.5x: far
+    assert done(samples, dict(policy, early_fixed={"peer:cudnn": 2.0}), 0.01)          # 1.0x: inside the band
+    assert not done(samples, dict(policy, early_fixed={"peer:cudnn": 2.02}), 0.01)     # 1.01x: on its edge

@@ -212,6 +212,9 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
     pool = scenario_pool(ctx, set_bytes(task, shapes_in, shapes_out))
     policy, unsupported, sets = dict(task.timing), dict(kept["unsupported"]) if kept else {}, {}
     policy["own_times"] = True    # rounds.done: the times themselves known before an early stop
+    # rounds.done: a verdict settled before min_reps, every call inside the bounds, the kept peers' too
+    policy["early"] = getattr(getattr(ctx, "opts", None), "early_stop", True)
+    policy["early_guard"], policy["early_fixed"] = bounds_clear, _fixed(kept)
     policy["figure"] = FIGURE
     if getattr(ctx, "peer_figures", None) is not None and not kept:
         # The peers' figures measured here are kept for every later evaluation on this GPU: each is
@@ -248,6 +251,7 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
             return first
         # --peers-apart: the candidate's figures from rounds of its own against the figures just kept
         own, kept_now, policy_now = apart
+        policy_now["early_fixed"] = _fixed(kept_now)
         measured = peers_rounds(entry.get("timing"))
         out = rounds(own, policy_now, dict(kept_now["unsupported"]), kept_now)
         if isinstance(entry.get("timing"), dict):
@@ -259,6 +263,11 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
         pin.restore()
         for s in sets.values():
             s.close()
+
+
+def _fixed(kept):
+    """{peer:NAME: kept figure, ms}: what the candidate's rounds are paired with after the loop."""
+    return {f"peer:{p}": ms for p, ms in (kept or {}).get("ms", {}).items()}
 
 
 def _apart(ctx, scenario, impls, policy, entry):
@@ -591,6 +600,30 @@ def _keep_peers(ctx, scenario, samples, unsupported):
         ctx.peer_figures.put(scenario, ms, left)
 
 
+def bound_limits(kernel):
+    """{bound: its limit, ms} for a kernel of `kernel` ms (bounds() below)."""
+    return {"tail_ms": max(TAIL_MARGIN_MS, RELATIVE_MARGIN / 2 * kernel),
+            "busy_ms": max(BUSY_MARGIN_MS, RELATIVE_MARGIN * kernel),
+            "excess_ms": max(EXCESS_MARGIN_MS, RELATIVE_MARGIN * kernel),
+            "gap_ms": max(GAP_MARGIN_MS, RELATIVE_MARGIN / 2 * kernel)}
+
+
+def bounds_clear(samples):
+    """rounds.done's guard before an early stop: no round's paired difference past any bound's limit.
+    A bound judged on fewer rounds has less power (its interval is over them), so a scenario where
+    any call came near one goes on to min_reps."""
+    cand, base = samples.get("candidate"), samples.get("baseline")
+    if not cand or not base:
+        return base is None          # no baseline, no bounds (--no-baseline)
+    if not cand.get("ms") or not all(k in cand and k in base for k in ("tail_ms", "busy_ms", "excess_ms")):
+        return False                 # not there to look at (the peers' lanes fold them away): no early stop
+    for key, limit in bound_limits(median(cand["ms"])).items():
+        if key in cand and key in base:
+            if any(c is None or b is None or c - b > limit for c, b in zip(cand[key], base[key])):
+                return False
+    return True
+
+
 def bounds(timing, samples, seed_base):
     """The reason the candidate's calls escaped the events, or None; records each bound in `timing`.
 
@@ -598,22 +631,23 @@ def bounds(timing, samples, seed_base):
     differences) and speaks only when the whole 95 % interval of their median is past it: identical
     code reads the same up to noise, work outside the events shifts every call."""
     kernel, rng = median(samples["candidate"]["ms"]), random.Random(f"{seed_base}:bounds")
-    checks = (("tail_ms", max(TAIL_MARGIN_MS, RELATIVE_MARGIN / 2 * kernel),
+    limits = bound_limits(kernel)
+    checks = (("tail_ms", limits["tail_ms"],
                "the candidate's work ran on {d} us past the end event, compared with the baseline's calls "
                "(median of {n} paired calls, 95 % interval from {lo} us; limit {limit} us): work on a stream that "
                "does not wait for the legacy stream (a non-blocking stream) or deferred; launch on the stream "
                "you are given"),
-              ("busy_ms", max(BUSY_MARGIN_MS, RELATIVE_MARGIN * kernel),
+              ("busy_ms", limits["busy_ms"],
                "the GPU stayed busy {d} us longer after the candidate's executor answered than after the "
                "baseline's (median of {n} paired calls, 95 % interval from {lo} us; limit {limit} us): work still "
                "running after the call returned; finish before returning"),
-              ("excess_ms", max(EXCESS_MARGIN_MS, RELATIVE_MARGIN * kernel),
+              ("excess_ms", limits["excess_ms"],
                "the candidate's requests took {d} us longer than their GPU time (events) compared with the "
                "baseline's (median of {n} paired calls, 95 % interval from {lo} us; limit {limit} us): work "
                "outside the timed window (a stream that does not wait for the legacy stream, host work after the "
                "end event) or a time that was not measured; launch on the stream you are given and finish before "
                "returning"),
-              ("gap_ms", max(GAP_MARGIN_MS, RELATIVE_MARGIN / 2 * kernel),
+              ("gap_ms", limits["gap_ms"],
                "the candidate's calls spent {d} us more inside their events but outside the GPU work CUPTI recorded "
                "than the baseline's (median of {n} paired calls, 95 % interval from {lo} us; limit {limit} us): host "
                "work before the first launch or after the last, or a record of the work that does not match it; "

@@ -102,6 +102,7 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
     shapes_in = {k: tuple(v.shape) for k, v in probe.items()}
     shapes_out = ctx.oracle.output_shapes(scenario.params)
     policy, unsupported, sets = dict(task.timing), {}, {}
+    policy["early"] = getattr(getattr(ctx, "opts", None), "early_stop", True)   # rounds.done: settled before min_reps
     pin = Pinning([0] + [ex.pid for ex in executors(ctx)])
     try:
         sets.update(_slots(ctx, impls, shapes_in, shapes_out, 1, timer))

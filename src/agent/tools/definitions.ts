@@ -22,7 +22,7 @@ export function toolDefinitions(device: 'cpu' | 'cuda', kernel?: KernelLayout): 
     {
       name: 'evaluate',
       description:
-        `Submit ${what} to the harness: it is ${kernel?.language === 'triton' ? 'loaded' : 'compiled'}, checked for correctness on every scenario against a higher-precision reference (fresh random inputs, several seeds), and timed side by side with the baseline and the peers. Returns the status, the number of correct scenarios, geometric-mean speedups, the failing scenarios with their reasons, the slowest scenarios against the strongest peer and the compile report. Each call uses one evaluation of the run's budget; the candidate is committed to the workspace's git history.`,
+        `Submit ${what} to the harness: it is ${kernel?.language === 'triton' ? 'loaded' : 'compiled'}, checked for correctness on every scenario against a higher-precision reference (several seeds per scenario: at least one fresh random input each evaluation, the others from the host's pool of seeds), and timed side by side with the baseline and the peers. Returns the status, the number of correct scenarios, geometric-mean speedups, the failing scenarios with their reasons, the slowest scenarios against the strongest peer and the compile report. Each call uses one evaluation of the run's budget; the candidate is committed to the workspace's git history.`,
       input_schema: {
         type: 'object',
         properties: {
