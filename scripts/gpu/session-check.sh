@@ -9,8 +9,26 @@
 # 2. way-in-check.sh (issue 40: the CuTe example's compile-only and full evaluation, the Triton
 #    example's full evaluation, against their peers).
 # In $OUT: trust/ and wayin/ (each script's own files), summary.txt (both summaries).
+# PART=2 (about 500 s; carry .carry/host as well: `bash scripts/pack-gpu-host.sh`): the Triton example
+# alone, sandbox-check.sh (the root service's gpu_bash sandbox), then trust-cuda-check.sh's rms, flash
+# and adversarial steps (TRUST_STEPS, TRUST_DEADLINE).
 set -u
 : "${OUT:?set OUT}"
+if [ "${PART:-1}" = 2 ]; then
+  mkdir -p "$OUT/trust" "$OUT/sandbox"
+  . "$(dirname "$0")/lib.sh"
+  S=kernels/softmax_triton
+  step softmax-full 120 "$PY" -m harness eval --task-dir $S --candidate $S/baseline.py --json "$OUT/softmax-full.json" \
+    --table --timeout 100
+  OUT="$OUT/sandbox" timeout --kill-after=5 130 bash scripts/gpu/sandbox-check.sh > "$OUT/sandbox/stdout.txt" 2>&1
+  echo "sandbox-check.sh: rc=$?" >> "$OUT/walls.txt"
+  OUT="$OUT/trust" STEPS="${TRUST_STEPS:-rms flash adversarial}" DEADLINE="${TRUST_DEADLINE:-330}" \
+    bash scripts/gpu/trust-cuda-check.sh > "$OUT/trust/stdout.txt" 2>&1
+  { cat "$OUT/walls.txt"; grep -E '^(task|geomean|time spent)' "$OUT/softmax-full.log"; tail -n 3 "$OUT/softmax-full.log"
+    echo "== sandbox"; tail -n 25 "$OUT/sandbox/stdout.txt"; echo "== trust"; cat "$OUT/trust/summary.txt"; } > "$OUT/summary.txt"
+  cat "$OUT/summary.txt"
+  exit 0
+fi
 mkdir -p "$OUT/trust" "$OUT/wayin" /tmp/ks-cutlass
 if [ -f .carry/cutlass-include.tar.xz ]; then
   tar -C /tmp/ks-cutlass -xJf .carry/cutlass-include.tar.xz
