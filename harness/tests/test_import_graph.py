@@ -149,10 +149,18 @@ def test_the_executors_files_import_only_the_standard_library_and_each_other():
     _, files = harness_graph()
     sandboxed = {module_name(HARNESS / f, HARNESS) for f in PACKAGE_FILES}
     assert all((HARNESS / f).is_file() for f in PACKAGE_FILES), "PACKAGE_FILES names a file that is not there"
+    # A module for Python implementations' executors only, itself imported inside a function: it may
+    # import Triton at its top (a @triton.jit kernel is defined at a module's top level).
+    lazy = {"harness.executor.triton_warm"}
     wrong = []
     for name in sorted(sandboxed):
         path = files[name]
         top = imports_of(path, HARNESS, files, top_level_only=True)
+        for target, line in sorted(top.items()):
+            if target in lazy:
+                wrong.append(f"{path.relative_to(HARNESS.parent)}:{line} imports {target} at its top level")
+        if name in lazy:
+            top = {t: ln for t, ln in top.items() if t.split(".")[0] != "triton"}
         for target, line in sorted(imports_of(path, HARNESS, files).items()):
             where = f"{path.relative_to(HARNESS.parent)}:{line}"
             if target.split(".")[0] == "harness":

@@ -1,4 +1,4 @@
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Env } from '../config/index.js';
@@ -50,6 +50,23 @@ export interface RunHarnessOptions {
 export const DEFAULT_EVAL_TIMEOUT_SECONDS = 1800;
 /** Temp folders of evaluations in progress (a crashed worker's are swept by the next one). */
 export const CANDIDATE_DIR_PREFIX = 'kernelseek-candidate-';
+
+/**
+ * Where the runner makes an evaluation's folder: the temp directory, unless a folder on its way is
+ * closed to other users (a private TMPDIR: mkdtemp's 0700), then /tmp. A root harness starts its
+ * sandboxes as an unprivileged uid, which must reach the build folders made below it.
+ */
+export async function traversableTmpdir(base = os.tmpdir()): Promise<string> {
+  if (process.getuid?.() !== 0) return base;
+  let dir = path.resolve(base);
+  for (;;) {
+    const st = await stat(dir).catch(() => undefined);
+    if (!st || (st.mode & 0o001) === 0) return '/tmp';
+    const parent = path.dirname(dir);
+    if (parent === dir) return base;
+    dir = parent;
+  }
+}
 export const TASK_NAME_RE = /^[a-z0-9_]+$/;
 const STDERR_TAIL_CHARS = 4000;
 /** A result file larger than this is not read (a full result is a few hundred KB). */
@@ -183,7 +200,7 @@ export async function runHarness(request: HarnessRunRequest, options: RunHarness
 
   const cacheDir = path.join(core.dataDir, 'compile-cache');
   await mkdir(cacheDir, { recursive: true });
-  const work = await mkdtemp(path.join(os.tmpdir(), CANDIDATE_DIR_PREFIX));
+  const work = await mkdtemp(path.join(await traversableTmpdir(), CANDIDATE_DIR_PREFIX));
   try {
     // Traversable, not listable: a root harness starts its sandboxes as an unprivileged uid, which must
     // reach the build folders the harness makes below it (TMPDIR) and nothing else here.

@@ -83,7 +83,7 @@ describe('stop reasons', () => {
     const run = await fx.service!.engine.startRun({ task: 'cpu_softmax', owner: 't', origin: 'api', budgets: { steps: 14 } });
     await waitFor('the end', fx.runOf(run.id), (r) => r?.status === 'finished', 60_000);
     const sizes = fx.service!.server.requests.map((r) => Math.ceil(JSON.stringify({ system: r.body.system, tools: r.body.tools, messages: r.body.messages }).length / 3.5));
-    expect(Math.max(...sizes)).toBeLessThanOrEqual(budget);
+    expect(Math.max(...sizes), JSON.stringify(sizes)).toBeLessThanOrEqual(budget);
     const state = (await fx.db.store.runs.get(run.id))!.state as { compaction: { throughSeq: number; note: string } | null };
     expect(state.compaction?.throughSeq).toBeGreaterThan(1);
     const last = JSON.stringify(fx.service!.server.requests.at(-1)!.body.messages);

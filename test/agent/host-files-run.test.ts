@@ -83,7 +83,8 @@ describe('a run whose agent makes its kernel file hostile', () => {
       expect(stored.includes(s), 'a host secret reached the store').toBe(false);
     }
     expect(await fx.db.store.evaluations.forRun(run.id)).toEqual([]);
-    expect(existsSync(path.join(fx.dataDir, 'homes', run.id))).toBe(false);
+    // Removed as the run ends, right after its status moves (src/agent/turn/finish.ts).
+    await waitFor('the HOME removed', async () => existsSync(path.join(fx.dataDir, 'homes', run.id)), (present) => !present, 10_000);
     expect(existsSync(path.join(fx.dataDir, 'workspaces', run.id, 'kernel.cpp'))).toBe(true);
   });
 

@@ -18,9 +18,13 @@ type Block = Record<string, unknown> & { type: string };
 
 const LONG_INPUT_CHARS = 400;
 
+// A compacted result keeps the start of its first line: enough to recall what it was. Every compacted
+// result stays in the conversation, so this is what a long run's context grows by per step.
+const EXCERPT_CHARS = 80;
+
 function firstLine(text: string): string {
   const line = text.split('\n').find((l) => l.trim() !== '') ?? '';
-  return line.length > 160 ? `${line.slice(0, 157)}...` : line;
+  return line.length > EXCERPT_CHARS ? `${line.slice(0, EXCERPT_CHARS - 3)}...` : line;
 }
 
 function resultText(content: unknown): string {
