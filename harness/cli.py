@@ -41,6 +41,9 @@ def _parser():
     ev.add_argument("--events-only", action="store_true",
                     help="CUDA: time calls by their events only, not by CUPTI's records of their kernels")
     ev.add_argument("--no-baseline", action="store_true", help="do not time the baseline")
+    ev.add_argument("--bound-batch", action="store_true",
+                    help="CUDA: bound the figures by the slope of a batch of calls over one call (what a request "
+                         "costs apart from its calls cancels), instead of single calls' walls")
     ev.add_argument("--full-rounds", dest="early_stop", action="store_false",
                     help="every scenario's rounds go on to the task's min_reps, even once its verdicts are settled")
     ev.add_argument("--samples", action="store_true",
@@ -178,7 +181,7 @@ def _eval(args):
                    device=args.device, seeds=args.seeds, seed=args.seed, with_peers=not args.no_peers,
                    keep_peers=args.keep_peers, cupti=not args.events_only, with_baseline=not args.no_baseline,
                    samples=args.samples, early_stop=args.early_stop, peers_apart=args.peers_apart,
-                   peer_processes=args.peer_processes,
+                   peer_processes=args.peer_processes, bound_batch=args.bound_batch,
                    cache_dir=args.cache_dir, reference_cache_gb=args.reference_cache_gb, seed_pool=args.seed_pool,
                    incumbent=args.incumbent, call_timeout=args.call_timeout, timeout=args.timeout,
                    progress=Progress(args.progress))

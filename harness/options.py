@@ -47,6 +47,11 @@ class Options:
     # the kernel's account of the executor's CPU, and the null requests' calibration capped by the
     # twin's). Tests turn them off to show the cheat they defend against paying off without them.
     bound: bool = True
+    # CUDA: bound requests in batch mode (harness/timing/bound.py, measure_batch): per pair one call and a
+    # batch of K back-to-back calls in each executor, the per-call figure the slope between them, so that
+    # what a request costs apart from its calls (tens of microseconds, different in each executor on an
+    # H100) cancels. Off by default until a GPU run shows it on the adversarial set and the A/A.
+    bound_batch: bool = False
     # Issue 39: every correctness seed after the first on inputs of another distribution than the
     # task's generator (harness/task/variants.py). Tests turn it off to show a tuned kernel passing.
     variants: bool = True

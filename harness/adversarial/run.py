@@ -123,13 +123,13 @@ def layers_off(entry):
     return {LAYERS[name]: False for name in entry.get("without") or ()}
 
 
-def run_entry(task_dir, entry, workdir, cache_dir=None):
+def run_entry(task_dir, entry, workdir, cache_dir=None, **settings):
     """Evaluate one manifest entry. ok is None when the candidate passed every check that runs
     without its device (e.g. a CUDA candidate on a machine without a GPU): not caught, not missed."""
     tdir = task_copy(task_dir, entry["task_overrides"], Path(workdir) / entry["file"].split(".")[0])
     try:
         result = evaluate(Options(task_dir=str(tdir), candidate=str(entry["path"]), scenarios=entry["scenarios"],
-                                  cache_dir=cache_dir, call_timeout=60, **layers_off(entry)))
+                                  cache_dir=cache_dir, call_timeout=60, **{**settings, **layers_off(entry)}))
     except EnvironmentProblem as exc:
         return {"file": entry["file"], "hack": entry.get("hack"), "trust": entry.get("trust"), "status": None,
                 "flags": [], "ok": None,
@@ -168,6 +168,7 @@ def main(argv=None):
     p.add_argument("--only", help="substring of the file names to run")
     p.add_argument("--cache-dir")
     p.add_argument("--task-dir", help="evaluate against this task folder instead of the manifest's")
+    p.add_argument("--bound-batch", action="store_true", help="CUDA: the bound requests in batch mode (Options.bound_batch)")
     args = p.parse_args(argv)
     task_dir, entries = load_manifest(args.manifest)
     task_dir = Path(args.task_dir).resolve() if args.task_dir else task_dir
@@ -177,7 +178,8 @@ def main(argv=None):
     outcomes = []
     with tempfile.TemporaryDirectory(prefix="kernelseek-adv-") as tmp:
         for entry in entries:
-            out = run_entry(task_dir, entry, Path(tmp), args.cache_dir)
+            out = run_entry(task_dir, entry, Path(tmp), args.cache_dir,
+                            **({"bound_batch": True} if args.bound_batch else {}))
             outcomes.append(out)
             if args.json:   # after every candidate, so that a run cut short keeps what it found
                 Path(args.json).write_text(json.dumps(outcomes, indent=1))

@@ -265,11 +265,14 @@ class ExecutorProcess:
             raise self._died() from None
         return self._bound_reply(self._raw(bound_wire.REPLY.size), tag)
 
-    def bound_calls(self, slots, tags):
+    def bound_calls(self, slots, tags, sync_each=True):
         """Several bound requests sent at once and answered in turn (a CPU scenario's batch of lean
-        calls, issue 39): [(return code, synchronisation's result)]."""
+        calls, issue 39; a CUDA batch with `sync_each` False: the device synchronised after the last
+        call only): [(return code, synchronisation's result)]."""
+        last = len(tags) - 1
+        tags = [int(t) | (bound_wire.NOSYNC if not sync_each and i < last else 0) for i, t in enumerate(tags)]
         try:
-            self.sock.sendall(b"".join(bound_wire.REQUEST.pack(int(s), int(t)) for s, t in zip(slots, tags)))
+            self.sock.sendall(b"".join(bound_wire.REQUEST.pack(int(s), t) for s, t in zip(slots, tags)))
         except OSError:
             raise self._died() from None
         return [self._bound_reply(self._raw(bound_wire.REPLY.size), t) for t in tags]

@@ -10,6 +10,10 @@
  * it) can save only what this loop spends beyond a read, a call, a synchronisation and a write: a
  * few microseconds, where the executor's Python request path spends tens.
  *
+ * A batch (bound.py's batch mode) is several requests sent at once whose tags but the last's carry
+ * KS_BOUND_NOSYNC: those calls are made back to back and the device is synchronised once, after the
+ * last, so that the parent's clock over the batch holds the calls' work and one request's costs.
+ *
  * Frames, little-endian. Request: int32 slot (negative: end of the session), uint32 tag. Reply:
  * uint32 magic, uint32 tag, int32 the entry point's return code, int32 the synchronisation's result
  * (a CUresult: non-zero when the call faulted). On entry the loop writes one reply with tag 0 and
@@ -23,6 +27,7 @@
 #include <unistd.h>
 
 #define KS_BOUND_MAGIC 0x4e42534bu /* "KSBN" */
+#define KS_BOUND_NOSYNC 0x80000000u /* in a request's tag: no synchronisation after this call */
 
 typedef int (*entry_t)(int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
                        int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
@@ -80,7 +85,7 @@ int ks_bound_serve(int fd, void *fn, int nslots, int ni, const int64_t *ints, in
     for (int j = 0; j < nf; j++) x[j] = floats[(int64_t)s * nf + j];
     int rc = f(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14],
                a[15], x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]);
-    int sync_rc = synchronise ? synchronise() : 0;
+    int sync_rc = synchronise && !((uint32_t)req[1] & KS_BOUND_NOSYNC) ? synchronise() : 0;
     served++;
     if (reply(fd, (uint32_t)req[1], rc, sync_rc)) return -1;
   }

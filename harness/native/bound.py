@@ -14,6 +14,7 @@ MAGIC = 0x4E42534B
 REQUEST = struct.Struct("<iI")        # slot (negative: the session ends), tag
 REPLY = struct.Struct("<IIii")        # magic, tag, the entry point's return code, the synchronisation's result
 END = REQUEST.pack(-1, 0)
+NOSYNC = 0x80000000                   # in a request's tag: the device is not synchronised after this call (a batch's)
 
 
 def load_server(path):
@@ -67,6 +68,6 @@ def serve_python(fd, fn, argvs, synchronise):
         if slot >= len(argvs):
             raise ValueError(f"bound request for slot {slot}: the table has {len(argvs)}")
         rc = int(fn(*argvs[slot]))
-        sync_rc = int(synchronise())
+        sync_rc = 0 if tag & NOSYNC else int(synchronise())
         served += 1
         _write_all(fd, REPLY.pack(MAGIC, tag, rc, sync_rc))

@@ -8,6 +8,7 @@ clock (the parent's clock advanced by what each stand-in call costs), on figures
 H200 and H100 gave. The measurements themselves need the GPU (scripts/gpu/trust-cuda-check.sh)."""
 
 import ctypes
+import math
 import platform
 import random
 import socket
@@ -36,14 +37,15 @@ ENTRY = r"""
 #include <stdint.h>
 static int64_t seen[64][3];
 static float seen_x[64];
-static int calls, sync_result;
+static int calls, syncs, sync_result;
 int entry(const void *p, int64_t n, float x, int32_t k) {
   seen[calls % 64][0] = (int64_t)(uintptr_t)p; seen[calls % 64][1] = n; seen[calls % 64][2] = k;
   seen_x[calls % 64] = x;
   calls++;
   return k;
 }
-int synchronise(void) { return sync_result; }
+int synchronise(void) { syncs++; return sync_result; }
+int syncs_made(void) { return syncs; }
 void set_sync(int rc) { sync_result = rc; }
 int64_t seen_at(int call, int j) { return seen[call][j]; }
 float seen_x_at(int call) { return seen_x[call]; }
@@ -68,7 +70,7 @@ def entry_lib(tmp_path_factory):
 def _pair(lib_path, server, native_loop):
     """(parent handle, executor, the entry's library): an executor's cmd_bound behind a socketpair."""
     lib = ctypes.CDLL(lib_path)
-    for name in ("seen_at", "calls_made", "set_sync"):
+    for name in ("seen_at", "calls_made", "syncs_made", "set_sync"):
         getattr(lib, name).restype = ctypes.c_int64 if name == "seen_at" else ctypes.c_int
     lib.seen_x_at.restype = ctypes.c_float
     lib.set_sync(0)
@@ -131,6 +133,23 @@ def test_a_call_that_faulted_on_the_device_says_so(entry_lib, native_loop):
     t.join(5)
 
 
+@pytest.mark.parametrize("native_loop", [True, False], ids=["native", "python"])
+def test_a_batch_synchronises_once_after_its_last_call(entry_lib, native_loop):
+    parent, ex, lib = _pair(*entry_lib, native_loop)
+    t = _serve_one(ex)
+    parent.bound_open(bound.TABLE)
+    calls, syncs = lib.calls_made(), lib.syncs_made()
+    lib.set_sync(700)
+    got = parent.bound_calls([3, 1, 0, 2], [21, 22, 23, 24], sync_each=False)
+    assert [rc for rc, _ in got] == [SLOTS[s][3] for s in (3, 1, 0, 2)]
+    assert [sync for _, sync in got] == [0, 0, 0, 700]          # only the last call synchronised
+    assert lib.calls_made() - calls == 4 and lib.syncs_made() - syncs == 1
+    got = parent.bound_calls([0, 1], [25, 26])                   # each call synchronised (the CPU batches')
+    assert [sync for _, sync in got] == [700, 700] and lib.syncs_made() - syncs == 3
+    parent.bound_close()
+    t.join(5)
+
+
 def test_a_reply_that_answers_another_request_is_forged():
     parent = object.__new__(ExecutorProcess)
     ours, theirs = socket.socketpair()
@@ -174,15 +193,24 @@ class FakeEx:
     makes of it) and costs `cost(pair)` ms of the parent's clock; `read_ms` more until the
     parent's read returns (work still running when it answered)."""
 
-    def __init__(self, name, slots, cost, behave=None):
-        self.name, self.slots, self.cost, self.behave = name, slots, cost, behave
-        self.calls, self.running, self.opened = 0, None, False
+    def __init__(self, name, slots, cost, behave=None, offset=0.0):
+        self.name, self.slots, self.cost, self.behave, self.offset = name, slots, cost, behave, offset
+        self.calls, self.running, self.opened, self.syncs = 0, None, False, 0
 
     def bound_open(self, table):
         assert table == bound.TABLE
         self.opened = True
 
     def bound_call(self, j, tag):
+        Clock.ns += int(self.offset * 1e6)        # what this executor's request costs beside its call
+        return self._call(j)
+
+    def bound_calls(self, js, tags, sync_each=True):
+        Clock.ns += int(self.offset * 1e6)
+        self.syncs += len(js) if sync_each else 1
+        return [self._call(j) for j in js]
+
+    def _call(self, j):
         slot = self.slots[j]
         self.calls += 1
         ms = self.cost(self.calls)
@@ -224,11 +252,13 @@ class Sets:
         return self.slots[j]
 
 
-def _session(costs, behave=None, screen=1e-3, max_seconds=10.0, incumbent=None):
-    """A Job over stand-ins: {name: cost(call) -> ms}; `behave` {name: (call, slot) -> y or None}."""
-    behave = behave or {}
-    slots = {n: [Slot(j) for j in range(4)] for n in costs}
-    exs = {n: FakeEx(n, slots[n], costs[n], behave.get(n)) for n in costs}
+def _session(costs, behave=None, screen=1e-3, max_seconds=10.0, incumbent=None, slots=4, offsets=None, batch=False):
+    """A Job over stand-ins: {name: cost(call) -> ms}; `behave` {name: (call, slot) -> y or None};
+    `offsets` {name: ms a request costs that executor beside its calls}; `batch`: Options.bound_batch."""
+    behave, offsets = behave or {}, offsets or {}
+    n_slots = slots
+    slots = {n: [Slot(j) for j in range(n_slots)] for n in costs}
+    exs = {n: FakeEx(n, slots[n], costs[n], behave.get(n), offsets.get(n, 0.0)) for n in costs}
     task = SimpleNamespace(entry="f", timing={"max_seconds": max_seconds},
                            outputs=lambda: [SimpleNamespace(name="y")])
     scenario = SimpleNamespace(id="s1", params={})
@@ -239,10 +269,10 @@ def _session(costs, behave=None, screen=1e-3, max_seconds=10.0, incumbent=None):
     ctx = SimpleNamespace(task=task, cand=exs["candidate"], refx=exs["baseline"], incx=exs.get("incumbent"),
                           device=SimpleNamespace(flush=lambda: None, sync=lambda: None), deadline=None,
                           screens={"s1": {"y": screen}} if screen is not None else {}, messages=[],
-                          oracle=SimpleNamespace(expected=expected))
+                          oracle=SimpleNamespace(expected=expected), opts=SimpleNamespace(bound_batch=batch))
     pin = SimpleNamespace(round=lambda rng: None, restore=lambda: None)
     timer = Timer()
-    job = bound.Job(ctx, timer, {n: Sets(s) for n, s in slots.items()}, {n: Deck(timer.rng, 4) for n in costs},
+    job = bound.Job(ctx, timer, {n: Sets(s) for n, s in slots.items()}, {n: Deck(timer.rng, n_slots) for n in costs},
                     pin, scenario, 7)
     return job, exs
 
@@ -397,3 +427,65 @@ def test_an_incumbent_that_fails_its_bound_requests_is_left_out_never_blamed_on_
     with pytest.raises(ChildFailure) as err:
         bound.measure(job, {"candidate": 0.01, "baseline": 0.01, "incumbent": 0.002})
     assert err.value.who == "incumbent" and "poison" in str(err.value)
+
+
+# -- batch mode (Options.bound_batch) ----------------------------------------------------------------
+
+def _judge_session(job, figs):
+    samples = {n: {"ms": [f] * 20} for n, f in figs.items()}
+    timing = {}
+    found = bound.judge(job.ctx, timing, samples, TRIMMED_MEAN, job)
+    return found, timing["bound"], samples
+
+
+# The H100's reads (docs/harness-lab.md, 2026-12-06): identical work, the baseline's executor's requests
+# 85 us dearer than the candidate's; or the candidate's 53 us dearer. Kernels of 12 us.
+FAST_CAND = {"candidate": 0.015, "baseline": 0.100}
+SLOW_CAND = {"candidate": 0.068, "baseline": 0.015}
+
+
+def test_single_calls_carry_the_executors_offsets_whole(clock):
+    # what the H100 showed, reproduced: a forger at 0.6 goes free, identical code is refused
+    job, _ = _session({"candidate": _noisy(0.012, 1), "baseline": _noisy(0.012, 2)}, slots=40, offsets=FAST_CAND)
+    found, rec, samples = _judge_session(job, {"candidate": 0.6 * 0.012, "baseline": 0.012})
+    assert rec["mode"] == "single" and found is None and rec["factor"]["candidate"] == 1.0
+    job, _ = _session({"candidate": _noisy(0.012, 1), "baseline": _noisy(0.012, 2)}, slots=40, offsets=SLOW_CAND)
+    found, rec, _ = _judge_session(job, {"candidate": 0.012, "baseline": 0.012})
+    assert found is not None and found[0] == "rejected"
+
+
+def test_a_batch_slope_is_free_of_the_executors_offsets(clock):
+    # the same forger in batch mode: raised to the floor, its gain gone but for the margin
+    job, exs = _session({"candidate": _noisy(0.012, 1), "baseline": _noisy(0.012, 2)}, slots=40,
+                        offsets=FAST_CAND, batch=True)
+    found, rec, samples = _judge_session(job, {"candidate": 0.6 * 0.012, "baseline": 0.012})
+    assert rec["mode"] == "batch" and rec["calls"] == 39
+    assert rec["factor"]["candidate"] > bound.REJECT_FACTOR
+    assert TRIMMED_MEAN.of(samples["candidate"]["ms"]) >= 0.012 - bound.margin_ms(0.012) - 0.001
+    assert exs["candidate"].syncs == 2 * rec["pairs"], "one synchronisation a request"
+    assert not any(ex.opened for ex in exs.values()), "a session left open"
+    # identical code, the candidate's requests 53 us dearer: nothing moves, nothing refused
+    job, _ = _session({"candidate": _noisy(0.012, 1), "baseline": _noisy(0.012, 2)}, slots=40,
+                      offsets=SLOW_CAND, batch=True)
+    found, rec, samples = _judge_session(job, {"candidate": 0.012, "baseline": 0.012})
+    assert found is None and rec["factor"]["candidate"] == 1.0 and samples["candidate"]["ms"] == [0.012] * 20
+    # work the figure leaves out still counts: 40 us of host work in a 10 us call is refused
+    job, _ = _session({"candidate": _noisy(0.05, 1), "baseline": _noisy(0.01, 2)}, slots=40,
+                      offsets=SLOW_CAND, batch=True)
+    found, rec, _ = _judge_session(job, {"candidate": 0.01, "baseline": 0.01})
+    assert found[0] == "rejected" and "under the parent's clock" in found[1]
+
+
+def test_a_batch_answered_before_its_work_is_done_is_refused(clock):
+    job, _ = _session({"candidate": lambda c: 0.001, "baseline": _noisy(0.01, 2)}, slots=40, batch=True,
+                      behave={"candidate": lambda call, slot: None if call % 5 == 0 else 2 * slot.tensors["x"]})
+    found, rec, _ = _judge_session(job, {"candidate": 0.01, "baseline": 0.01})
+    assert found[0] == "rejected" and "poison" in found[1]
+
+
+def test_batch_size_follows_the_baselines_figure_and_the_slots():
+    assert bound.batch_size(0.012, 200) == math.ceil(bound.BATCH_LEAN_MS / 0.012)
+    assert bound.batch_size(0.001, 1000) == bound.BATCH_CALLS_MAX
+    assert bound.batch_size(5.0, 200) == bound.BATCH_CALLS_MIN
+    assert bound.batch_size(0.012, 10) == 9
+    assert bound.batch_size(0.012, 2) is None      # one call and two more do not fit: single calls

@@ -119,10 +119,18 @@ def judge(ctx, timing, samples, figure, job):
         return None
     if getattr(ctx, "device_kind", "cuda") == "cpu":
         return judge_cpu(ctx, timing, samples, figs, job)
-    run = measure(job, figs)
+    k = None
+    if getattr(getattr(ctx, "opts", None), "bound_batch", False):
+        k = batch_size(figs["baseline"], min(len(job.sets[n].slots) for n in figs))
+    run = measure(job, figs) if k is None else measure_batch(job, figs, k)
     record = {"pairs": run["pairs"], "stopped": run["stopped"], "seconds": round(run["seconds"], 4),
               "path": run["path"], "margin_ms": margin_ms(figs["baseline"]),
+              "mode": "single" if k is None else "batch",
               "wall_ms": {n: median(w) for n, w in run["walls"].items() if w}}
+    if k is not None:
+        record["calls"] = k
+        record["request_ms"] = {f"{n}:{size}": median(w) for size in ("1", "k")
+                                for n, w in run[f"walls_{size}"].items() if w}
     timing["bound"] = record
     if run["failure"] is not None:
         return run["failure"]
@@ -214,6 +222,117 @@ def measure(job, figs):
             n_pairs = k + 1
             if ctx.deadline is not None and time.monotonic() > ctx.deadline:
                 raise ChildFailure("timeout", "the evaluation's time limit was reached during this scenario")
+            if n_pairs in CHECKS and _clear(walls, figs, random.Random(f"{job.seed_base}:bound:{n_pairs}")):
+                out["stopped"] = "clear"
+                break
+            if n_pairs >= PAIRS_MIN and time.monotonic() - t_start > budget:
+                out["stopped"] = "time"
+                break
+        out["failure"] = _against_reference(ctx, scenario, unchecked, secret)
+        clean = True
+    finally:
+        out["seconds"] = time.monotonic() - t_start
+        for n in opened:
+            if clean or out["failure"] is not None:
+                paths[n] = exs[n].bound_close().get("path")
+            exs[n].running = None
+        job.pin.restore()
+    out["path"] = paths.get("candidate")
+    return out
+
+
+# Batch mode (Options.bound_batch). On an H100 two executors' single-call requests read tens of
+# microseconds apart for identical work, steadily over a scenario and either way (docs/harness-lab.md,
+# 2026-12-06): what a request costs apart from its call (the wake-ups, the parent's read in its own
+# context, the switch between contexts) differs by executor, and single-call walls carry it whole. So
+# per pair each executor answers a request of one call and a request of K calls back to back, the
+# device synchronised once after the last (bound.c's NOSYNC): W_K - W_1 holds K - 1 calls and none of
+# a request's own costs, and its slope is the per-call figure that is paired. K: BATCH_LEAN_MS of the
+# baseline's calls, BATCH_CALLS_MIN to BATCH_CALLS_MAX of them, every call on its own slot.
+# What it cannot see: calls of one batch that the candidate's process runs at once (it owns the loop
+# and may skip the stream order), which is why it is a mode to be measured on a GPU first.
+BATCH_LEAN_MS, BATCH_CALLS_MIN, BATCH_CALLS_MAX = 1.0, 2, 128
+
+
+def batch_size(base_figure, slots):
+    """K for a batch request, or None where the slots cannot hold one call and K more apart (then the
+    single-call requests of measure() are made)."""
+    if slots < 1 + BATCH_CALLS_MIN:
+        return None
+    return max(BATCH_CALLS_MIN, min(slots - 1, BATCH_CALLS_MAX, math.ceil(BATCH_LEAN_MS / max(base_figure, 1e-6))))
+
+
+def measure_batch(job, figs, k):
+    """measure() in batch mode: {walls: {name: [ms a call, the slope of a pair]}, walls_1 and walls_k:
+    {name: [ms a request]}, ...}. A pair: one new seed's inputs in 1 + k slots of each implementation,
+    then, in an order drawn over implementations and sizes, each implementation's request of one call
+    and its request of k calls, the L2 flushed before each; the parent's clock stops once its own read
+    of one slot of the request, drawn when it answered, is back. Once all answered, CPU_CHECKED slots
+    drawn then are read in every implementation at the same positions and checked as measure() does."""
+    ctx, timer, scenario = job.ctx, job.timer, job.scenario
+    names = [n for n in ("candidate", "baseline", "incumbent") if n in figs]
+    exs = {n: _executor(ctx, n) for n in names}
+    secret = random.Random(secrets.randbits(64))
+    slots = min(len(job.sets[n].slots) for n in names)
+    walls, one, many = ({n: [] for n in names} for _ in range(3))
+    opened, paths = [], {}
+    out = {"walls": walls, "walls_1": one, "walls_k": many, "pairs": 0, "stopped": "max", "seconds": 0.0,
+           "path": None, "failure": None, "calls": k}
+    unchecked = []
+    t_start, budget, tag = time.monotonic(), SHARE * float(ctx.task.timing["max_seconds"]), 0
+    clean = False
+    try:
+        for n in names:
+            exs[n].running = n
+            exs[n].bound_open(TABLE)
+            opened.append(n)
+        for p in range(PAIRS_MAX):
+            job.pin.round(timer.rng)
+            picks = timer.rng.sample(range(slots), k + 1)
+            chosen = {n: [job.sets[n].get(j) for j in picks] for n in names}
+            seed = timer.fresh(*(s for n in names for s in chosen[n]))     # one seed's values in every slot
+            order = [(n, size) for n in names for size in (1, k)]
+            timer.rng.shuffle(order)
+            for n, size in order:
+                mine = chosen[n][:1] if size == 1 else chosen[n][1:]
+                tags = list(range(tag + 1, tag + size + 1))
+                tag += size
+                ctx.device.flush()
+                ctx.device.sync()
+                t0 = time.perf_counter_ns()
+                codes = exs[n].bound_calls([s.j for s in mine], tags, sync_each=False)
+                slot = mine[secret.randrange(size)]      # drawn once it answered
+                read = {n: _read(ctx.task, slot, _positions(ctx.task, slot, secret))}
+                (one if size == 1 else many)[n].append((time.perf_counter_ns() - t0) / 1e6)
+                if codes[-1][1]:
+                    raise ChildFailure("call", f"the call failed on the GPU during a bound request (CUDA driver "
+                                               f"error {codes[-1][1]})", n)
+                rc = next((r for r, _ in codes if r), 0)
+                if rc and n == "candidate":
+                    out["failure"] = ("runtime_error", f"during timing: {ctx.task.entry} returned {rc} in a bound "
+                                                       f"request")
+                    return out
+                if rc and n == "incumbent":
+                    _incumbent_failed(f"it returned {rc} in a bound request")
+                failure = _written(ctx, scenario, p, read)
+                if failure is not None:
+                    out["failure"] = failure
+                    return out
+            for n in names:
+                walls[n].append((many[n][-1] - one[n][-1]) / (k - 1))
+            out["pairs"] = p + 1
+            for i in secret.sample(range(k + 1), min(CPU_CHECKED, k + 1)):     # drawn once all answered
+                positions = _positions(ctx.task, chosen[names[0]][i], secret)
+                both = {n: _read(ctx.task, chosen[n][i], positions) for n in names}
+                failure = _written(ctx, scenario, p, both)
+                if failure is None:
+                    failure = _screened(ctx, scenario, p, seed, positions, both, unchecked)
+                if failure is not None:
+                    out["failure"] = failure
+                    return out
+            if ctx.deadline is not None and time.monotonic() > ctx.deadline:
+                raise ChildFailure("timeout", "the evaluation's time limit was reached during this scenario")
+            n_pairs = p + 1
             if n_pairs in CHECKS and _clear(walls, figs, random.Random(f"{job.seed_base}:bound:{n_pairs}")):
                 out["stopped"] = "clear"
                 break

@@ -11,7 +11,8 @@
 # In $OUT: trust/ and wayin/ (each script's own files), summary.txt (both summaries).
 # PART=2 (about 500 s; carry .carry/host as well: `bash scripts/pack-gpu-host.sh`): the Triton example
 # alone, sandbox-check.sh (the root service's gpu_bash sandbox), then trust-cuda-check.sh's rms, flash
-# and adversarial steps (TRUST_STEPS, TRUST_DEADLINE).
+# and adversarial steps (TRUST_STEPS, TRUST_DEADLINE; TRUST_STEPS="batch adversarial" sets the bound's
+# batch mode beside the single-call one on the adversarial set, rmsnorm and flash).
 set -u
 : "${OUT:?set OUT}"
 if [ "${PART:-1}" = 2 ]; then

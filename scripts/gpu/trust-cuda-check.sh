@@ -15,6 +15,9 @@
 #              --peer-processes: without it, it measures the peers again in two processes (a host's
 #              first evaluation, not the budget's case; the H100 run of 2026-12-06 at a2764bf);
 #   flash      flash_attn_fwd's likewise (the budget: 45 s with the peers kept);
+#   batch      the bound requests in batch mode (Options.bound_batch, bound.py's measure_batch): the
+#              adversarial and honest set, then rmsnorm's and flash's baselines with the peers kept (A/A),
+#              to set beside the adversarial, rms and flash steps' single-call bound;
 #   l2-gain    forge3 (the executor's persisting-L2 check forged) with the parent's guard off and on (the
 #              bound requests off in both), and the baseline with it off: what the cheat gains, what the
 #              guard costs honest code;
@@ -92,6 +95,12 @@ rms)
 flash)
   fits flash 150 && eval_json flash-full 200 $F --peers-together --peer-processes 1 \
     && eval_json flash-kept 90 $F --peer-processes 1 ;;
+batch)
+  wait "$PREBUILD" 2>/dev/null
+  fits batch 150 && step adversarial-batch 300 "$PY" -m harness.adversarial.run "$MANIFEST" --bound-batch \
+    --json "$W/adversarial-batch.json"
+  fits rms-batch 30 && eval_json rmsnorm-batch 40 $R --peer-processes 1 --bound-batch
+  fits flash-batch 90 && eval_json flash-batch 120 $F --peer-processes 1 --bound-batch ;;
 l2-gain)
   fits l2-gain 40 && step l2-gain 90 "$PY" - "$W" <<'PYEOF'
 import json, sys, tempfile
@@ -155,10 +164,12 @@ if l2:
     for a, ms in l2["read_ms"].items():
         print(f"   {a:22} read {ms * 1e3:7.1f} us  reaches {l2['reaches'][a]!s:5}  parent's cost {l2['action_cost_ms'][a]:.3f} ms")
     print(f"   parent's own read after its flush: {l2['parent_read_after_flush_ms']}; guards: {l2.get('guards')}")
-adv = load("adversarial.json")
-if adv:
+for adv_name in ("adversarial", "adversarial-batch"):
+    adv = load(f"{adv_name}.json")
+    if not adv:
+        continue
     ok = sum(1 for o in adv if o["ok"])
-    print(f"-- adversarial and honest: {ok}/{len(adv)} as expected")
+    print(f"-- {adv_name}: {ok}/{len(adv)} as expected")
     for o in adv:
         r = o.get("result") or {}
         x = (r.get("summary") or {}).get("speedup_vs_baseline_geomean")
@@ -166,7 +177,7 @@ if adv:
         if o["ok"] is not True or str(o.get("trust", "")).startswith("39"):
             print(f"   {mark} {o['file']:34} {str(o['status']):13} x_base {x if x is None else round(x, 3)!s:6} "
                   f"{(o['why'] or o['reason'] or '')[:150]}")
-for name in ("rmsnorm-full", "rmsnorm-kept", "flash-full", "flash-kept"):
+for name in ("rmsnorm-full", "rmsnorm-kept", "rmsnorm-batch", "flash-full", "flash-kept", "flash-batch"):
     r = load(f"{name}.json")
     if not r:
         continue
