@@ -6,8 +6,8 @@ import { buildTaskBrief } from './prompt/system-prompt.js';
 import { DEFAULT_BUDGETS, StartRunParamsSchema, type StartRunParams } from './run-params.js';
 import { parseRunState, RunStateSchema } from './run-state.js';
 import { describeRun, type RunView } from './run-view.js';
-import { openDecisionCard } from './turn/decision-step.js';
 import { endRun } from './turn/finish.js';
+import { reopenRun } from './turn/reopen.js';
 import { transitionRun, type EngineServices } from './turn/services.js';
 import { openWorkspaceFor } from './turn/turn-context.js';
 import { assertTaskReady } from '../harness/task-gate.js';
@@ -95,37 +95,6 @@ export async function pauseRun(services: EngineServices, runId: string): Promise
   const moved = await transitionRun(services, run, 'paused');
   if (!moved) throw new UserInputError(`Run ${runId} cannot be paused while it is ${run.status}.`, { code: 'run_state' });
   return describeRun(moved, services.now());
-}
-
-/**
- * Re-opens a run that may be continued (REOPENABLE). A converged one runs again from a decision point that takes the person's pending
- * question, or else a bank question at once. The wait since it ended is not active time, and the
- * stop streak starts again. Undefined when the run is not converged (or someone re-opened it first).
- */
-export async function reopenRun(services: EngineServices, run: Run): Promise<Run | undefined> {
-  if (!canReopen(run)) return undefined;
-  const now = services.now();
-  const state = parseRunState(run.state);
-  const idleMs = run.finishedAt ? Math.max(0, now.getTime() - run.finishedAt.getTime()) : 0;
-  // A converged run re-opens at a decision point (a person's question, else the bank's); a run that
-  // an account limit or the network stopped goes on exactly where it was.
-  let decision = {};
-  if (run.endReason === CONVERGED || run.endReason === NO_EVALUATION) {
-    const card = await openDecisionCard({ store: services.store, run, state }, 'stopped', now);
-    const what = run.endReason === CONVERGED ? 'converged' : 'ended for talking without evaluating';
-    decision = {
-      decision: { id: card.id, trigger: 'stopped', reason: `A person continued the run that ${what}.`, evidence: {}, at: now.toISOString(), deadline: null },
-      decisionCount: card.seq,
-    };
-  }
-  // The convergence streak and the request cap count afresh from here.
-  const reopened = await services.store.runs.reopen(run, { ...decision, stopStreak: 0, stepsAtLastEval: run.stepsUsed, waitedMs: state.waitedMs + idleMs });
-  if (!reopened) return undefined;
-  await services.reporter.statusChanged({ run: describeRun(reopened, now), from: run.status, to: reopened.status });
-  // The turn that ended the run may have left a finished job under its number: go on with the next.
-  await services.store.agentRuns.advanceTurn(run.id, state.turn);
-  await services.scheduler.schedule({ runId: run.id, turn: state.turn + 1 }, { delayMs: 0 });
-  return (await services.store.runs.get(run.id)) ?? reopened;
 }
 
 export async function resumeRun(services: EngineServices, runId: string): Promise<RunView> {

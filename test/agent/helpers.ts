@@ -16,8 +16,12 @@ export interface ReporterEvent {
 }
 
 /** A reporter that records every event, in order. */
-export function recordingReporter(events: ReporterEvent[]): RunReporter {
-  const record = (event: keyof RunReporter) => (data: unknown) => void events.push({ event, data: data as ReporterEvent['data'] });
+/** A reporter that records every event; `hold(event)` (when given) is awaited before it returns. */
+export function recordingReporter(events: ReporterEvent[], hold?: (event: keyof RunReporter) => Promise<void> | void): RunReporter {
+  const record = (event: keyof RunReporter) => (data: unknown) => {
+    events.push({ event, data: data as ReporterEvent['data'] });
+    return hold?.(event);
+  };
   return {
     statusChanged: record('statusChanged'),
     stepFinished: record('stepFinished'),
@@ -43,11 +47,18 @@ export interface EngineHarness {
 }
 
 /** An engine in this process: the real SDK against a fake server, the real harness, the bank. */
-export async function startEngine(options: { store: Store; dataDir: string; server?: FakeAnthropicOptions; env?: Env; bankDir?: string }): Promise<EngineHarness> {
+export async function startEngine(options: {
+  store: Store;
+  dataDir: string;
+  server?: FakeAnthropicOptions;
+  env?: Env;
+  bankDir?: string;
+  hold?: (event: keyof RunReporter) => Promise<void> | void;
+}): Promise<EngineHarness> {
   const server = await startFakeAnthropic(options.server ?? {});
   const config = testConfig(options.dataDir, server.url, options.env);
   const events: ReporterEvent[] = [];
-  const agent = createLocalAgent({ config, store: options.store, logger: silentLogger, ...LOCAL_TEST_AGENT, reporter: recordingReporter(events), ...(options.bankDir ? { bankDir: options.bankDir } : {}) });
+  const agent = createLocalAgent({ config, store: options.store, logger: silentLogger, ...LOCAL_TEST_AGENT, reporter: recordingReporter(events, options.hold), ...(options.bankDir ? { bankDir: options.bankDir } : {}) });
   return {
     server,
     config,

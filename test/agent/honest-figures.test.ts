@@ -25,13 +25,15 @@ import { startEngine, waitFor, type EngineHarness } from './helpers.js';
 // The real harness on cpu_softmax, a scripted model, PostgreSQL (the CLI reads the same database).
 
 /**
- * Fast (AVX2) everywhere, but doing its work three times over outside the three quick scenarios: a
- * counted best well above the baseline on the full set, and well below what it does on the subset.
+ * Fast (AVX2) everywhere, but doing its work twice over outside the three quick scenarios: a counted
+ * best well above the baseline on the full set, and well below what it does on the subset. (Three
+ * times over, the full set's interval came within reach of the baseline on a loaded CI machine: no
+ * counted best, and the bank's first question had no best to state.)
  */
 const SLOWER_OFF_QUICK = `${FAST.replace(/extern "C"(.*)\bsoftmax_rows\(/, 'static$1fast_rows(')}
 extern "C" int softmax_rows(const float* x, float* y, int64_t rows, int64_t cols) {
   const bool quick = (rows == 64 && cols == 128) || (rows == 7 && cols == 33) || (rows == 256 && cols == 1024);
-  if (!quick) { fast_rows(x, y, rows, cols); fast_rows(x, y, rows, cols); }
+  if (!quick) fast_rows(x, y, rows, cols);
   return fast_rows(x, y, rows, cols);
 }
 `;

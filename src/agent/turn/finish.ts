@@ -1,11 +1,12 @@
 import { describeError } from '../../core/errors.js';
-import type { Run, RunStatus } from '../../db/index.js';
+import { canReopen, type Run, type RunStatus } from '../../db/index.js';
 import { decodeCandidate, type CandidateFiles } from '../../harness/candidate.js';
 import { expandScenarios, findTask } from '../../harness/tasks.js';
 import type { FullSetConfirmation, RunSummary } from '../reporter.js';
 import { recordCountedBest } from '../counted.js';
 import { activeSeconds, countedBestOfRun, describeRun } from '../run-view.js';
 import { exportBest, removeRunHome, workspacePaths } from '../workspace/workspace.js';
+import { reopenRun } from './reopen.js';
 import { transitionRun, type EngineServices } from './services.js';
 
 /** The final summary: the best correct candidate (written out as a file), usage and questions. */
@@ -70,9 +71,24 @@ export async function endRun(
   endReason: string,
   error: string | null = null,
 ): Promise<Run> {
-  const moved = await transitionRun(services, run, status, { endReason, ...(error ? { error } : {}) });
+  // An end a person may continue from is marked `ending` in the same statement, until its summary
+  // is out: a resume or a reply meanwhile is kept for the end to act on (reopen.ts), not undone by it.
+  const reopenable = canReopen({ status, endReason });
+  const moved = await transitionRun(services, run, status, { endReason, ...(error ? { error } : {}) }, reopenable ? { ending: true } : undefined);
   const final = moved ?? (await services.store.runs.get(run.id)) ?? run;
   if (!moved) return final; // someone else ended it (and reported it)
+  try {
+    return await writeEnd(services, run, status, final);
+  } finally {
+    if (reopenable && (await services.store.runs.settleEnd(run.id))) {
+      const latest = await services.store.runs.get(run.id);
+      if (latest) await reopenRun(services, latest);
+    }
+  }
+}
+
+/** The rest of an end, once the run is in its final state: the HOME, the decision, the summary. */
+async function writeEnd(services: EngineServices, run: Run, status: RunStatus, final: Run): Promise<Run> {
   if (!services.config.agent.sandbox.keepHomes) {
     await removeRunHome(services.config.core.dataDir, run.id).catch((e: unknown) => services.logger.warn({ err: e, runId: run.id }, 'could not remove the run\'s HOME'));
   }

@@ -35,9 +35,10 @@ export async function transitionRun(
   run: Run,
   to: RunStatus,
   patch: Partial<Pick<Run, 'endReason' | 'error'>> = {},
+  statePatch?: Record<string, unknown>,
 ): Promise<Run | undefined> {
   if (run.status === to) return run;
-  const moved = await services.store.runs.transition(run.id, to, patch);
+  const moved = await services.store.runs.transition(run.id, to, patch, statePatch);
   if (moved) await services.reporter.statusChanged({ run: describeRun(moved, services.now()), from: run.status, to });
   return moved;
 }

@@ -69,7 +69,12 @@ export function createRunRepository(db: Database) {
      * Moves a run to `to` if, and only if, it is in a state from which that move is legal.
      * Returns the updated run, or undefined when another process moved it first or the move is illegal.
      */
-    async transition(id: string, to: RunStatus, patch: Partial<Pick<Run, 'endReason' | 'error'>> = {}): Promise<Run | undefined> {
+    async transition(
+      id: string,
+      to: RunStatus,
+      patch: Partial<Pick<Run, 'endReason' | 'error'>> = {},
+      statePatch?: Record<string, unknown>,
+    ): Promise<Run | undefined> {
       const now = new Date();
       const [row] = await db
         .update(runs)
@@ -78,6 +83,7 @@ export function createRunRepository(db: Database) {
           updatedAt: now,
           ...(to === 'running' ? { startedAt: sql`coalesce(${runs.startedAt}, now())` } : {}),
           ...(isTerminal(to) ? { finishedAt: now } : {}),
+          ...(statePatch ? { state: sql`${runs.state} || ${JSON.stringify(statePatch)}::jsonb` } : {}),
           ...patch,
         })
         .where(and(eq(runs.id, id), inArray(runs.status, allowedSources(to))))
@@ -95,9 +101,41 @@ export function createRunRepository(db: Database) {
       const [row] = await db
         .update(runs)
         .set({ status: 'running', endReason: null, error: null, finishedAt: null, updatedAt: new Date(), state: sql`${runs.state} || ${JSON.stringify(statePatch)}::jsonb` })
-        .where(and(eq(runs.id, run.id), eq(runs.status, run.status), eq(runs.endReason, run.endReason!)))
+        .where(and(eq(runs.id, run.id), eq(runs.status, run.status), eq(runs.endReason, run.endReason!), sql`not (${runs.state} ? 'ending')`))
         .returning();
       return row;
+    },
+
+    /**
+     * A re-opening asked for while the run's end is still being written (state.ending, finish.ts):
+     * recorded for the end to act on once it is settled. False when the end was settled first (then
+     * the caller re-opens it itself). Both are one conditional statement on the row, so exactly one
+     * of the two sees the request.
+     */
+    async requestReopen(id: string): Promise<boolean> {
+      const rows = await db
+        .update(runs)
+        .set({ state: sql`${runs.state} || '{"ending": "reopen"}'::jsonb`, updatedAt: new Date() })
+        .where(and(eq(runs.id, id), sql`${runs.state} ? 'ending'`))
+        .returning({ id: runs.id });
+      return rows.length > 0;
+    },
+
+    /**
+     * Clears the end's mark (state.ending); true when a re-opening was asked for meanwhile. First the
+     * mark as the end set it, then the one a request turned it into: a request can only come before
+     * the first statement (which then finds nothing, and the second finds it) or after it (and then
+     * finds no mark: requestReopen says false).
+     */
+    async settleEnd(id: string): Promise<boolean> {
+      const clear = (value: string) =>
+        db
+          .update(runs)
+          .set({ state: sql`${runs.state} - 'ending'`, updatedAt: new Date() })
+          .where(and(eq(runs.id, id), sql`${runs.state}->>'ending' = ${value}`))
+          .returning({ id: runs.id });
+      if ((await clear('true')).length > 0) return false;
+      return (await clear('reopen')).length > 0;
     },
 
     async update(id: string, patch: Partial<Omit<Run, 'id' | 'status' | 'createdAt'>>): Promise<Run | undefined> {
