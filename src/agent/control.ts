@@ -1,5 +1,5 @@
 import { describeError, UserInputError } from '../core/errors.js';
-import { canReopen, CONVERGED, isTerminal, NO_EVALUATION, type Question, type Run } from '../db/index.js';
+import { canReopen, isTerminal, type Question, type Run } from '../db/index.js';
 import { findTask } from '../harness/tasks.js';
 import { loadParentRun, summariseParent } from './lineage.js';
 import { buildTaskBrief } from './prompt/system-prompt.js';
