@@ -489,3 +489,30 @@ def test_batch_size_follows_the_baselines_figure_and_the_slots():
     assert bound.batch_size(5.0, 200) == bound.BATCH_CALLS_MIN
     assert bound.batch_size(0.012, 10) == 9
     assert bound.batch_size(0.012, 2) is None      # one call and two more do not fit: single calls
+
+
+def test_a_batch_session_runs_through_real_executors(monkeypatch, cache_dir):
+    # The CUDA batch mode's session (measure_batch) driven through the CPU task's real executors and
+    # their native loops (the wire, the NOSYNC tags, the slots, decks, fresh inputs, poison, screens):
+    # what the stand-ins above cannot show. The clock is the parent's wall, as on a GPU.
+    from harness.evaluate import Options, evaluate
+    from .conftest import CPU_TASK
+    runs = []
+    judge_cpu = bound.judge_cpu
+
+    def both(ctx, timing, samples, figs, job):
+        k = bound.batch_size(figs["baseline"], min(len(job.sets[n].slots) for n in figs))
+        assert k is not None and k >= bound.BATCH_CALLS_MIN
+        runs.append(bound.measure_batch(job, figs, k))
+        return judge_cpu(ctx, timing, samples, figs, job)
+    monkeypatch.setattr(bound, "judge_cpu", both)
+    result = evaluate(Options(task_dir=str(CPU_TASK), candidate=str(CPU_TASK / "baseline.cpp"),
+                              scenarios="r64-c128", cache_dir=cache_dir, with_peers=False))
+    assert result["status"] == "ok", result["messages"]
+    assert len(runs) == 1
+    run = runs[0]
+    assert run["failure"] is None and run["pairs"] >= bound.PAIRS_MIN and run["path"] == "native", run
+    for n in ("candidate", "baseline"):
+        assert len(run["walls"][n]) == run["pairs"] == len(run["walls_1"][n]) == len(run["walls_k"][n])
+        # k calls take longer than one: the slope is a call's cost, not a request's
+        assert bound.median(run["walls_k"][n]) > bound.median(run["walls_1"][n])
