@@ -140,6 +140,22 @@ from pathlib import Path
 W = Path(sys.argv[1])
 
 
+def bound_line(r):
+    out = []
+    for x in (r or {}).get("scenarios") or []:
+        b = (x.get("timing") or {}).get("bound")
+        if not isinstance(b, dict) or "factor" not in b:
+            continue
+        d = (b.get("d_ms") or {}).get("candidate")
+        ci = (b.get("ci_ms") or {}).get("candidate") or [None]
+        fig = (b.get("figure_ms") or {}).get("candidate")
+        f = (b.get("factor") or {}).get("candidate")
+        us = lambda v: "-" if v is None else f"{v * 1e3:+.1f}"
+        out.append(f"{x['id']}:{b.get('mode', 'single')[0]}{b.get('calls', '')} d{us(d)}/{us(ci[0])} "
+                   f"f{us(fig)} x{'-' if f is None else round(f, 2)}")
+    return "; ".join(out)[:1500]
+
+
 def load(name):
     p = W / name
     try:
@@ -177,6 +193,11 @@ for adv_name in ("adversarial", "adversarial-batch"):
         if o["ok"] is not True or str(o.get("trust", "")).startswith("39"):
             print(f"   {mark} {o['file']:34} {str(o['status']):13} x_base {x if x is None else round(x, 3)!s:6} "
                   f"{(o['why'] or o['reason'] or '')[:150]}")
+            # the bound per scenario, for the margin's calibration: id, mode/K, d (us), its interval's
+            # lower end, the figure and the factor
+            line = bound_line(r) if o["file"].startswith(("forge1", "forge5", "honest")) else ""
+            if line:
+                print("      " + line)
 for name in ("rmsnorm-full", "rmsnorm-kept", "rmsnorm-batch", "flash-full", "flash-kept", "flash-batch"):
     r = load(f"{name}.json")
     if not r:
@@ -204,6 +225,10 @@ for name in ("rmsnorm-full", "rmsnorm-kept", "rmsnorm-batch", "flash-full", "fla
           f"stopped {stopped}, raised {len(raised)} (max x{max(raised) if raised else 1.0:.3f}); peers {peers}")
     for m in r["messages"][:6]:
         print("   message:", m[:200])
+    worst = sorted((x for x in sc if isinstance((x.get("timing") or {}).get("bound"), dict)
+                    and "factor" in x["timing"]["bound"]),
+                   key=lambda x: -((x["timing"]["bound"]["factor"].get("candidate") or 99)))[:4]
+    print("   bound, highest factors:", bound_line({"scenarios": worst}))
     for x in sc:
         if x["status"] != "ok":
             print("   ", x["id"], x["status"], (x.get("reason") or "")[:250])
