@@ -36,6 +36,38 @@ describe.each(BACKENDS)('run store on %s', (backend) => {
     expect((await store.runs.get(run.id))?.status).toBe('finished');
   });
 
+  it('holds a re-opening asked for while an end is written for the end to act on, exactly once', async () => {
+    const run = await store.runs.create(newRun());
+    await store.runs.transition(run.id, 'running');
+    const ended = await store.runs.transition(run.id, 'finished', { endReason: 'converged' }, { ending: true });
+    expect(ended?.state).toMatchObject({ ending: true });
+    // While the end is written: no re-opening; the request is recorded for the end.
+    expect(await store.runs.reopen(ended!, { stopStreak: 0 })).toBeUndefined();
+    expect(await store.runs.requestReopen(run.id)).toBe(true);
+    expect(await store.runs.requestReopen(run.id)).toBe(true); // a second ask is the same ask
+    expect(await store.runs.settleEnd(run.id)).toBe(true);
+    expect((await store.runs.get(run.id))!.state).not.toHaveProperty('ending');
+    // Settled: a request finds no mark (the caller re-opens itself), and re-opening works.
+    expect(await store.runs.requestReopen(run.id)).toBe(false);
+    expect(await store.runs.settleEnd(run.id)).toBe(false);
+    expect((await store.runs.reopen(ended!, { stopStreak: 0 }))?.status).toBe('running');
+    // An end nobody asked to continue settles without a re-opening.
+    await store.runs.transition(run.id, 'finished', { endReason: 'converged' }, { ending: true });
+    expect(await store.runs.settleEnd(run.id)).toBe(false);
+  });
+
+  it('settles an end and takes a concurrent re-opening request exactly once between them', async () => {
+    for (let i = 0; i < 10; i++) {
+      const run = await store.runs.create(newRun());
+      await store.runs.transition(run.id, 'running');
+      await store.runs.transition(run.id, 'finished', { endReason: 'converged' }, { ending: true });
+      const [asked, settledWithAsk] = await Promise.all([store.runs.requestReopen(run.id), store.runs.settleEnd(run.id)]);
+      // Either the request came first (the end re-opens) or the end did (the asker re-opens): never both, never neither.
+      expect(asked).toBe(settledWithAsk);
+      expect((await store.runs.get(run.id))!.state).not.toHaveProperty('ending');
+    }
+  });
+
   it('lets exactly one of two concurrent transitions win', async () => {
     const run = await store.runs.create(newRun());
     await store.runs.transition(run.id, 'running');
