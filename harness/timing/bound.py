@@ -81,6 +81,12 @@ REL_MARGIN = 0.03
 # used to hide them); below it the figure is raised to the floor and nothing more (no gain is left).
 REJECT_FACTOR = 1.15
 REJECT_EXCESS_MS = 0.010
+# Single-call requests (measure(), the default until batch mode is measured on a GPU): an H100 read
+# two executors' requests up to 85 us apart for identical work, steadily over a scenario (docs/
+# harness-lab.md, 2026-12-06), and refused honest code on that (+53 us, +64 us). Under this excess a
+# call the figure is raised to the floor and nothing more: no verdict of its own on what offsets alone
+# can make.
+SINGLE_REJECT_EXCESS_MS = 0.100
 # Output elements the parent reads after each bound request (per output), at positions drawn then.
 POSITIONS = 16
 UNTRUSTED = ("candidate", "incumbent")
@@ -153,7 +159,8 @@ def judge(ctx, timing, samples, figure, job):
         record.setdefault("floor_ms", {})[name] = floor
         record.setdefault("figure_ms", {})[name] = figs[name]
         record.setdefault("factor", {})[name] = factor
-        forged = factor is None or (factor > REJECT_FACTOR and floor - figs[name] > REJECT_EXCESS_MS)
+        excess = REJECT_EXCESS_MS if k is not None else SINGLE_REJECT_EXCESS_MS
+        forged = factor is None or (factor > REJECT_FACTOR and floor - figs[name] > excess)
         if name == "candidate" and forged:
             under = 100.0 * (1.0 - max(0.0, figs[name]) / floor)
             found = ("rejected", f"during timing: the candidate's figures read {under:.0f} % under the parent's "
