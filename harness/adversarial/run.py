@@ -178,8 +178,7 @@ def main(argv=None):
     outcomes = []
     with tempfile.TemporaryDirectory(prefix="kernelseek-adv-") as tmp:
         for entry in entries:
-            out = run_entry(task_dir, entry, Path(tmp), args.cache_dir,
-                            **({"bound_batch": True} if args.bound_batch else {}))
+            out = run_entry(task_dir, entry, Path(tmp), args.cache_dir, bound_batch=args.bound_batch)
             outcomes.append(out)
             if args.json:   # after every candidate, so that a run cut short keeps what it found
                 Path(args.json).write_text(json.dumps(outcomes, indent=1))

@@ -181,71 +181,37 @@ def measure(job, figs):
     """The scenario's bound pairs: {walls: {name: [ms]}, pairs, stopped, seconds, path, failure}."""
     ctx, timer, scenario = job.ctx, job.timer, job.scenario
     names = [n for n in ("candidate", "baseline", "incumbent") if n in figs]
-    exs = {n: _executor(ctx, n) for n in names}
     secret = random.Random(secrets.randbits(64))
-    walls, opened, paths = {n: [] for n in names}, [], {}
+    walls = {n: [] for n in names}
     out = {"walls": walls, "pairs": 0, "stopped": "max", "seconds": 0.0, "path": None, "failure": None}
     unchecked = []      # pairs whose values the screen could not vouch for: (pair, seed, positions, values)
-    t_start, budget, tag = time.monotonic(), SHARE * float(ctx.task.timing["max_seconds"]), 0
-    clean = False
-    try:
-        for n in names:
-            exs[n].running = n      # ChildFailure.who: whose failure it is (the incumbent's is not the candidate's)
-            exs[n].bound_open(TABLE)
-            opened.append(n)
-        for k in range(PAIRS_MAX):
-            job.pin.round(timer.rng)
-            chosen = {n: job.sets[n].get(job.decks[n].draw()) for n in names}
-            seed = timer.fresh(*chosen.values())
-            order = list(names)
-            timer.rng.shuffle(order)
-            positions, values = None, {}
-            for n in order:
-                ctx.device.flush()
-                ctx.device.sync()
-                tag += 1
-                t0 = time.perf_counter_ns()
-                rc, sync_rc = exs[n].bound_call(chosen[n].j, tag)
-                if positions is None:      # drawn once the first of the pair has answered
-                    positions = _positions(ctx.task, chosen[n], secret)
-                values[n] = _read(ctx.task, chosen[n], positions)
-                walls[n].append((time.perf_counter_ns() - t0) / 1e6)
-                if sync_rc:
-                    raise ChildFailure("call", f"the call failed on the GPU during a bound request (CUDA driver "
-                                               f"error {sync_rc})", n)
-                if rc and n == "candidate":
-                    out["failure"] = ("runtime_error", f"during timing: {ctx.task.entry} returned {rc} in a bound "
-                                                       f"request")
-                    return out
-                if rc and n == "incumbent":
-                    _incumbent_failed(f"it returned {rc} in a bound request")
-            out["pairs"] = k + 1
-            failure = _written(ctx, scenario, k, values)
-            if failure is None:
-                failure = _screened(ctx, scenario, k, seed, positions, values, unchecked)
+    tag = 0
+
+    def pair(k, exs):
+        nonlocal tag
+        chosen = {n: job.sets[n].get(job.decks[n].draw()) for n in names}
+        seed = timer.fresh(*chosen.values())
+        order = list(names)
+        timer.rng.shuffle(order)
+        positions, values = None, {}
+        for n in order:
+            ctx.device.flush()
+            ctx.device.sync()
+            tag += 1
+            t0 = time.perf_counter_ns()
+            codes = [exs[n].bound_call(chosen[n].j, tag)]
+            if positions is None:      # drawn once the first of the pair has answered
+                positions = _positions(ctx.task, chosen[n], secret)
+            values[n] = _read(ctx.task, chosen[n], positions)
+            walls[n].append((time.perf_counter_ns() - t0) / 1e6)
+            failure = _returned(ctx, n, codes)
             if failure is not None:
-                out["failure"] = failure
-                return out
-            n_pairs = k + 1
-            if ctx.deadline is not None and time.monotonic() > ctx.deadline:
-                raise ChildFailure("timeout", "the evaluation's time limit was reached during this scenario")
-            if n_pairs in CHECKS and _clear(walls, figs, random.Random(f"{job.seed_base}:bound:{n_pairs}")):
-                out["stopped"] = "clear"
-                break
-            if n_pairs >= PAIRS_MIN and time.monotonic() - t_start > budget:
-                out["stopped"] = "time"
-                break
-        out["failure"] = _against_reference(ctx, scenario, unchecked, secret)
-        clean = True
-    finally:
-        out["seconds"] = time.monotonic() - t_start
-        for n in opened:
-            if clean or out["failure"] is not None:
-                paths[n] = exs[n].bound_close().get("path")
-            exs[n].running = None
-        job.pin.restore()
-    out["path"] = paths.get("candidate")
-    return out
+                return failure
+        out["pairs"] = k + 1
+        return _written(ctx, scenario, k, values) or _screened(ctx, scenario, k, seed, positions, values, unchecked)
+
+    return _session(job, names, out, SHARE * float(ctx.task.timing["max_seconds"]), pair,
+                    lambda rng: _clear(walls, figs, rng), unchecked, secret)
 
 
 # Batch mode (Options.bound_batch). On an H100 two executors' single-call requests read tens of
@@ -278,85 +244,39 @@ def measure_batch(job, figs, k):
     drawn then are read in every implementation at the same positions and checked as measure() does."""
     ctx, timer, scenario = job.ctx, job.timer, job.scenario
     names = [n for n in ("candidate", "baseline", "incumbent") if n in figs]
-    exs = {n: _executor(ctx, n) for n in names}
     secret = random.Random(secrets.randbits(64))
-    slots = min(len(job.sets[n].slots) for n in names)
     walls, one, many = ({n: [] for n in names} for _ in range(3))
-    opened, paths = [], {}
     out = {"walls": walls, "walls_1": one, "walls_k": many, "pairs": 0, "stopped": "max", "seconds": 0.0,
            "path": None, "failure": None, "calls": k}
     unchecked = []
-    t_start, budget, tag = time.monotonic(), SHARE * float(ctx.task.timing["max_seconds"]), 0
-    clean = False
-    try:
+    tag = 0
+
+    def pair(p, exs):
+        nonlocal tag
+        chosen, seed = _fresh_slots(job, names, k + 1)
+        order = [(n, size) for n in names for size in (1, k)]
+        timer.rng.shuffle(order)
+        for n, size in order:
+            mine = chosen[n][:1] if size == 1 else chosen[n][1:]
+            tags = list(range(tag + 1, tag + size + 1))
+            tag += size
+            ctx.device.flush()
+            ctx.device.sync()
+            t0 = time.perf_counter_ns()
+            codes = exs[n].bound_calls([s.j for s in mine], tags, sync_each=False)
+            slot = mine[secret.randrange(size)]      # drawn once it answered
+            read = {n: _read(ctx.task, slot, _positions(ctx.task, slot, secret))}
+            (one if size == 1 else many)[n].append((time.perf_counter_ns() - t0) / 1e6)
+            failure = _returned(ctx, n, codes) or _written(ctx, scenario, p, read)
+            if failure is not None:
+                return failure
         for n in names:
-            exs[n].running = n
-            exs[n].bound_open(TABLE)
-            opened.append(n)
-        for p in range(PAIRS_MAX):
-            job.pin.round(timer.rng)
-            picks = timer.rng.sample(range(slots), k + 1)
-            chosen = {n: [job.sets[n].get(j) for j in picks] for n in names}
-            seed = timer.fresh(*(s for n in names for s in chosen[n]))     # one seed's values in every slot
-            order = [(n, size) for n in names for size in (1, k)]
-            timer.rng.shuffle(order)
-            for n, size in order:
-                mine = chosen[n][:1] if size == 1 else chosen[n][1:]
-                tags = list(range(tag + 1, tag + size + 1))
-                tag += size
-                ctx.device.flush()
-                ctx.device.sync()
-                t0 = time.perf_counter_ns()
-                codes = exs[n].bound_calls([s.j for s in mine], tags, sync_each=False)
-                slot = mine[secret.randrange(size)]      # drawn once it answered
-                read = {n: _read(ctx.task, slot, _positions(ctx.task, slot, secret))}
-                (one if size == 1 else many)[n].append((time.perf_counter_ns() - t0) / 1e6)
-                if codes[-1][1]:
-                    raise ChildFailure("call", f"the call failed on the GPU during a bound request (CUDA driver "
-                                               f"error {codes[-1][1]})", n)
-                rc = next((r for r, _ in codes if r), 0)
-                if rc and n == "candidate":
-                    out["failure"] = ("runtime_error", f"during timing: {ctx.task.entry} returned {rc} in a bound "
-                                                       f"request")
-                    return out
-                if rc and n == "incumbent":
-                    _incumbent_failed(f"it returned {rc} in a bound request")
-                failure = _written(ctx, scenario, p, read)
-                if failure is not None:
-                    out["failure"] = failure
-                    return out
-            for n in names:
-                walls[n].append((many[n][-1] - one[n][-1]) / (k - 1))
-            out["pairs"] = p + 1
-            for i in secret.sample(range(k + 1), min(CPU_CHECKED, k + 1)):     # drawn once all answered
-                positions = _positions(ctx.task, chosen[names[0]][i], secret)
-                both = {n: _read(ctx.task, chosen[n][i], positions) for n in names}
-                failure = _written(ctx, scenario, p, both)
-                if failure is None:
-                    failure = _screened(ctx, scenario, p, seed, positions, both, unchecked)
-                if failure is not None:
-                    out["failure"] = failure
-                    return out
-            if ctx.deadline is not None and time.monotonic() > ctx.deadline:
-                raise ChildFailure("timeout", "the evaluation's time limit was reached during this scenario")
-            n_pairs = p + 1
-            if n_pairs in CHECKS and _clear(walls, figs, random.Random(f"{job.seed_base}:bound:{n_pairs}")):
-                out["stopped"] = "clear"
-                break
-            if n_pairs >= PAIRS_MIN and time.monotonic() - t_start > budget:
-                out["stopped"] = "time"
-                break
-        out["failure"] = _against_reference(ctx, scenario, unchecked, secret)
-        clean = True
-    finally:
-        out["seconds"] = time.monotonic() - t_start
-        for n in opened:
-            if clean or out["failure"] is not None:
-                paths[n] = exs[n].bound_close().get("path")
-            exs[n].running = None
-        job.pin.restore()
-    out["path"] = paths.get("candidate")
-    return out
+            walls[n].append((many[n][-1] - one[n][-1]) / (k - 1))
+        out["pairs"] = p + 1
+        return _checked(ctx, scenario, p, seed, chosen, secret, unchecked)
+
+    return _session(job, names, out, SHARE * float(ctx.task.timing["max_seconds"]), pair,
+                    lambda rng: _clear(walls, figs, rng), unchecked, secret)
 
 
 # CPU tasks (issue 39): a request's lean calls, sent at once and answered in turn (executor.handle.bound_calls):
@@ -435,64 +355,70 @@ def measure_cpu(job, figs, rounds_ci=None, margin=0.0):
     a call]}, ...} as measure()."""
     ctx, timer, scenario = job.ctx, job.timer, job.scenario
     names = [n for n in ("candidate", "baseline", "incumbent") if n in figs]
-    exs = {n: _executor(ctx, n) for n in names}
     secret = random.Random(secrets.randbits(64))
     slots = min(len(job.sets[n].slots) for n in names)
     k = max(1, min(slots, CPU_CALLS_MAX, max(CPU_CALLS, math.ceil(CPU_LEAN_MS / max(figs["baseline"], 1e-6)))))
-    walls, opened, paths = {n: [] for n in names}, [], {}
+    walls = {n: [] for n in names}
     out = {"walls": walls, "pairs": 0, "stopped": "max", "seconds": 0.0, "path": None, "failure": None, "calls": k}
     unchecked = []
+    tag = 0
+
+    def pair(p, exs):
+        nonlocal tag
+        chosen, seed = _fresh_slots(job, names, k)
+        ctx.device.flush([s.span for n in names for s in chosen[n]])
+        order = list(names)
+        timer.rng.shuffle(order)
+        for n in order:
+            tags = list(range(tag + 1, tag + k + 1))
+            tag += k
+            c0 = exs[n].cpu_ns()
+            codes = exs[n].bound_calls([s.j for s in chosen[n]], tags)
+            c1 = exs[n].cpu_ns()
+            walls[n].append((c1 - c0) / 1e6 / k)
+            failure = _returned(ctx, n, codes, sync=False)
+            if failure is not None:
+                return failure
+        out["pairs"] = p + 1
+        return _checked(ctx, scenario, p, seed, chosen, secret, unchecked)
+
     budget = max(SHARE * float(ctx.task.timing["max_seconds"]), CPU_MIN_SECONDS)
-    t_start, tag = time.monotonic(), 0
-    clean = False
+    return _session(job, names, out, budget, pair, lambda rng: _clear_cpu(walls, rounds_ci, margin, rng),
+                    unchecked, secret)
+
+
+def _session(job, names, out, budget, pair, clear, unchecked, secret):
+    """A scenario's bound session, whatever its pairs are: each executor of `names` in a session of bound
+    requests, then `pair(p, executors)` per pair (it records its walls and returns a failure or None),
+    until `clear(rng)` holds at a count in CHECKS (more pairs could only confirm the figures), PAIRS_MAX,
+    or `budget` seconds (PAIRS_MIN pairs at least); then the values the screen could not vouch for
+    against the reference. The sessions are ended when the pairs ran to their end or found a failure
+    (not on an exception: the executor is killed), the pinning restored. Returns `out`, filled."""
+    ctx, timer = job.ctx, job.timer
+    exs = {n: _executor(ctx, n) for n in names}
+    opened, paths, clean = [], {}, False
+    t_start = time.monotonic()
     try:
         for n in names:
-            exs[n].running = n
+            exs[n].running = n      # ChildFailure.who: whose failure it is (the incumbent's is not the candidate's)
             exs[n].bound_open(TABLE)
             opened.append(n)
         for p in range(PAIRS_MAX):
             job.pin.round(timer.rng)
-            picks = timer.rng.sample(range(slots), k)
-            chosen = {n: [job.sets[n].get(j) for j in picks] for n in names}
-            seed = timer.fresh(*(s for n in names for s in chosen[n]))     # one seed's values in every slot
-            ctx.device.flush([s.span for n in names for s in chosen[n]])
-            order = list(names)
-            timer.rng.shuffle(order)
-            for n in order:
-                tags = list(range(tag + 1, tag + k + 1))
-                tag += k
-                c0 = exs[n].cpu_ns()
-                codes = exs[n].bound_calls([s.j for s in chosen[n]], tags)
-                c1 = exs[n].cpu_ns()
-                walls[n].append((c1 - c0) / 1e6 / k)
-                rc = next((r for r, _ in codes if r), 0)
-                if rc and n == "candidate":
-                    out["failure"] = ("runtime_error", f"during timing: {ctx.task.entry} returned {rc} in a bound "
-                                                       f"request")
-                    return out
-                if rc and n == "incumbent":
-                    _incumbent_failed(f"it returned {rc} in a bound request")
-            out["pairs"] = p + 1
-            for i in secret.sample(range(k), min(CPU_CHECKED, k)):     # drawn once both answered
-                positions = _positions(ctx.task, chosen[names[0]][i], secret)
-                one = {n: _read(ctx.task, chosen[n][i], positions) for n in names}
-                failure = _written(ctx, scenario, p, one)
-                if failure is None:
-                    failure = _screened(ctx, scenario, p, seed, positions, one, unchecked)
-                if failure is not None:
-                    out["failure"] = failure
-                    return out
+            failure = pair(p, exs)
+            if failure is not None:
+                out["failure"] = failure
+                return out
             if ctx.deadline is not None and time.monotonic() > ctx.deadline:
                 raise ChildFailure("timeout", "the evaluation's time limit was reached during this scenario")
             n_pairs = p + 1
-            if n_pairs in CHECKS and _clear_cpu(walls, rounds_ci, margin,
-                                                random.Random(f"{job.seed_base}:bound:{n_pairs}")):
+            if n_pairs in CHECKS and clear(random.Random(f"{job.seed_base}:bound:{n_pairs}")):
                 out["stopped"] = "clear"
                 break
             if n_pairs >= PAIRS_MIN and time.monotonic() - t_start > budget:
                 out["stopped"] = "time"
                 break
-        out["failure"] = _against_reference(ctx, scenario, unchecked, secret)
+        out["failure"] = _against_reference(ctx, job.scenario, unchecked, secret)
         clean = True
     finally:
         out["seconds"] = time.monotonic() - t_start
@@ -503,6 +429,44 @@ def measure_cpu(job, figs, rounds_ci=None, margin=0.0):
         job.pin.restore()
     out["path"] = paths.get("candidate")
     return out
+
+
+def _fresh_slots(job, names, count):
+    """`count` slots drawn for a pair, the same indices in every implementation's set, all holding one
+    new seed's values: ({name: [slot]}, seed)."""
+    slots = min(len(job.sets[n].slots) for n in names)
+    picks = job.timer.rng.sample(range(slots), count)
+    chosen = {n: [job.sets[n].get(j) for j in picks] for n in names}
+    return chosen, job.timer.fresh(*(s for n in names for s in chosen[n]))
+
+
+def _returned(ctx, name, codes, sync=True):
+    """A request's answers [(return code, synchronisation's result)]: a fault on the device raises (its
+    executor's); the candidate's first non-zero return code is its failure; an incumbent's leaves it out."""
+    if sync and codes[-1][1]:
+        raise ChildFailure("call", f"the call failed on the GPU during a bound request (CUDA driver error "
+                                   f"{codes[-1][1]})", name)
+    rc = next((r for r, _ in codes if r), 0)
+    if rc and name == "candidate":
+        return ("runtime_error", f"during timing: {ctx.task.entry} returned {rc} in a bound request")
+    if rc and name == "incumbent":
+        _incumbent_failed(f"it returned {rc} in a bound request")
+    return None
+
+
+def _checked(ctx, scenario, p, seed, chosen, secret, unchecked):
+    """CPU_CHECKED of a pair's slots, drawn once every implementation answered, read in each at the same
+    positions: poison, then the screen (what it cannot vouch for waits for the reference). A failure or
+    None."""
+    names = list(chosen)
+    count = len(chosen[names[0]])
+    for i in secret.sample(range(count), min(CPU_CHECKED, count)):
+        positions = _positions(ctx.task, chosen[names[0]][i], secret)
+        values = {n: _read(ctx.task, chosen[n][i], positions) for n in names}
+        failure = _written(ctx, scenario, p, values) or _screened(ctx, scenario, p, seed, positions, values, unchecked)
+        if failure is not None:
+            return failure
+    return None
 
 
 def _clear_cpu(walls, rounds_ci, margin, rng):

@@ -9,7 +9,7 @@ import type { EngineServices } from './services.js';
  * `ending` in the same statement that ends it, and clears the mark once its summary is out). A
  * re-opening then would be undone by the rest of the end: its decision cleared, its card closed.
  */
-export function isEnding(run: Pick<Run, 'state'>): boolean {
+function isEnding(run: Pick<Run, 'state'>): boolean {
   return (run.state as { ending?: unknown } | null)?.ending !== undefined;
 }
 
@@ -25,9 +25,9 @@ export async function reopenRun(services: EngineServices, run: Run): Promise<Run
   if (isEnding(run)) {
     if (await services.store.runs.requestReopen(run.id)) return undefined;
     // The end was settled in between: re-open the run as it is now.
-    const now = await services.store.runs.get(run.id);
-    if (!now || !canReopen(now) || isEnding(now)) return undefined;
-    run = now;
+    const settled = await services.store.runs.get(run.id);
+    if (!settled || !canReopen(settled) || isEnding(settled)) return undefined;
+    run = settled;
   }
   const now = services.now();
   const state = parseRunState(run.state);

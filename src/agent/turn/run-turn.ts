@@ -62,8 +62,7 @@ async function gate(ctx: TurnContext, job: TurnJob): Promise<TurnOutcome | null>
     const closed = await closeTurn(ctx, job, null);
     // A resume between the read above and the close scheduled this turn, which is ending without a
     // successor: the next one is scheduled here (the same job id as a resume after the close makes).
-    const now = await ctx.store.runs.get(ctx.run.id);
-    if (closed && now?.status === 'running') {
+    if (closed && (await ctx.store.runs.get(ctx.run.id))?.status === 'running') {
       await ctx.scheduler.schedule({ runId: ctx.run.id, turn: job.turn + 1 }, { delayMs: 0 });
     }
     return { kind: 'paused', nextTurn: job.turn + 1 };
