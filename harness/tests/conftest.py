@@ -21,6 +21,13 @@ NO_CUDA_REASON = (f"no CUDA device (torch {torch.__version__}, torch.cuda.is_ava
                   f"CUDA tests run on the GPU host, see scripts/gpu/verify.sh")
 
 
+def pytest_configure(config):
+    # `npm test` (scripts/test.sh) runs the suite beside vitest without these, then these alone: their
+    # figures are spreads of timings, which a machine busy with another suite widens past any limit
+    # that still tells an attack from noise.
+    config.addinivalue_line("markers", "quiet: timing statistics; run on a machine doing nothing else")
+
+
 def cuda_task(name):
     """Path of a CUDA task folder, or a pytest skip saying why it cannot run here."""
     path = REPO / "kernels" / name

@@ -203,6 +203,7 @@ def test_the_same_kernel_as_incumbent_reads_the_same(cache_dir, tmp_path):
     assert not (s["verdict_vs_incumbent"] == "faster" and lo > 1.01), s
 
 
+@pytest.mark.quiet
 def test_identical_code_in_three_executors_reads_alike_from_one_evaluation_to_the_next(cache_dir):
     # The attack on an interval over rounds is an offset that holds for a whole evaluation, which it
     # cannot show: the same baseline, in the candidate's executor, its twin and the incumbent's, read
@@ -210,10 +211,9 @@ def test_identical_code_in_three_executors_reads_alike_from_one_evaluation_to_th
     # +-2 %. Its causes on the development VM: where each implementation's buffers were allocated
     # (memory.new_sets) and where each process's stack and code lie (native/batch.c). With
     # both defences the sd is about 0.02; without the first 0.06-0.07, without the second 0.04.
-    # The spread: the sd of 24 evaluations less the highest and the lowest. A whole-evaluation offset
-    # moves most evaluations; the machine's load now and then one (CI with the vitest suite beside it
-    # read 0.997 0.991 0.935 1.084 0.987 1.107 ... for the incumbent over 12: an sd of 0.051; 0.035 once
-    # on the idle machine). Idle, the 24 read 0.019-0.027, 0.016-0.023 without the two ends.
+    # The spread: the sd of 24 evaluations less the highest and the lowest (12 read 0.035 once on the
+    # idle machine). Idle, the 24 read 0.019-0.027, 0.016-0.023 without the two ends; beside the vitest
+    # suite 0.046-0.057 (CI): it is marked quiet, and `npm test` runs it after the other suites.
     EVALS = 24
     logs = {"baseline": [], "incumbent": []}
     baseline = str(CPU_TASK / "baseline.cpp")
