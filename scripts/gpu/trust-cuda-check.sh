@@ -16,7 +16,8 @@
 #              first evaluation, not the budget's case; the H100 run of 2026-12-06 at a2764bf);
 #   flash      flash_attn_fwd's likewise (the budget: 45 s with the peers kept);
 #   batch      the bound requests in batch mode (Options.bound_batch, bound.py's measure_batch): the
-#              adversarial and honest set, then rmsnorm's and flash's baselines with the peers kept (A/A),
+#              adversarial and honest set, then rmsnorm's and flash's baselines twice each (the first
+#              keeps the peers' figures where the host has none, the second is timed with them kept: A/A),
 #              to set beside the adversarial, rms and flash steps' single-call bound;
 #   l2-gain    forge3 (the executor's persisting-L2 check forged) with the parent's guard off and on (the
 #              bound requests off in both), and the baseline with it off: what the cheat gains, what the
@@ -99,8 +100,11 @@ batch)
   wait "$PREBUILD" 2>/dev/null
   fits batch 150 && step adversarial-batch 300 "$PY" -m harness.adversarial.run "$MANIFEST" --bound-batch \
     --json "$W/adversarial-batch.json"
-  fits rms-batch 30 && eval_json rmsnorm-batch 40 $R --peer-processes 1 --bound-batch
-  fits flash-batch 90 && eval_json flash-batch 120 $F --peer-processes 1 --bound-batch ;;
+  # twice each: the first keeps the peers' figures where this host has none, the second is the budget's case
+  fits rms-batch 45 && eval_json rmsnorm-batch-first 60 $R --peer-processes 1 --bound-batch \
+    && eval_json rmsnorm-batch 40 $R --peer-processes 1 --bound-batch
+  fits flash-batch 150 && eval_json flash-batch-first 200 $F --peer-processes 1 --bound-batch \
+    && eval_json flash-batch 90 $F --peer-processes 1 --bound-batch ;;
 l2-gain)
   fits l2-gain 40 && step l2-gain 90 "$PY" - "$W" <<'PYEOF'
 import json, sys, tempfile
@@ -198,7 +202,8 @@ for adv_name in ("adversarial", "adversarial-batch"):
             line = bound_line(r) if o["file"].startswith(("forge1", "forge5", "honest")) else ""
             if line:
                 print("      " + line)
-for name in ("rmsnorm-full", "rmsnorm-kept", "rmsnorm-batch", "flash-full", "flash-kept", "flash-batch"):
+for name in ("rmsnorm-full", "rmsnorm-kept", "rmsnorm-batch-first", "rmsnorm-batch", "flash-full", "flash-kept",
+             "flash-batch-first", "flash-batch"):
     r = load(f"{name}.json")
     if not r:
         continue
