@@ -100,6 +100,10 @@ class Slots:
     def get(self, k):
         return self.slots[k]
 
+    def stacked(self, name):
+        """Every slot's copy of output `name` as one [count, numel] view (row j: slot j's)."""
+        return self._stacked[name]
+
     def poison_outputs(self):
         """Poison every slot's outputs (one operation per output)."""
         for view in self._stacked.values():

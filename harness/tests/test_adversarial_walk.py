@@ -20,7 +20,7 @@ from .conftest import REPO
 
 CUDA = REPO / "harness" / "adversarial" / "cuda"
 WALKERS = ["forge1_figures_python_api.cu", "forge2_figures_no_pad.cu", "forge3_l2_check.cu",
-           "forge5_bound_done_early.cu"]
+           "forge5_bound_done_early.cu", "forge6_bound_slope_flattened.cu"]
 
 pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed: the cheats cannot be built")
 
@@ -151,3 +151,45 @@ def test_the_bound_loop_is_replaced_by_one_that_answers_before_synchronising(lib
                            "code": Executor.cmd_bound.__code__.co_name}}))
     """)
     assert got == {"out": [[0, 0], [0, 0]], "calls": [[3, 4], [1, 2]], "served": 2, "code": "_ks_bound"}
+
+
+def test_the_bound_loop_is_replaced_by_one_that_makes_one_call_requests_dearer(lib):
+    # forge6's handler, driven as forge5's: every call made, the request's last followed by the entry's
+    # synchronisation (rows = -7), and a request of one call answered no sooner than 1 ms on
+    got = _run(f"""
+        import ctypes, json, socket, sys, threading, time
+        from harness.executor.handle import ExecutorProcess
+        from harness.executor.process import Executor
+        from harness.native.calls import Table
+        sys.modules["__main__"].Executor = Executor
+        lib = ctypes.CDLL({lib!r})
+        assert lib.ks_walk_python({python_of("forge6_bound_slope_flattened.cu", "kFlatten").encode()!r}) == 0
+        ours, theirs = socket.socketpair()
+        ex = Executor(theirs)
+        calls = []
+        ex.fn = lambda *a: calls.append(list(a)) or 0
+        ex.tables[5] = Table([[1, 2, 3, 4], [5, 6, 7, 8]], ["int64"] * 4)
+        parent = object.__new__(ExecutorProcess)
+        parent.sock, parent.seq, parent.pending, parent.call_timeout = ours, 0, [], 5.0
+        parent.deadline, parent.running, parent.role = None, None, "candidate"
+        parent.kill = lambda: None
+        def serve():
+            from harness.executor.protocol import recv_frame, send_frame
+            msg = recv_frame(theirs)
+            reply = ex.cmd_bound(msg, [])
+            reply.update(type="done", seq=msg["seq"])
+            send_frame(theirs, reply)
+        t = threading.Thread(target=serve); t.start()
+        parent.bound_open(5)
+        t0 = time.perf_counter()
+        one = parent.bound_calls([1], [9], sync_each=False)
+        t1 = time.perf_counter()
+        many = parent.bound_calls([0, 1], [10, 11], sync_each=False)
+        reply = parent.bound_close()
+        t.join(5)
+        print(json.dumps({{"one": one, "many": many, "calls": calls, "served": reply["served"],
+                           "one_s": t1 - t0, "code": Executor.cmd_bound.__code__.co_name}}))
+    """)
+    assert got["one"] == [[0, 0]] and got["many"] == [[0, 0], [0, 0]] and got["served"] == 3
+    assert got["calls"] == [[5, 6, 7, 8], [5, 6, 7, -7], [1, 2, 3, 4], [5, 6, 7, 8], [5, 6, 7, -7]]
+    assert got["one_s"] >= 0.001 and got["code"] == "_ks_bound"

@@ -193,8 +193,9 @@ class FakeEx:
     makes of it) and costs `cost(pair)` ms of the parent's clock; `read_ms` more until the
     parent's read returns (work still running when it answered)."""
 
-    def __init__(self, name, slots, cost, behave=None, offset=0.0):
+    def __init__(self, name, slots, cost, behave=None, offset=0.0, one_call=0.0):
         self.name, self.slots, self.cost, self.behave, self.offset = name, slots, cost, behave, offset
+        self.one_call = one_call      # ms more on a request of one call (forge6's flattened slope)
         self.calls, self.running, self.opened, self.syncs = 0, None, False, 0
 
     def bound_open(self, table):
@@ -206,7 +207,7 @@ class FakeEx:
         return self._call(j)
 
     def bound_calls(self, js, tags, sync_each=True):
-        Clock.ns += int(self.offset * 1e6)
+        Clock.ns += int((self.offset + (self.one_call if len(js) == 1 else 0.0)) * 1e6)
         self.syncs += len(js) if sync_each else 1
         return [self._call(j) for j in js]
 
@@ -225,10 +226,20 @@ class FakeEx:
         return {"served": self.calls, "path": "native"}
 
 
+class Stack:
+    """One implementation's slots' outputs, stacked (Slots.stacked)."""
+
+    def __init__(self, n):
+        self.y = torch.zeros(n, 64)
+
+    def stacked(self, name):
+        return self.y
+
+
 class Slot:
-    def __init__(self, j):
-        self.j = j
-        self.tensors = {"x": torch.zeros(64), "y": torch.zeros(64)}
+    def __init__(self, j, owner):
+        self.j, self.owner = j, owner
+        self.tensors = {"x": torch.zeros(64), "y": owner.y[j]}
 
 
 class Timer:
@@ -252,13 +263,16 @@ class Sets:
         return self.slots[j]
 
 
-def _session(costs, behave=None, screen=1e-3, max_seconds=10.0, incumbent=None, slots=4, offsets=None, batch=False):
+def _session(costs, behave=None, screen=1e-3, max_seconds=10.0, incumbent=None, slots=4, offsets=None, batch=False,
+             one_call=None):
     """A Job over stand-ins: {name: cost(call) -> ms}; `behave` {name: (call, slot) -> y or None};
-    `offsets` {name: ms a request costs that executor beside its calls}; `batch`: Options.bound_batch."""
-    behave, offsets = behave or {}, offsets or {}
+    `offsets` {name: ms a request costs that executor beside its calls}; `one_call` {name: ms more on a
+    request of one call}; `batch`: Options.bound_batch."""
+    behave, offsets, one_call = behave or {}, offsets or {}, one_call or {}
     n_slots = slots
-    slots = {n: [Slot(j) for j in range(n_slots)] for n in costs}
-    exs = {n: FakeEx(n, slots[n], costs[n], behave.get(n), offsets.get(n, 0.0)) for n in costs}
+    stacks = {n: Stack(n_slots) for n in costs}
+    slots = {n: [Slot(j, stacks[n]) for j in range(n_slots)] for n in costs}
+    exs = {n: FakeEx(n, slots[n], costs[n], behave.get(n), offsets.get(n, 0.0), one_call.get(n, 0.0)) for n in costs}
     task = SimpleNamespace(entry="f", timing={"max_seconds": max_seconds},
                            outputs=lambda: [SimpleNamespace(name="y")])
     scenario = SimpleNamespace(id="s1", params={})
@@ -491,6 +505,34 @@ def test_a_batch_answered_before_its_work_is_done_is_refused(clock):
                       behave={"candidate": lambda call, slot: None if call % 5 == 0 else 2 * slot.tensors["x"]})
     found, rec, _ = _judge_session(job, {"candidate": 0.01, "baseline": 0.01})
     assert found[0] == "rejected" and "poison" in found[1]
+
+
+def test_a_slope_flattened_by_dearer_one_call_requests_meets_the_calls_own_floor(clock):
+    # forge6: figures at 0.6, and each one-call request made 1 ms dearer, so that the slope of its 167
+    # calls reads 6 us a call less than they take. The slope's floor alone lets it through; the K calls'
+    # own wall, which no request can make cheaper, does not (its margin: 100 us / 167 more).
+    job, exs = _session({"candidate": _noisy(0.012, 1), "baseline": _noisy(0.012, 2)}, slots=200, batch=True,
+                        one_call={"candidate": 1.0})
+    found, rec, samples = _judge_session(job, {"candidate": 0.6 * 0.012, "baseline": 0.012})
+    assert rec["calls"] == 167 and rec["by"]["candidate"] == "calls" and rec["d_ms"]["candidate"] < -0.005
+    assert rec["factor"]["candidate"] > bound.REJECT_FACTOR
+    assert TRIMMED_MEAN.of(samples["candidate"]["ms"]) >= 0.012 - bound.calls_margin_ms(0.012, 167) - 0.001
+    assert len(rec["pairs_ms"]["candidate"]) == rec["pairs"]
+    # an honest candidate whose one-call requests happen to be dearer (a slower first call) is not moved
+    job, exs = _session({"candidate": _noisy(0.012, 1), "baseline": _noisy(0.012, 2)}, slots=200, batch=True,
+                        one_call={"candidate": 0.05})
+    found, rec, samples = _judge_session(job, {"candidate": 0.012, "baseline": 0.012})
+    assert found is None and rec["factor"]["candidate"] == 1.0
+
+
+def test_a_batch_reads_every_calls_outputs(clock):
+    # the parent reads every call of the batch, not one drawn: a batch whose last call alone was left
+    # undone (answered before it ran) still reads poison
+    job, _ = _session({"candidate": lambda c: 0.001, "baseline": _noisy(0.01, 2)}, slots=40, batch=True,
+                      behave={"candidate": lambda call, slot: None if call % 40 == 0 else 2 * slot.tensors["x"]})
+    found, rec, _ = _judge_session(job, {"candidate": 0.01, "baseline": 0.01})
+    # in the first pair: one slot drawn of 39 (and the 4 checked after) would see it there about once in eight
+    assert found is not None and found[0] == "rejected" and "poison" in found[1] and rec["pairs"] == 0
 
 
 def test_batch_size_follows_the_baselines_figure_and_the_slots():

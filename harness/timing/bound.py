@@ -92,8 +92,15 @@ POSITIONS = 16
 UNTRUSTED = ("candidate", "incumbent")
 
 
-def margin_ms(base_figure):
-    return ABS_MARGIN_MS + REL_MARGIN * base_figure
+def margin_ms(base_figure, k=None):
+    """The margin of a single call's floor, or (`k`: batch mode) of a batch slope's."""
+    return (ABS_MARGIN_MS if k is None else BATCH_ABS_MARGIN_MS) + REL_MARGIN * base_figure
+
+
+def calls_margin_ms(base_figure, k):
+    """The margin of a batch's floor from its K calls' wall alone: the slope's, and what two executors'
+    requests may differ by beside their calls, a call's share of it."""
+    return margin_ms(base_figure, k) + REQUEST_SPREAD_MS / k
 
 
 class Job:
@@ -130,13 +137,17 @@ def judge(ctx, timing, samples, figure, job):
         k = batch_size(figs["baseline"], min(len(job.sets[n].slots) for n in figs))
     run = measure(job, figs) if k is None else measure_batch(job, figs, k)
     record = {"pairs": run["pairs"], "stopped": run["stopped"], "seconds": round(run["seconds"], 4),
-              "path": run["path"], "margin_ms": margin_ms(figs["baseline"]),
+              "path": run["path"], "margin_ms": margin_ms(figs["baseline"], k),
               "mode": "single" if k is None else "batch",
               "wall_ms": {n: median(w) for n, w in run["walls"].items() if w}}
     if k is not None:
         record["calls"] = k
+        record["calls_margin_ms"] = calls_margin_ms(figs["baseline"], k)
         record["request_ms"] = {f"{n}:{size}": median(w) for size in ("1", "k")
                                 for n, w in run[f"walls_{size}"].items() if w}
+        # every pair's two requests (ms, to 0.1 us): what the margins are calibrated from
+        record["pairs_ms"] = {n: [[round(a, 4), round(b, 4)] for a, b in zip(run["walls_1"][n], run["walls_k"][n])]
+                              for n in run["walls_1"]}
     timing["bound"] = record
     if run["failure"] is not None:
         return run["failure"]
@@ -148,6 +159,17 @@ def judge(ctx, timing, samples, figure, job):
         diffs = [c - b for c, b in zip(run["walls"][name], run["walls"]["baseline"])]
         ci = interval(diffs, rng)
         floor = None if ci is None else figs["baseline"] + ci[0] - record["margin_ms"]
+        if k is not None and ci is not None:
+            # the calls' own floor beside the slope's: W_K of the candidate against the baseline's, a call
+            # each. A slope can be lowered by a one-call request made dearer; W_K cannot be made cheaper
+            # than its calls. The higher of the two holds for honest code (both do) and for a forger.
+            per_call = [(c - b) / k for c, b in zip(run["walls_k"][name], run["walls_k"]["baseline"])]
+            ci_k = interval(per_call, rng)
+            floor_k = figs["baseline"] + ci_k[0] - record["calls_margin_ms"]
+            record.setdefault("d_calls_ms", {})[name] = median(per_call)
+            record.setdefault("ci_calls_ms", {})[name] = ci_k
+            record.setdefault("by", {})[name] = "calls" if floor_k > floor else "slope"
+            floor = max(floor, floor_k)
         factor = 1.0
         if floor is not None and floor > figs[name]:
             # a figure of 0 (or less) cannot be scaled to anything: no factor, and refused below
@@ -224,7 +246,17 @@ def measure(job, figs):
 # baseline's calls, BATCH_CALLS_MIN to BATCH_CALLS_MAX of them, every call on its own slot.
 # What it cannot see: calls of one batch that the candidate's process runs at once (it owns the loop
 # and may skip the stream order), which is why it is a mode to be measured on a GPU first.
-BATCH_LEAN_MS, BATCH_CALLS_MIN, BATCH_CALLS_MAX = 1.0, 2, 128
+BATCH_LEAN_MS, BATCH_CALLS_MIN, BATCH_CALLS_MAX = 2.0, 2, 256
+# The slope's margin: its calls run back to back on fresh slots, so a launch's own costs are in both
+# implementations' slopes alike; what is left is the grid's shape (a fraction of a microsecond).
+BATCH_ABS_MARGIN_MS = 0.0005
+# What two executors' requests may differ by beside their calls (the H100 read up to 85 us, steadily,
+# for identical work in single calls): the calls' own floor (W_K against the baseline's) gives a K-th
+# of it as margin. That floor is what stands when a forger makes its one-call requests dearer to
+# flatten its slope (forge6).
+REQUEST_SPREAD_MS = 0.100
+# Positions read in every call's outputs once a batch answered (per output and slot, drawn then).
+BATCH_POSITIONS = 4
 
 
 def batch_size(base_figure, slots):
@@ -240,8 +272,10 @@ def measure_batch(job, figs, k):
     {name: [ms a request]}, ...}. A pair: one new seed's inputs in 1 + k slots of each implementation,
     then, in an order drawn over implementations and sizes, each implementation's request of one call
     and its request of k calls, the L2 flushed before each; the parent's clock stops once its own read
-    of one slot of the request, drawn when it answered, is back. Once all answered, CPU_CHECKED slots
-    drawn then are read in every implementation at the same positions and checked as measure() does."""
+    of every call's outputs (BATCH_POSITIONS each, drawn when it answered) is back: a call answered
+    before its work was done reads poison, whichever of the k it is. Once all answered, CPU_CHECKED
+    slots drawn then are read in every implementation at the same positions and checked as measure()
+    does."""
     ctx, timer, scenario = job.ctx, job.timer, job.scenario
     names = [n for n in ("candidate", "baseline", "incumbent") if n in figs]
     secret = random.Random(secrets.randbits(64))
@@ -264,8 +298,7 @@ def measure_batch(job, figs, k):
             ctx.device.sync()
             t0 = time.perf_counter_ns()
             codes = exs[n].bound_calls([s.j for s in mine], tags, sync_each=False)
-            slot = mine[secret.randrange(size)]      # drawn once it answered
-            read = {n: _read(ctx.task, slot, _positions(ctx.task, slot, secret))}
+            read = {n: _read_calls(ctx.task, mine, secret)}
             (one if size == 1 else many)[n].append((time.perf_counter_ns() - t0) / 1e6)
             failure = _returned(ctx, n, codes) or _written(ctx, scenario, p, read)
             if failure is not None:
@@ -276,7 +309,7 @@ def measure_batch(job, figs, k):
         return _checked(ctx, scenario, p, seed, chosen, secret, unchecked)
 
     return _session(job, names, out, SHARE * float(ctx.task.timing["max_seconds"]), pair,
-                    lambda rng: _clear(walls, figs, rng), unchecked, secret)
+                    lambda rng: _clear(walls, figs, rng, k) and _clear(many, figs, rng, k, per=k), unchecked, secret)
 
 
 # CPU tasks (issue 39): a request's lean calls, sent at once and answered in turn (executor.handle.bound_calls):
@@ -494,14 +527,15 @@ def interval(diffs, rng):
     return [min(boot[0], lo + shift), max(boot[1], hi + shift)]
 
 
-def _clear(walls, figs, rng):
+def _clear(walls, figs, rng, k=None, per=None):
     """Whether every untrusted figure already lies above any floor the interval can still give
-    (figure >= baseline's figure + upper(d) - margin): more pairs could only confirm it."""
-    margin = margin_ms(figs["baseline"])
+    (figure >= baseline's figure + upper(d) - margin): more pairs could only confirm it. `k`: batch
+    mode's slope; `per`: its K calls' walls, a call each."""
+    margin = margin_ms(figs["baseline"], k) if per is None else calls_margin_ms(figs["baseline"], per)
     for name in UNTRUSTED:
         if name not in figs:
             continue
-        ci = interval([c - b for c, b in zip(walls[name], walls["baseline"])], rng)
+        ci = interval([(c - b) / (per or 1) for c, b in zip(walls[name], walls["baseline"])], rng)
         if ci is None or figs[name] < figs["baseline"] + ci[1] - margin:
             return False
     return True
@@ -524,6 +558,26 @@ def _read(task, slot, positions):
         flat = slot.tensors[arg.name].reshape(-1)
         idx = torch.tensor(positions[arg.name], dtype=torch.long, device=flat.device)
         got[arg.name] = flat[idx].cpu()
+    return got
+
+
+def _read_calls(task, slots, secret):
+    """{output: values} at BATCH_POSITIONS positions of every slot in `slots` (one implementation's, all
+    of one Slots), drawn now: one gather a output over the slots' stacked copies, in the parent's
+    context, as _read."""
+    owner = slots[0].owner
+    got = {}
+    for arg in task.outputs():
+        view = owner.stacked(arg.name)
+        n = view.shape[1]
+        rows, cols = [], []
+        for s in slots:
+            for _ in range(min(BATCH_POSITIONS, n)):
+                rows.append(s.j)
+                cols.append(secret.randrange(n))
+        r = torch.tensor(rows, dtype=torch.long, device=view.device)
+        c = torch.tensor(cols, dtype=torch.long, device=view.device)
+        got[arg.name] = view[r, c].cpu()
     return got
 
 

@@ -155,7 +155,12 @@ def bound_line(r):
         fig = (b.get("figure_ms") or {}).get("candidate")
         f = (b.get("factor") or {}).get("candidate")
         us = lambda v: "-" if v is None else f"{v * 1e3:+.1f}"
-        out.append(f"{x['id']}:{b.get('mode', 'single')[0]}{b.get('calls', '')} d{us(d)}/{us(ci[0])} "
+        calls = ""
+        if "d_calls_ms" in b:     # batch mode: the K calls' own floor beside the slope's, and which held
+            dk = b["d_calls_ms"].get("candidate")
+            cik = (b.get("ci_calls_ms") or {}).get("candidate") or [None]
+            calls = f" dK{us(dk)}/{us(cik[0])} by {(b.get('by') or {}).get('candidate', '-')}"
+        out.append(f"{x['id']}:{b.get('mode', 'single')[0]}{b.get('calls', '')} d{us(d)}/{us(ci[0])}{calls} "
                    f"f{us(fig)} x{'-' if f is None else round(f, 2)}")
     return "; ".join(out)[:1500]
 
@@ -199,7 +204,7 @@ for adv_name in ("adversarial", "adversarial-batch"):
                   f"{(o['why'] or o['reason'] or '')[:150]}")
             # the bound per scenario, for the margin's calibration: id, mode/K, d (us), its interval's
             # lower end, the figure and the factor
-            line = bound_line(r) if o["file"].startswith(("forge1", "forge5", "honest")) else ""
+            line = bound_line(r) if o["file"].startswith(("forge1", "forge5", "forge6", "honest")) else ""
             if line:
                 print("      " + line)
 for name in ("rmsnorm-full", "rmsnorm-kept", "rmsnorm-batch-first", "rmsnorm-batch", "flash-full", "flash-kept",
