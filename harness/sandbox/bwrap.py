@@ -53,6 +53,7 @@ NOBODY = 65534
 TMP_BYTES = 2 << 30
 # A directory passed as data (each of its files copied in) holds at most this many files.
 DATA_TREE_FILES = 256
+SANDBOX_USER = "kernelseek"
 _LOADER_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives")
 _MERGED_USR = ("/bin", "/lib", "/lib32", "/lib64", "/libx32", "/sbin")
 
@@ -226,7 +227,7 @@ def wrap(argv, *, ro_binds=(), rw_binds=(), dev_binds=(), env=None, cwd=None, ne
     """The bwrap argv that runs `argv` sandboxed.
 
     Binds are paths (same inside) or (host path, path inside) pairs. `env` is the whole environment
-    inside (PATH, LANG and HOME=/tmp are defaults it may override). `gpu`: bind /dev/nvidia* and
+    inside (PATH, LANG, HOME=/tmp, USER and LOGNAME are defaults it may override). `gpu`: bind /dev/nvidia* and
     /sys read-only; None means "when the host has /dev/nvidiactl". File descriptors are inherited by
     bwrap and kept open for the command: pass them with popen(pass_fds=...). `data_fds`: (descriptor,
     path inside) of files copied in read-only (popen opens them). Started by root, the argv is meant
@@ -273,7 +274,9 @@ def wrap(argv, *, ro_binds=(), rw_binds=(), dev_binds=(), env=None, cwd=None, ne
         args += ["--dev-bind", src, dest]
     for fd, dest in data_fds:
         args += ["--perms", "0444", "--ro-bind-data", str(fd), os.fspath(dest)]
-    full_env = {"PATH": DEFAULT_PATH, "LANG": "C.UTF-8", "HOME": "/tmp"}
+    # USER and LOGNAME: the sandbox's uid has no /etc/passwd entry inside, and Python's getpass.getuser()
+    # (torch.compile's cache directory, Triton's) asks the environment first, pwd after, which fails
+    full_env = {"PATH": DEFAULT_PATH, "LANG": "C.UTF-8", "HOME": "/tmp", "USER": SANDBOX_USER, "LOGNAME": SANDBOX_USER}
     full_env.update(env or {})
     args.append("--clearenv")
     for key, value in full_env.items():

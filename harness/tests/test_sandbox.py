@@ -93,6 +93,14 @@ def test_environment_is_cleared(monkeypatch):
     assert "X=1" in sh("env", env={"X": "1"}).stdout
 
 
+def test_code_that_asks_who_runs_it_gets_an_answer():
+    # torch.compile's cache directory is named after getpass.getuser(): with the sandbox's uid absent
+    # from /etc/passwd inside, pwd fails ("getpwuid(): uid not found: 65534", an H200 run of the Triton
+    # example's torch.compile peer), so the environment answers first
+    res = run([PY, "-c", "import getpass; print(getpass.getuser())"], timeout=60)
+    assert res.returncode == 0 and res.stdout.strip() == "kernelseek", res
+
+
 def test_no_network():
     # Redis listens on 127.0.0.1:6379 in CI; fall back to a listener of our own.
     srv = socket.socket()
