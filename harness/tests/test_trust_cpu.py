@@ -43,13 +43,22 @@ def test_the_null_poison_pays_off_with_the_defences_off(cache_dir, candidate):
     source = (ADV / "trust39_null_poison.cpp").read_text().replace("burn(800000)", "burn(3000000)")
     source = source.replace("CLOCK_MONOTONIC", "CLOCK_THREAD_CPUTIME_ID")
     assert source.count("CLOCK_THREAD_CPUTIME_ID") == 2
-    result = evaluate(Options(task_dir=str(CPU_TASK), candidate=str(candidate(source)), scenarios="r64-c128",
-                              cache_dir=cache_dir, allowlist=False, bound=False, with_peers=False))
-    gained = result["summary"].get("speedup_vs_baseline_geomean")
-    times = [sc["time_ms"] for sc in result["scenarios"]]
-    # Either a large gain, or figures of zero (everything subtracted: no ratio to take).
-    assert result["status"] == "ok" and ((gained is not None and gained >= 1.5) or all(t == 0 for t in times)), \
-        (result["status"], gained, times, texts(result))
+    # A control, not a defence: the attack must be shown to pay off, and on a loaded two-core CI machine
+    # one evaluation in a few read 1.2x (the hook reads requests as they arrive, and the machine's load
+    # decides how they arrive). Up to three tries; each one's reading is kept for the message.
+    path = str(candidate(source))
+    seen = []
+    for _ in range(3):
+        result = evaluate(Options(task_dir=str(CPU_TASK), candidate=path, scenarios="r64-c128",
+                                  cache_dir=cache_dir, allowlist=False, bound=False, with_peers=False))
+        gained = result["summary"].get("speedup_vs_baseline_geomean")
+        times = [sc["time_ms"] for sc in result["scenarios"]]
+        seen.append((result["status"], gained, times, texts(result)))
+        # Either a large gain, or figures of zero (everything subtracted: no ratio to take).
+        if result["status"] == "ok" and ((gained is not None and gained >= 1.5) or all(t == 0 for t in times)):
+            break
+    else:
+        pytest.fail(f"the null poison did not pay off with the defences off in three tries: {seen}")
 
 
 # -- the bound alone (the calibration's defence turned off) ----------------------------------------
