@@ -24,7 +24,12 @@ The baseline's executor never ran candidate code: its figure is trusted, and its
 same request costs as the candidate's. So d = median over pairs of (wall_candidate - wall_baseline),
 with its 95 % bootstrap interval, is how much longer the candidate's calls really take, and
 
-    floor = figure_baseline + lower(d) - margin,   margin = ABS_MARGIN_MS + REL_MARGIN x figure_baseline
+    floor = figure_baseline + lower(d) - margin,
+    margin = ABS_MARGIN_MS + REL_MARGIN x figure_baseline + REQUEST_SPREAD_MS
+
+(REQUEST_SPREAD_MS: what two executors' single requests differ by beside their calls, tens of
+microseconds on an H100 and an H200; batch mode, measure_batch, cancels it and keeps a microsecond's
+margin.)
 
 A candidate (or incumbent) whose figure is under its floor has its rounds scaled so that its figure
 is the floor (its ratios and intervals follow); `timing.bound` records the walls, d, the interval,
@@ -36,8 +41,8 @@ What this costs honest code: a single-kernel candidate's d is its figure's diffe
 baseline's up to noise, so its floor lies a margin and the interval's half-width below its figure:
 unchanged. Work that the figure leaves out and the wall does not (host work inside the call, the
 launches of a multi-kernel candidate that a pad used to hide, gaps between kernels that CUPTI's
-figure excuses) counts once it passes the margin: on scenarios of a few microseconds that is a
-microsecond and a few percent (docs/harness.md, "Bound requests").
+figure excuses) counts once it passes the margin: in single calls 0.1 ms and a few percent, in batch
+mode half a microsecond and a few percent (docs/harness-threats.md, "Bound requests").
 """
 
 import math
@@ -81,12 +86,14 @@ REL_MARGIN = 0.03
 # used to hide them); below it the figure is raised to the floor and nothing more (no gain is left).
 REJECT_FACTOR = 1.15
 REJECT_EXCESS_MS = 0.010
-# Single-call requests (measure(), the default until batch mode is measured on a GPU): an H100 read
-# two executors' requests up to 85 us apart for identical work, steadily over a scenario (docs/
-# harness-lab.md, 2026-12-06), and refused honest code on that (+53 us, +64 us). Under this excess a
-# call the figure is raised to the floor and nothing more: no verdict of its own on what offsets alone
-# can make.
-SINGLE_REJECT_EXCESS_MS = 0.100
+# Single-call requests (measure(), the default until batch mode is measured on a GPU) carry each
+# executor's own request costs whole: an H100 read two executors' requests up to 85 us apart for
+# identical work, steadily over a scenario and either way, and refused or raised honest code on it
+# (+53 us on a flash scenario, +64 us for honest_malloc_async); an H200 raised the Triton example's
+# baseline against itself 2.55x on +48 us (docs/harness-lab.md, 2026-12-06). So their margin holds
+# REQUEST_SPREAD_MS as well (single_margin_ms): they bound only what passes it, and move no honest
+# figure on offsets.
+REQUEST_SPREAD_MS = 0.100
 # Output elements the parent reads after each bound request (per output), at positions drawn then.
 POSITIONS = 16
 UNTRUSTED = ("candidate", "incumbent")
@@ -95,6 +102,12 @@ UNTRUSTED = ("candidate", "incumbent")
 def margin_ms(base_figure, k=None):
     """The margin of a single call's floor, or (`k`: batch mode) of a batch slope's."""
     return (ABS_MARGIN_MS if k is None else BATCH_ABS_MARGIN_MS) + REL_MARGIN * base_figure
+
+
+def single_margin_ms(base_figure):
+    """The margin of a single-call request's floor: what two executors' requests may differ by beside
+    their calls is in every pair's difference, whole."""
+    return margin_ms(base_figure) + REQUEST_SPREAD_MS
 
 
 def calls_margin_ms(base_figure, k):
@@ -137,7 +150,8 @@ def judge(ctx, timing, samples, figure, job):
         k = batch_size(figs["baseline"], min(len(job.sets[n].slots) for n in figs))
     run = measure(job, figs) if k is None else measure_batch(job, figs, k)
     record = {"pairs": run["pairs"], "stopped": run["stopped"], "seconds": round(run["seconds"], 4),
-              "path": run["path"], "margin_ms": margin_ms(figs["baseline"], k),
+              "path": run["path"],
+              "margin_ms": single_margin_ms(figs["baseline"]) if k is None else margin_ms(figs["baseline"], k),
               "mode": "single" if k is None else "batch",
               "wall_ms": {n: median(w) for n, w in run["walls"].items() if w}}
     if k is not None:
@@ -171,19 +185,24 @@ def judge(ctx, timing, samples, figure, job):
             record.setdefault("by", {})[name] = "calls" if floor_k > floor else "slope"
             floor = max(floor, floor_k)
         factor = 1.0
-        if floor is not None and floor > figs[name]:
-            # a figure of 0 (or less) cannot be scaled to anything: no factor, and refused below
-            factor = floor / figs[name] if figs[name] > 0 else None
-            if factor is not None:
-                samples[name]["ms"] = [x * factor for x in samples[name]["ms"]]
+        if figs[name] <= 0:
+            factor = None      # no call takes no time: a figure of 0 (or less) is refused below, whatever the floor
+        elif floor is not None and floor > figs[name]:
+            factor = floor / figs[name]
+            samples[name]["ms"] = [x * factor for x in samples[name]["ms"]]
         record.setdefault("d_ms", {})[name] = median(diffs)
         record.setdefault("ci_ms", {})[name] = ci
         record.setdefault("floor_ms", {})[name] = floor
         record.setdefault("figure_ms", {})[name] = figs[name]
         record.setdefault("factor", {})[name] = factor
-        excess = REJECT_EXCESS_MS if k is not None else SINGLE_REJECT_EXCESS_MS
-        forged = factor is None or (factor > REJECT_FACTOR and floor - figs[name] > excess)
-        if name == "candidate" and forged:
+        forged = factor is None or (factor > REJECT_FACTOR and floor - figs[name] > REJECT_EXCESS_MS)
+        if name == "candidate" and factor is None:
+            found = ("rejected", f"during timing: the candidate's figures read under the parent's clock: its "
+                                 f"executor reported {figs[name] * 1e3:.2f} us a call, and no call takes no time "
+                                 f"(by the parent's wall clock around lean calls, {median(diffs) * 1e3:+.2f} us a "
+                                 f"call against the baseline's {figs['baseline'] * 1e3:.2f} us, {run['pairs']} "
+                                 f"pairs): a figure written smaller than the work")
+        elif name == "candidate" and forged:
             under = 100.0 * (1.0 - max(0.0, figs[name]) / floor)
             found = ("rejected", f"during timing: the candidate's figures read {under:.0f} % under the parent's "
                                  f"clock: its executor reported {figs[name] * 1e3:.2f} us a call, and its calls took "
@@ -195,7 +214,8 @@ def judge(ctx, timing, samples, figure, job):
                                  f"inside the call: do it once, outside the call, or not at all)")
         elif name == "incumbent" and forged:
             ctx.messages.append(f"{job.scenario.id}: the incumbent's figures read under the parent's clock "
-                                f"(raised to its floor, {floor * 1e3:.2f} us a call, from {figs[name] * 1e3:.2f} us)")
+                                f"({figs[name] * 1e3:.2f} us a call" + (f", raised to its floor, {floor * 1e3:.2f} us)"
+                                                                       if factor is not None else ": none taken)"))
     return found
 
 
@@ -250,11 +270,9 @@ BATCH_LEAN_MS, BATCH_CALLS_MIN, BATCH_CALLS_MAX = 2.0, 2, 256
 # The slope's margin: its calls run back to back on fresh slots, so a launch's own costs are in both
 # implementations' slopes alike; what is left is the grid's shape (a fraction of a microsecond).
 BATCH_ABS_MARGIN_MS = 0.0005
-# What two executors' requests may differ by beside their calls (the H100 read up to 85 us, steadily,
-# for identical work in single calls): the calls' own floor (W_K against the baseline's) gives a K-th
-# of it as margin. That floor is what stands when a forger makes its one-call requests dearer to
-# flatten its slope (forge6).
-REQUEST_SPREAD_MS = 0.100
+# The calls' own floor (W_K against the baseline's) takes a K-th of REQUEST_SPREAD_MS as margin beside
+# the slope's. That floor is what stands when a forger makes its one-call requests dearer to flatten
+# its slope (forge6).
 # Positions read in every call's outputs once a batch answered (per output and slot, drawn then).
 BATCH_POSITIONS = 4
 
@@ -531,7 +549,8 @@ def _clear(walls, figs, rng, k=None, per=None):
     """Whether every untrusted figure already lies above any floor the interval can still give
     (figure >= baseline's figure + upper(d) - margin): more pairs could only confirm it. `k`: batch
     mode's slope; `per`: its K calls' walls, a call each."""
-    margin = margin_ms(figs["baseline"], k) if per is None else calls_margin_ms(figs["baseline"], per)
+    margin = (single_margin_ms(figs["baseline"]) if k is None else margin_ms(figs["baseline"], k)) if per is None \
+        else calls_margin_ms(figs["baseline"], per)
     for name in UNTRUSTED:
         if name not in figs:
             continue
