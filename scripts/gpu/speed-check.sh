@@ -17,13 +17,21 @@
 #            alternately, then rmsnorm's the same: repeatability of each pair (compare_results repeat:
 #            the claim is median <= 0.5 %, max <= 2 % with the early stop as without), their rounds and
 #            seconds, the baseline against itself `same` in all. ~4 x 45 s + 4 x 13 s.
-# $OUT/refcache.txt: per run its seconds, correctness stage, references, timing and the cache's counts,
+# $OUT/summary.txt (walls, refcache, early) and speed.tgz (everything). refcache.txt: per run its seconds, correctness stage, references, timing and the cache's counts,
 # and whether the cached runs' correctness fields (seeds, errors, tolerances) are identical.
 # Expected (the claim to check): the cached runs' `correctness_reference` well under the uncached ones'
 # (flash 9.9 s on the H200 before), the same status, `same` verdicts, identical correctness fields.
 set -u
 : "${OUT:?set OUT}"
+# The device tool returns at most eight files: everything is written under $W, and $OUT gets
+# speed.tgz (every log and JSON, packed after every step) and the text summaries.
+FINAL=$OUT
+W=/tmp/ks-speed
+rm -rf "$W"
+mkdir -p "$W"
+OUT=$W
 . "$(dirname "$0")/lib.sh"
+pack() { (cd "$W" && tar czf /tmp/ks-speed.tgz . && mv /tmp/ks-speed.tgz "$FINAL/speed.tgz"); cp "$W/walls.txt" "$FINAL/" 2>/dev/null; }
 STEPS=${STEPS:-refcost flash}
 CACHE=$KERNELSEEK_DATA_DIR/compile-cache/reference-cache
 ev() {   # ev TASKDIR NAME TIMEOUT ARGS...: the baseline's full evaluation, $OUT/NAME.json
@@ -75,7 +83,7 @@ for k in ("early1", "early2", "full1", "full2"):
 PYEOF
     } > "$OUT/early-$t.txt" 2>&1
   done ;;
-esac; done
+esac; pack; done
 "$PY" - "$OUT" > "$OUT/refcache.txt" 2>&1 <<'PYEOF'
 import glob, json, os, sys
 out = sys.argv[1]
@@ -105,5 +113,8 @@ for task in ("flash", "rms"):
     print("messages (cache):", sorted({m for r in runs.values() if r for m in r["messages"] if "reference cache" in m}))
 PYEOF
 grep -h "^cache:\|^totals" "$OUT/refcost-cache.log" >> "$OUT/refcache.txt" 2>/dev/null
-cat "$OUT/walls.txt" "$OUT/refcache.txt" "$OUT"/early-*.txt 2>/dev/null
+cat "$OUT/walls.txt" "$OUT/refcache.txt" "$OUT"/early-*.txt > "$OUT/summary.txt" 2>/dev/null
+pack
+cp "$OUT/summary.txt" "$FINAL/"
+cat "$OUT/summary.txt"
 exit 0
