@@ -14,6 +14,14 @@
 # interpreter, the adversarial Triton candidates) with this host's python3.
 set -u
 : "${OUT:?set OUT}"
+# At most eight files come back from the device tool: everything is written under a work folder and
+# packed into $OUT/wayin.tgz (with walls.txt beside it) as each step ends and on exit.
+FINAL=$OUT
+OUT=/tmp/ks-wayin
+rm -rf "$OUT"
+mkdir -p "$OUT"
+pack() { (cd "$OUT" && tar czf "$FINAL/wayin.tgz" .); cp "$OUT/walls.txt" "$FINAL/" 2>/dev/null; }
+trap pack EXIT
 . "$(dirname "$0")/lib.sh"
 export KERNELSEEK_CUTLASS_DIR=${KERNELSEEK_CUTLASS_DIR:-$PWD/.carry/cutlass}
 { echo "cutlass: $KERNELSEEK_CUTLASS_DIR"; "$PY" -c 'import triton; print("triton", triton.__version__)'; } >> "$OUT/env.txt" 2>&1
@@ -25,7 +33,9 @@ fi
 G=kernels/gemm_cute
 S=kernels/softmax_triton
 step gemm-compile "${COMPILE_T:-200}" "$PY" -m harness eval --task-dir $G --candidate $G/baseline --compile-only --json "$OUT/gemm-compile.json"
+pack
 step gemm-full $(( ${GEMM_T:-180} + 20 )) "$PY" -m harness eval --task-dir $G --candidate $G/baseline --json "$OUT/gemm-full.json" --table --timeout "${GEMM_T:-180}"
+pack
 step softmax-full $(( ${SOFTMAX_T:-210} + 20 )) "$PY" -m harness eval --task-dir $S --candidate $S/baseline.py --json "$OUT/softmax-full.json" --table --timeout "${SOFTMAX_T:-210}"
 for name in gemm-full softmax-full; do
   [ -f "$OUT/$name.json" ] && "$PY" -m harness check-result "$OUT/$name.json" > "$OUT/$name.schema.txt" 2>&1
