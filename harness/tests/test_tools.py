@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from tools.lab import compare_results
 
 
@@ -73,3 +75,31 @@ def test_every_import_in_the_lab_tools_resolves():
                 if found is None:
                     broken.append(f"{path.name}:{node.lineno}: from {name} import ...")
     assert not broken, broken
+
+
+def _bounded(fig_c, fig_b, k, pairs_c, pairs_b):
+    bound = {"mode": "batch", "calls": k, "figure_ms": {"candidate": fig_c},
+             "pairs_ms": {"candidate": pairs_c, "baseline": pairs_b}}
+    return {"id": "r1", "baseline_ms": fig_b, "time_ms": fig_c, "timing": {"bound": bound}}
+
+
+def test_bound_reports_each_floors_slack(tmp_path):
+    k = 101
+    base = [[0.05 + 0.001 * i, 0.05 + 0.001 * i + 100 * 0.010] for i in range(8)]     # 10 us calls
+    # identical code, its requests 40 us dearer: the slope's slack -0.3 us (3 % of 10 us), the calls'
+    # +0.1 (the 40 us over 101 calls on top: what REQUEST_SPREAD_MS / K is there to cover)
+    same = [[w1 + 0.04, wk + 0.04] for w1, wk in base]
+    # a forger at 6 us whose one-call requests are 1 ms dearer: the slope reads 10 us less a call
+    flat = [[w1 + 1.0, wk] for w1, wk in base]
+    a = tmp_path / "aa.json"
+    a.write_text(json.dumps({"scenarios": [_bounded(0.010, 0.010, k, same, base)]}))
+    o = tmp_path / "adv.json"
+    o.write_text(json.dumps([{"file": "forge6.cu", "result": {"scenarios": [_bounded(0.006, 0.010, k, flat, base)]}}]))
+    text = compare_results.bound(a, o)
+    rows = [line.split() for line in text.splitlines()[1:-1]]
+    aa = next(r for r in rows if r[0].endswith("aa.json"))
+    forge = next(r for r in rows if r[0] == "forge6.cu")
+    assert float(aa[7]) == pytest.approx(-0.3, abs=0.01) and float(aa[9]) == pytest.approx(-0.3 + 40 / k, abs=0.01)
+    # its slope's floor is 10 us low (no margin raises it); its calls' floor 3.7 us over its figure
+    assert float(forge[7]) < -5 and float(forge[9]) == pytest.approx(10 - 0.3 - 6, abs=0.05)
+    assert "largest slack" in text.splitlines()[-1]

@@ -13,6 +13,8 @@
     python3 -m tools.lab.compare_results anchors result.json
     python3 -m tools.lab.compare_results summary result.json [more.json ...]
     python3 -m tools.lab.compare_results adversarial outcomes.json
+    python3 -m tools.lab.compare_results bound RESULT.json [more.json ...]  (results or adversarial outcomes,
+                                              with the bound in batch mode: what each margin leaves)
 
 Used by scripts/gpu/verify.sh; prints plain-text tables.
 """
@@ -390,10 +392,56 @@ def adversarial(path):
     return "\n".join(rows)
 
 
+def bound(*paths):
+    """Per scenario bounded in batch mode (timing.bound.pairs_ms), the two floors' slack: how far the
+    baseline's figure plus the lower end of each paired difference's interval, less REL_MARGIN, lies
+    above the candidate's figure (us). The slope's floor raises the candidate when its absolute margin
+    (BATCH_ABS_MARGIN_MS) is under `slope`; the calls' floor when that margin plus REQUEST_SPREAD_MS / K
+    is under `calls`. On identical code (an A/A) the largest of each is the least margin that moves
+    nothing; on a forger, the margin under which it is raised."""
+    import random
+
+    from harness.timing.bound import REL_MARGIN, interval
+    rows = [f"{'run':24} {'scenario':36} {'K':>4} {'pairs':>5} {'fig_c':>8} {'fig_b':>8} {'d_slope':>8} "
+            f"{'slope':>7} {'d_calls':>8} {'calls':>7}  (us)"]
+    worst = {}
+    for path in paths:
+        data = _load(path)
+        runs = [(o["file"], o.get("result") or {}) for o in data] if isinstance(data, list) else [(path, data)]
+        for name, result in runs:
+            for sc in result.get("scenarios") or []:
+                b = (sc.get("timing") or {}).get("bound") or {}
+                pairs, k = b.get("pairs_ms"), b.get("calls")
+                if not pairs or not k or "candidate" not in pairs or "baseline" not in pairs:
+                    continue
+                fc, fb = b["figure_ms"]["candidate"], sc.get("baseline_ms")
+                if fb is None:
+                    continue
+                rng = random.Random(7)
+                slope = {n: [(wk - w1) / (k - 1) for w1, wk in v] for n, v in pairs.items()}
+                calls = {n: [wk / k for _, wk in v] for n, v in pairs.items()}
+                ds = [c - bb for c, bb in zip(slope["candidate"], slope["baseline"])]
+                dk = [c - bb for c, bb in zip(calls["candidate"], calls["baseline"])]
+                lo_s, lo_k = interval(ds, rng), interval(dk, rng)
+                if lo_s is None or lo_k is None:
+                    continue
+                slack_s = (fb + lo_s[0] - REL_MARGIN * fb - fc) * 1e3
+                slack_k = (fb + lo_k[0] - REL_MARGIN * fb - fc) * 1e3
+                key = name if isinstance(data, list) else path
+                w = worst.setdefault(key, [-1e9, -1e9])
+                w[0], w[1] = max(w[0], slack_s), max(w[1], slack_k)
+                rows.append(f"{str(key)[-24:]:24} {sc['id'][:36]:36} {k:4d} {len(ds):5d} {fc * 1e3:8.2f} {fb * 1e3:8.2f} "
+                            f"{median(ds) * 1e3:+8.2f} {slack_s:+7.2f} {median(dk) * 1e3:+8.2f} {slack_k:+7.2f}")
+    if len(rows) == 1:
+        return "no scenario bounded in batch mode with its pairs recorded (timing.bound.pairs_ms)"
+    rows.append("largest slack (slope, calls), us: " + "; ".join(f"{k}: {a:+.2f}, {c:+.2f}" for k, (a, c) in worst.items()))
+    return "\n".join(rows)
+
+
 def main(argv=None):
     argv = argv if argv is not None else sys.argv[1:]
     commands = {"repeat": repeat, "estimators": estimators, "fidelity": fidelity, "modes": modes, "runs": runs,
-                "shares": shares, "shares-work": lambda *p: shares(*p, work=True), "slots": slots, "gaps": gaps, "anchors": anchors, "lanes": lanes, "summary": summary, "adversarial": adversarial}
+                "shares": shares, "shares-work": lambda *p: shares(*p, work=True), "slots": slots, "gaps": gaps, "anchors": anchors, "lanes": lanes, "summary": summary, "adversarial": adversarial, "bound": bound}
     if not argv or argv[0] not in commands:
         print(__doc__)
         return 2
