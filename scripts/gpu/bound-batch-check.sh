@@ -7,8 +7,9 @@
 #    as far as DEADLINE (seconds, default 360) allows;
 # 2. the Triton example's baseline against itself in batch mode (kernels/softmax_triton: its bound
 #    requests go through the Python executor's loop, a request's own costs ~0.6 ms).
-# Six files come back (the device tool returns at most eight): softmax-batch.json and .log, and the
-# trust script's summary.txt, walls.txt, trust.tgz (every log and JSON) and stdout.txt.
+# Seven files come back (the device tool returns at most eight): softmax-batch.json and .log, the
+# trust script's summary.txt, walls.txt, trust.tgz (every log and JSON) and stdout.txt, and
+# bound-slack.txt (compare_results bound over the batch-mode results: the margins' calibration).
 set -u
 : "${OUT:?set OUT}"
 export PYTHONUNBUFFERED=1 KERNELSEEK_DATA_DIR=${KERNELSEEK_DATA_DIR:-/tmp/ks-exec/data}
@@ -20,5 +21,10 @@ PATH="/tmp/kshost/bw/usr/bin:$PATH" timeout --kill-after=5 130 "${KERNELSEEK_PYT
   --task-dir $S --candidate $S/baseline.py --bound-batch --json "$OUT/softmax-batch.json" --table --timeout 110 \
   > "$OUT/softmax-batch.log" 2>&1
 echo "softmax-batch: rc=$?" >> "$OUT/softmax-batch.log"
+# each floor's slack per scenario (tools/lab/compare_results.py bound): the margins' calibration
+J=/tmp/ks-trust
+"${KERNELSEEK_PYTHON:-python3}" -m tools.lab.compare_results bound $(ls "$J"/adversarial-batch.json "$J"/rmsnorm-batch*.json \
+  "$J"/flash-batch*.json "$OUT/softmax-batch.json" 2>/dev/null) > "$OUT/bound-slack.txt" 2>&1
 grep -E '^(task|geomean|time spent)|rc=' "$OUT/softmax-batch.log"
 cat "$OUT/summary.txt"
+tail -n 3 "$OUT/bound-slack.txt"
