@@ -20,7 +20,7 @@ from .conftest import REPO
 
 CUDA = REPO / "harness" / "adversarial" / "cuda"
 WALKERS = ["forge1_figures_python_api.cu", "forge2_figures_no_pad.cu", "forge3_l2_check.cu",
-           "forge5_bound_done_early.cu", "forge6_bound_slope_flattened.cu"]
+           "forge5_bound_done_early.cu", "forge6_bound_slope_flattened.cu", "forge7_bound_calls_overlap.cu"]
 
 pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed: the cheats cannot be built")
 
@@ -193,3 +193,40 @@ def test_the_bound_loop_is_replaced_by_one_that_makes_one_call_requests_dearer(l
     assert got["one"] == [[0, 0]] and got["many"] == [[0, 0], [0, 0]] and got["served"] == 3
     assert got["calls"] == [[5, 6, 7, 8], [5, 6, 7, -7], [1, 2, 3, 4], [5, 6, 7, 8], [5, 6, 7, -7]]
     assert got["one_s"] >= 0.001 and got["code"] == "_ks_bound"
+
+
+def test_the_bound_loop_is_replaced_by_one_that_sends_every_call_to_the_kernels_own_streams(lib):
+    # forge7's handler, driven as forge5's: every call made with the marker stream (1: the kernel picks a
+    # stream of its own in turn), the request's last followed by the entry's synchronisation (rows = -7)
+    got = _run(f"""
+        import ctypes, json, socket, sys, threading
+        from harness.executor.handle import ExecutorProcess
+        from harness.executor.process import Executor
+        from harness.native.calls import Table
+        sys.modules["__main__"].Executor = Executor
+        lib = ctypes.CDLL({lib!r})
+        assert lib.ks_walk_python({python_of("forge7_bound_calls_overlap.cu", "kOverlap").encode()!r}) == 0
+        ours, theirs = socket.socketpair()
+        ex = Executor(theirs)
+        calls = []
+        ex.fn = lambda *a: calls.append(list(a)) or 0
+        ex.tables[5] = Table([[1, 2, 3, 4, 55], [6, 7, 8, 9, 55]], ["int64"] * 5)
+        parent = object.__new__(ExecutorProcess)
+        parent.sock, parent.seq, parent.pending, parent.call_timeout = ours, 0, [], 5.0
+        parent.deadline, parent.running, parent.role = None, None, "candidate"
+        parent.kill = lambda: None
+        def serve():
+            from harness.executor.protocol import recv_frame, send_frame
+            msg = recv_frame(theirs)
+            reply = ex.cmd_bound(msg, [])
+            reply.update(type="done", seq=msg["seq"])
+            send_frame(theirs, reply)
+        t = threading.Thread(target=serve); t.start()
+        parent.bound_open(5)
+        many = parent.bound_calls([0, 1], [10, 11], sync_each=False)
+        reply = parent.bound_close()
+        t.join(5)
+        print(json.dumps({{"many": many, "calls": calls, "served": reply["served"]}}))
+    """)
+    assert got["many"] == [[0, 0], [0, 0]] and got["served"] == 2
+    assert got["calls"] == [[1, 2, 3, 4, 1], [6, 7, 8, 9, 1], [6, 7, 8, -7, 1]]

@@ -204,7 +204,7 @@ for adv_name in ("adversarial", "adversarial-batch"):
                   f"{(o['why'] or o['reason'] or '')[:150]}")
             # the bound per scenario, for the margin's calibration: id, mode/K, d (us), its interval's
             # lower end, the figure and the factor
-            line = bound_line(r) if o["file"].startswith(("forge1", "forge5", "forge6", "honest")) else ""
+            line = bound_line(r) if o["file"].startswith(("forge1", "forge5", "forge6", "forge7", "honest")) else ""
             if line:
                 print("      " + line)
 for name in ("rmsnorm-full", "rmsnorm-kept", "rmsnorm-batch-first", "rmsnorm-batch", "flash-full", "flash-kept",
