@@ -271,8 +271,9 @@ BATCH_LEAN_MS, BATCH_CALLS_MIN, BATCH_CALLS_MAX = 2.0, 2, 256
 # implementations' slopes alike; what is left is the grid's shape (a fraction of a microsecond).
 BATCH_ABS_MARGIN_MS = 0.0005
 # The calls' own floor (W_K against the baseline's) takes a K-th of REQUEST_SPREAD_MS as margin beside
-# the slope's. That floor is what stands when a forger makes its one-call requests dearer to flatten
-# its slope (forge6).
+# the slope's (calls_margin_ms). That floor is what stands when a forger makes its one-call requests
+# dearer to flatten its slope (forge6).
+
 # Positions read in every call's outputs once a batch answered (per output and slot, drawn then).
 BATCH_POSITIONS = 4
 
@@ -582,7 +583,7 @@ def _read(task, slot, positions):
 
 def _read_calls(task, slots, secret):
     """{output: values} at BATCH_POSITIONS positions of every slot in `slots` (one implementation's, all
-    of one Slots), drawn now: one gather a output over the slots' stacked copies, in the parent's
+    of one Slots), drawn now: one gather per output over the slots' stacked copies, in the parent's
     context, as _read."""
     owner = slots[0].owner
     got = {}
