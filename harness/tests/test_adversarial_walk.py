@@ -115,22 +115,26 @@ def test_the_l2_check_is_made_to_find_nothing(lib):
     assert got == []
 
 
-def test_the_bound_loop_is_replaced_by_one_that_answers_before_synchronising(lib):
-    # forge5's handler, driven over a socketpair by the parent's own handle: it answers every request,
-    # and never calls the synchronisation the real loop makes
-    got = _run(f"""
-        import ctypes, json, socket, sys, threading
-        from harness.executor.handle import ChildFailure, ExecutorProcess
+def _drive_bound_loop(lib, cheat, var, rows, requests):
+    """The cheat's swapped bound-request loop (its C string `var`, run through the walk) driven over a
+    socketpair by the parent's own handle: an executor whose entry records its calls and returns 0, and
+    a table of `rows` (int64 arguments); `requests` is the code run between the session's open and its
+    close (`parent`, `time` at hand), which puts what it saw in `got`. Returns `got` with the calls, the
+    count served and the name of the handler's code."""
+    body = textwrap.indent(textwrap.dedent(requests).strip(), " " * 8)
+    return _run(f"""
+        import ctypes, json, socket, sys, threading, time
+        from harness.executor.handle import ExecutorProcess
         from harness.executor.process import Executor
         from harness.native.calls import Table
         sys.modules["__main__"].Executor = Executor
         lib = ctypes.CDLL({lib!r})
-        assert lib.ks_walk_python({python_of("forge5_bound_done_early.cu", "kDoneEarly").encode()!r}) == 0
+        assert lib.ks_walk_python({python_of(cheat, var).encode()!r}) == 0
         ours, theirs = socket.socketpair()
         ex = Executor(theirs)
         calls = []
-        ex.fn = lambda *a: calls.append(a) or 0
-        ex.tables[5] = Table([[1, 2], [3, 4]], ["int64", "int64"])
+        ex.fn = lambda *a: calls.append(list(a)) or 0
+        ex.tables[5] = Table({rows!r}, ["int64"] * {len(rows[0])})
         ex.gpu = {{"drv": None}}            # the real handler would synchronise through it
         parent = object.__new__(ExecutorProcess)
         parent.sock, parent.seq, parent.pending, parent.call_timeout = ours, 0, [], 5.0
@@ -144,51 +148,31 @@ def test_the_bound_loop_is_replaced_by_one_that_answers_before_synchronising(lib
             send_frame(theirs, reply)
         t = threading.Thread(target=serve); t.start()
         parent.bound_open(5)
-        out = [parent.bound_call(1, 9), parent.bound_call(0, 10)]
+        got = {{}}
+{body}
         reply = parent.bound_close()
         t.join(5)
-        print(json.dumps({{"out": out, "calls": calls, "served": reply["served"],
-                           "code": Executor.cmd_bound.__code__.co_name}}))
+        got.update(calls=calls, served=reply["served"], code=Executor.cmd_bound.__code__.co_name)
+        print(json.dumps(got))
+    """)
+
+
+def test_the_bound_loop_is_replaced_by_one_that_answers_before_synchronising(lib):
+    # forge5's handler: it answers every request, and never calls the synchronisation the real loop makes
+    got = _drive_bound_loop(lib, "forge5_bound_done_early.cu", "kDoneEarly", [[1, 2], [3, 4]], """
+        got["out"] = [parent.bound_call(1, 9), parent.bound_call(0, 10)]
     """)
     assert got == {"out": [[0, 0], [0, 0]], "calls": [[3, 4], [1, 2]], "served": 2, "code": "_ks_bound"}
 
 
 def test_the_bound_loop_is_replaced_by_one_that_makes_one_call_requests_dearer(lib):
-    # forge6's handler, driven as forge5's: every call made, the request's last followed by the entry's
-    # synchronisation (rows = -7), and a request of one call answered no sooner than 1 ms on
-    got = _run(f"""
-        import ctypes, json, socket, sys, threading, time
-        from harness.executor.handle import ExecutorProcess
-        from harness.executor.process import Executor
-        from harness.native.calls import Table
-        sys.modules["__main__"].Executor = Executor
-        lib = ctypes.CDLL({lib!r})
-        assert lib.ks_walk_python({python_of("forge6_bound_slope_flattened.cu", "kFlatten").encode()!r}) == 0
-        ours, theirs = socket.socketpair()
-        ex = Executor(theirs)
-        calls = []
-        ex.fn = lambda *a: calls.append(list(a)) or 0
-        ex.tables[5] = Table([[1, 2, 3, 4], [5, 6, 7, 8]], ["int64"] * 4)
-        parent = object.__new__(ExecutorProcess)
-        parent.sock, parent.seq, parent.pending, parent.call_timeout = ours, 0, [], 5.0
-        parent.deadline, parent.running, parent.role = None, None, "candidate"
-        parent.kill = lambda: None
-        def serve():
-            from harness.executor.protocol import recv_frame, send_frame
-            msg = recv_frame(theirs)
-            reply = ex.cmd_bound(msg, [])
-            reply.update(type="done", seq=msg["seq"])
-            send_frame(theirs, reply)
-        t = threading.Thread(target=serve); t.start()
-        parent.bound_open(5)
+    # forge6's handler: every call made, the request's last followed by the entry's synchronisation
+    # (rows = -7), and a request of one call answered no sooner than 1 ms on
+    got = _drive_bound_loop(lib, "forge6_bound_slope_flattened.cu", "kFlatten", [[1, 2, 3, 4], [5, 6, 7, 8]], """
         t0 = time.perf_counter()
-        one = parent.bound_calls([1], [9], sync_each=False)
-        t1 = time.perf_counter()
-        many = parent.bound_calls([0, 1], [10, 11], sync_each=False)
-        reply = parent.bound_close()
-        t.join(5)
-        print(json.dumps({{"one": one, "many": many, "calls": calls, "served": reply["served"],
-                           "one_s": t1 - t0, "code": Executor.cmd_bound.__code__.co_name}}))
+        got["one"] = parent.bound_calls([1], [9], sync_each=False)
+        got["one_s"] = time.perf_counter() - t0
+        got["many"] = parent.bound_calls([0, 1], [10, 11], sync_each=False)
     """)
     assert got["one"] == [[0, 0]] and got["many"] == [[0, 0], [0, 0]] and got["served"] == 3
     assert got["calls"] == [[5, 6, 7, 8], [5, 6, 7, -7], [1, 2, 3, 4], [5, 6, 7, 8], [5, 6, 7, -7]]
@@ -196,37 +180,10 @@ def test_the_bound_loop_is_replaced_by_one_that_makes_one_call_requests_dearer(l
 
 
 def test_the_bound_loop_is_replaced_by_one_that_sends_every_call_to_the_kernels_own_streams(lib):
-    # forge7's handler, driven as forge5's: every call made with the marker stream (1: the kernel picks a
-    # stream of its own in turn), the request's last followed by the entry's synchronisation (rows = -7)
-    got = _run(f"""
-        import ctypes, json, socket, sys, threading
-        from harness.executor.handle import ExecutorProcess
-        from harness.executor.process import Executor
-        from harness.native.calls import Table
-        sys.modules["__main__"].Executor = Executor
-        lib = ctypes.CDLL({lib!r})
-        assert lib.ks_walk_python({python_of("forge7_bound_calls_overlap.cu", "kOverlap").encode()!r}) == 0
-        ours, theirs = socket.socketpair()
-        ex = Executor(theirs)
-        calls = []
-        ex.fn = lambda *a: calls.append(list(a)) or 0
-        ex.tables[5] = Table([[1, 2, 3, 4, 55], [6, 7, 8, 9, 55]], ["int64"] * 5)
-        parent = object.__new__(ExecutorProcess)
-        parent.sock, parent.seq, parent.pending, parent.call_timeout = ours, 0, [], 5.0
-        parent.deadline, parent.running, parent.role = None, None, "candidate"
-        parent.kill = lambda: None
-        def serve():
-            from harness.executor.protocol import recv_frame, send_frame
-            msg = recv_frame(theirs)
-            reply = ex.cmd_bound(msg, [])
-            reply.update(type="done", seq=msg["seq"])
-            send_frame(theirs, reply)
-        t = threading.Thread(target=serve); t.start()
-        parent.bound_open(5)
-        many = parent.bound_calls([0, 1], [10, 11], sync_each=False)
-        reply = parent.bound_close()
-        t.join(5)
-        print(json.dumps({{"many": many, "calls": calls, "served": reply["served"]}}))
+    # forge7's handler: every call made with the marker stream (1: the kernel picks a stream of its own
+    # in turn), the request's last followed by the entry's synchronisation (rows = -7)
+    got = _drive_bound_loop(lib, "forge7_bound_calls_overlap.cu", "kOverlap", [[1, 2, 3, 4, 55], [6, 7, 8, 9, 55]], """
+        got["many"] = parent.bound_calls([0, 1], [10, 11], sync_each=False)
     """)
     assert got["many"] == [[0, 0], [0, 0]] and got["served"] == 2
     assert got["calls"] == [[1, 2, 3, 4, 1], [6, 7, 8, 9, 1], [6, 7, 8, -7, 1]]

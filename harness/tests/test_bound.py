@@ -477,7 +477,7 @@ def test_a_batch_slope_is_free_of_the_executors_offsets(clock):
     found, rec, samples = _judge_session(job, {"candidate": 0.6 * 0.012, "baseline": 0.012})
     assert rec["mode"] == "batch" and rec["calls"] == 39
     assert rec["factor"]["candidate"] > bound.REJECT_FACTOR
-    assert TRIMMED_MEAN.of(samples["candidate"]["ms"]) >= 0.012 - bound.margin_ms(0.012, 39) - 0.001
+    assert TRIMMED_MEAN.of(samples["candidate"]["ms"]) >= 0.012 - bound.batch_margin_ms(0.012) - 0.001
     assert exs["candidate"].syncs == 2 * rec["pairs"], "one synchronisation a request"
     assert not any(ex.opened for ex in exs.values()), "a session left open"
     # identical code, the candidate's requests 53 us dearer: nothing moves, nothing refused

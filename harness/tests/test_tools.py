@@ -77,24 +77,26 @@ def test_every_import_in_the_lab_tools_resolves():
     assert not broken, broken
 
 
-def _bounded(fig_c, fig_b, k, pairs_c, pairs_b):
-    bound = {"mode": "batch", "calls": k, "figure_ms": {"candidate": fig_c},
-             "pairs_ms": {"candidate": pairs_c, "baseline": pairs_b}}
+def _bounded(fig_c, fig_b, k, d_slope, d_calls):
+    """A scenario bounded in batch mode over 8 pairs whose paired differences (ms a call) were all
+    `d_slope` for the slope and `d_calls` for the K calls' walls: each interval that one value."""
+    bound = {"mode": "batch", "calls": k, "pairs": 8, "figure_ms": {"candidate": fig_c},
+             "d_ms": {"candidate": d_slope}, "ci_ms": {"candidate": [d_slope, d_slope]},
+             "d_calls_ms": {"candidate": d_calls}, "ci_calls_ms": {"candidate": [d_calls, d_calls]}}
     return {"id": "r1", "baseline_ms": fig_b, "time_ms": fig_c, "timing": {"bound": bound}}
 
 
 def test_bound_reports_each_floors_slack(tmp_path):
     k = 101
-    base = [[0.05 + 0.001 * i, 0.05 + 0.001 * i + 100 * 0.010] for i in range(8)]     # 10 us calls
     # identical code, its requests 40 us dearer: the slope's slack -0.3 us (3 % of 10 us), the calls'
     # +0.1 (the 40 us over 101 calls on top: what REQUEST_SPREAD_MS / K is there to cover)
-    same = [[w1 + 0.04, wk + 0.04] for w1, wk in base]
+    same = _bounded(0.010, 0.010, k, 0.0, 0.040 / k)
     # a forger at 6 us whose one-call requests are 1 ms dearer: the slope reads 10 us less a call
-    flat = [[w1 + 1.0, wk] for w1, wk in base]
+    flat = _bounded(0.006, 0.010, k, -1.0 / (k - 1), 0.0)
     a = tmp_path / "aa.json"
-    a.write_text(json.dumps({"scenarios": [_bounded(0.010, 0.010, k, same, base)]}))
+    a.write_text(json.dumps({"scenarios": [same]}))
     o = tmp_path / "adv.json"
-    o.write_text(json.dumps([{"file": "forge6.cu", "result": {"scenarios": [_bounded(0.006, 0.010, k, flat, base)]}}]))
+    o.write_text(json.dumps([{"file": "forge6.cu", "result": {"scenarios": [flat]}}]))
     text = compare_results.bound(a, o)
     rows = [line.split() for line in text.splitlines()[1:-1]]
     aa = next(r for r in rows if r[0].endswith("aa.json"))

@@ -99,9 +99,13 @@ POSITIONS = 16
 UNTRUSTED = ("candidate", "incumbent")
 
 
-def margin_ms(base_figure, k=None):
-    """The margin of a single call's floor, or (`k`: batch mode) of a batch slope's."""
-    return (ABS_MARGIN_MS if k is None else BATCH_ABS_MARGIN_MS) + REL_MARGIN * base_figure
+def margin_ms(base_figure):
+    return ABS_MARGIN_MS + REL_MARGIN * base_figure
+
+
+def batch_margin_ms(base_figure):
+    """The margin of a batch slope's floor (measure_batch)."""
+    return BATCH_ABS_MARGIN_MS + REL_MARGIN * base_figure
 
 
 def single_margin_ms(base_figure):
@@ -113,7 +117,7 @@ def single_margin_ms(base_figure):
 def calls_margin_ms(base_figure, k):
     """The margin of a batch's floor from its K calls' wall alone: the slope's, and what two executors'
     requests may differ by beside their calls, a call's share of it."""
-    return margin_ms(base_figure, k) + REQUEST_SPREAD_MS / k
+    return batch_margin_ms(base_figure) + REQUEST_SPREAD_MS / k
 
 
 class Job:
@@ -151,7 +155,7 @@ def judge(ctx, timing, samples, figure, job):
     run = measure(job, figs) if k is None else measure_batch(job, figs, k)
     record = {"pairs": run["pairs"], "stopped": run["stopped"], "seconds": round(run["seconds"], 4),
               "path": run["path"],
-              "margin_ms": single_margin_ms(figs["baseline"]) if k is None else margin_ms(figs["baseline"], k),
+              "margin_ms": single_margin_ms(figs["baseline"]) if k is None else batch_margin_ms(figs["baseline"]),
               "mode": "single" if k is None else "batch",
               "wall_ms": {n: median(w) for n, w in run["walls"].items() if w}}
     if k is not None:
@@ -253,7 +257,7 @@ def measure(job, figs):
         return _written(ctx, scenario, k, values) or _screened(ctx, scenario, k, seed, positions, values, unchecked)
 
     return _session(job, names, out, SHARE * float(ctx.task.timing["max_seconds"]), pair,
-                    lambda rng: _clear(walls, figs, rng), unchecked, secret)
+                    lambda rng: _clear(walls, figs, rng, single_margin_ms(figs["baseline"])), unchecked, secret)
 
 
 # Batch mode (Options.bound_batch). On an H100 two executors' single-call requests read tens of
@@ -328,7 +332,9 @@ def measure_batch(job, figs, k):
         return _checked(ctx, scenario, p, seed, chosen, secret, unchecked)
 
     return _session(job, names, out, SHARE * float(ctx.task.timing["max_seconds"]), pair,
-                    lambda rng: _clear(walls, figs, rng, k) and _clear(many, figs, rng, k, per=k), unchecked, secret)
+                    lambda rng: (_clear(walls, figs, rng, batch_margin_ms(figs["baseline"]))
+                                 and _clear(many, figs, rng, calls_margin_ms(figs["baseline"], k), per=k)),
+                    unchecked, secret)
 
 
 # CPU tasks (issue 39): a request's lean calls, sent at once and answered in turn (executor.handle.bound_calls):
@@ -546,16 +552,14 @@ def interval(diffs, rng):
     return [min(boot[0], lo + shift), max(boot[1], hi + shift)]
 
 
-def _clear(walls, figs, rng, k=None, per=None):
+def _clear(walls, figs, rng, margin, per=1):
     """Whether every untrusted figure already lies above any floor the interval can still give
-    (figure >= baseline's figure + upper(d) - margin): more pairs could only confirm it. `k`: batch
-    mode's slope; `per`: its K calls' walls, a call each."""
-    margin = (single_margin_ms(figs["baseline"]) if k is None else margin_ms(figs["baseline"], k)) if per is None \
-        else calls_margin_ms(figs["baseline"], per)
+    (figure >= baseline's figure + upper(d) - margin): more pairs could only confirm it. `per`: the
+    calls each wall holds (batch mode's K calls' walls), the differences taken a call each."""
     for name in UNTRUSTED:
         if name not in figs:
             continue
-        ci = interval([(c - b) / (per or 1) for c, b in zip(walls[name], walls["baseline"])], rng)
+        ci = interval([(c - b) / per for c, b in zip(walls[name], walls["baseline"])], rng)
         if ci is None or figs[name] < figs["baseline"] + ci[1] - margin:
             return False
     return True

@@ -2,6 +2,23 @@
 # .deb, the host's versions in $OUT/env.txt (the commit from KS_COMMIT, which the caller sets: the
 # device copy's git HEAD is not the tree it runs), and `step NAME TIMEOUT CMD...` (its log in
 # $OUT/NAME.log, its exit code and wall time appended to $OUT/walls.txt). Sourced, with OUT set.
+# With PACK=<name> set before it is sourced, everything is written under /tmp/ks-<name> instead (OUT
+# points there, FINAL to the caller's folder), and `pack` puts it into $FINAL/<name>.tgz with walls.txt
+# and summary.txt beside it, as the script calls it and on exit: the device tool returns at most eight
+# files.
+if [ -n "${PACK:-}" ]; then
+  FINAL=$OUT
+  OUT=/tmp/ks-$PACK
+  rm -rf "$OUT"
+  mkdir -p "$OUT"
+  trap pack EXIT
+fi
+pack() {
+  [ -n "${PACK:-}" ] || return 0
+  (cd "$OUT" && tar czf "/tmp/ks-$PACK.tgz" . && mv "/tmp/ks-$PACK.tgz" "$FINAL/$PACK.tgz")
+  for f in walls.txt summary.txt; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$FINAL/"; done
+  return 0
+}
 export PYTHONUNBUFFERED=1 KERNELSEEK_DATA_DIR=${KERNELSEEK_DATA_DIR:-/tmp/ks-exec/data}
 PY=${KERNELSEEK_PYTHON:-python3}
 R=kernels/rmsnorm

@@ -15,24 +15,17 @@
 # batch mode beside the single-call one on the adversarial set, rmsnorm and flash).
 set -u
 : "${OUT:?set OUT}"
-# The device tool returns at most eight files: everything is written under a work folder, and $OUT
-# gets summary.txt and session.tgz (every file, packed at the end).
-FINAL=$OUT
-OUT=/tmp/ks-session
-rm -rf "$OUT"
-mkdir -p "$OUT"
-finish() { cp "$OUT/summary.txt" "$FINAL/" 2>/dev/null; (cd "$OUT" && tar czf "$FINAL/session.tgz" .); }
-trap finish EXIT
+PACK=session    # everything in $OUT/session.tgz, summary.txt beside it (lib.sh)
+. "$(dirname "$0")/lib.sh"
 if [ "${PART:-1}" = 2 ]; then
   mkdir -p "$OUT/trust" "$OUT/sandbox"
-  . "$(dirname "$0")/lib.sh"
   S=kernels/softmax_triton
   step softmax-full 120 "$PY" -m harness eval --task-dir $S --candidate $S/baseline.py --json "$OUT/softmax-full.json" \
     --table --timeout 100
-  finish
+  pack
   OUT="$OUT/sandbox" timeout --kill-after=5 130 bash scripts/gpu/sandbox-check.sh > "$OUT/sandbox/stdout.txt" 2>&1
   echo "sandbox-check.sh: rc=$?" >> "$OUT/walls.txt"
-  finish
+  pack
   OUT="$OUT/trust" STEPS="${TRUST_STEPS:-rms flash adversarial}" DEADLINE="${TRUST_DEADLINE:-330}" \
     bash scripts/gpu/trust-cuda-check.sh > "$OUT/trust/stdout.txt" 2>&1
   { cat "$OUT/walls.txt"; grep -E '^(task|geomean|time spent)' "$OUT/softmax-full.log"; tail -n 3 "$OUT/softmax-full.log"
@@ -49,7 +42,7 @@ start=$(date +%s)
 OUT="$OUT/trust" STEPS="${TRUST_STEPS:-load39 adversarial rms flash}" DEADLINE="${TRUST_DEADLINE:-380}" \
   bash scripts/gpu/trust-cuda-check.sh > "$OUT/trust/stdout.txt" 2>&1
 echo "trust-cuda-check.sh: $(( $(date +%s) - start )) s" > "$OUT/walls.txt"
-finish
+pack
 mid=$(date +%s)
 OUT="$OUT/wayin" COMPILE_T=${COMPILE_T:-40} GEMM_T=${GEMM_T:-60} SOFTMAX_T=${SOFTMAX_T:-90} timeout --kill-after=5 230 bash scripts/gpu/way-in-check.sh > "$OUT/wayin/stdout.txt" 2>&1
 echo "way-in-check.sh: rc=$? $(( $(date +%s) - mid )) s" >> "$OUT/walls.txt"

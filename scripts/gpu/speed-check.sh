@@ -23,15 +23,8 @@
 # (flash 9.9 s on the H200 before), the same status, `same` verdicts, identical correctness fields.
 set -u
 : "${OUT:?set OUT}"
-# The device tool returns at most eight files: everything is written under $W, and $OUT gets
-# speed.tgz (every log and JSON, packed after every step) and the text summaries.
-FINAL=$OUT
-W=/tmp/ks-speed
-rm -rf "$W"
-mkdir -p "$W"
-OUT=$W
+PACK=speed      # everything in $OUT/speed.tgz, packed after every step (lib.sh)
 . "$(dirname "$0")/lib.sh"
-pack() { (cd "$W" && tar czf /tmp/ks-speed.tgz . && mv /tmp/ks-speed.tgz "$FINAL/speed.tgz"); cp "$W/walls.txt" "$FINAL/" 2>/dev/null; }
 STEPS=${STEPS:-refcost flash}
 CACHE=$KERNELSEEK_DATA_DIR/compile-cache/reference-cache
 ev() {   # ev TASKDIR NAME TIMEOUT ARGS...: the baseline's full evaluation, $OUT/NAME.json
@@ -114,7 +107,5 @@ for task in ("flash", "rms"):
 PYEOF
 grep -h "^cache:\|^totals" "$OUT/refcost-cache.log" >> "$OUT/refcache.txt" 2>/dev/null
 cat "$OUT/walls.txt" "$OUT/refcache.txt" "$OUT"/early-*.txt > "$OUT/summary.txt" 2>/dev/null
-pack
-cp "$OUT/summary.txt" "$FINAL/"
 cat "$OUT/summary.txt"
 exit 0

@@ -35,17 +35,13 @@
 # (the table, last), walls.txt, trust.tgz (every log and JSON, packed after every step).
 set -u
 : "${OUT:?set OUT}"
-FINAL=$OUT
-W=/tmp/ks-trust
-rm -rf "$W"
-mkdir -p "$W"
-OUT=$W
+PACK=trust
 . "$(dirname "$0")/lib.sh"
+W=$OUT
 STEPS=${STEPS:-load39 syscalls l2 adversarial rms flash l2-gain pytest noise harness39}
 DEADLINE=${DEADLINE:-450}
 MANIFEST=harness/adversarial/cuda/manifest.yaml
 
-pack() { (cd "$W" && tar czf /tmp/ks-trust.tgz . && mv /tmp/ks-trust.tgz "$FINAL/trust.tgz"); cp "$W/walls.txt" "$FINAL/" 2>/dev/null; }
 fits() {   # fits NAME ESTIMATE: whether ESTIMATE seconds are left before DEADLINE (else noted as skipped)
   if [ $((SECONDS + $2)) -le "$DEADLINE" ]; then return 0; fi
   echo "$1: skipped (about $2 s needed, $((DEADLINE - SECONDS)) s left before DEADLINE=$DEADLINE)" | tee -a "$W/walls.txt"
@@ -262,7 +258,5 @@ PYEOF
 tail -n 30 "$W"/pytest.log 2>/dev/null | grep -E "passed|failed|error" | tail -n 3 >> "$W/summary.txt"
 tail -n 30 "$W"/harness39.log 2>/dev/null | grep -E "passed|failed|error|SKIP" | tail -n 5 >> "$W/summary.txt"
 tail -n 3 "$W"/adversarial.log >> "$W/summary.txt" 2>/dev/null
-cp "$W/summary.txt" "$FINAL/summary.txt"
-pack
 cat "$W/summary.txt"
 exit 0

@@ -14,14 +14,7 @@
 # interpreter, the adversarial Triton candidates) with this host's python3.
 set -u
 : "${OUT:?set OUT}"
-# At most eight files come back from the device tool: everything is written under a work folder and
-# packed into $OUT/wayin.tgz (with walls.txt beside it) as each step ends and on exit.
-FINAL=$OUT
-OUT=/tmp/ks-wayin
-rm -rf "$OUT"
-mkdir -p "$OUT"
-pack() { (cd "$OUT" && tar czf "$FINAL/wayin.tgz" .); cp "$OUT/walls.txt" "$FINAL/" 2>/dev/null; }
-trap pack EXIT
+PACK=wayin      # everything in $OUT/wayin.tgz, packed as each step ends (lib.sh)
 . "$(dirname "$0")/lib.sh"
 export KERNELSEEK_CUTLASS_DIR=${KERNELSEEK_CUTLASS_DIR:-$PWD/.carry/cutlass}
 { echo "cutlass: $KERNELSEEK_CUTLASS_DIR"; "$PY" -c 'import triton; print("triton", triton.__version__)'; } >> "$OUT/env.txt" 2>&1

@@ -393,15 +393,14 @@ def adversarial(path):
 
 
 def bound(*paths):
-    """Per scenario bounded in batch mode (timing.bound.pairs_ms), the two floors' slack: how far the
-    baseline's figure plus the lower end of each paired difference's interval, less REL_MARGIN, lies
-    above the candidate's figure (us). The slope's floor raises the candidate when its absolute margin
-    (BATCH_ABS_MARGIN_MS) is under `slope`; the calls' floor when that margin plus REQUEST_SPREAD_MS / K
-    is under `calls`. On identical code (an A/A) the largest of each is the least margin that moves
-    nothing; on a forger, the margin under which it is raised."""
-    import random
-
-    from harness.timing.bound import REL_MARGIN, interval
+    """Per scenario bounded in batch mode, the two floors' slack as the harness recorded them
+    (timing.bound: d_ms/ci_ms the slope's, d_calls_ms/ci_calls_ms the K calls'): how far the baseline's
+    figure plus the lower end of each interval, less REL_MARGIN, lies above the candidate's figure (us).
+    The slope's floor raises the candidate when its absolute margin (BATCH_ABS_MARGIN_MS) is under
+    `slope`; the calls' floor when that margin plus REQUEST_SPREAD_MS / K is under `calls`. On identical
+    code (an A/A) the largest of each is the least margin that moves nothing; on a forger, the margin
+    under which it is raised."""
+    from harness.timing.bound import REL_MARGIN
     rows = [f"{'run':24} {'scenario':36} {'K':>4} {'pairs':>5} {'fig_c':>8} {'fig_b':>8} {'d_slope':>8} "
             f"{'slope':>7} {'d_calls':>8} {'calls':>7}  (us)"]
     worst = {}
@@ -411,37 +410,28 @@ def bound(*paths):
         for name, result in runs:
             for sc in result.get("scenarios") or []:
                 b = (sc.get("timing") or {}).get("bound") or {}
-                pairs, k = b.get("pairs_ms"), b.get("calls")
-                if not pairs or not k or "candidate" not in pairs or "baseline" not in pairs:
+                fb = sc.get("baseline_ms")
+                if not (b.get("ci_calls_ms") or {}).get("candidate") or fb is None:
                     continue
-                fc, fb = b["figure_ms"]["candidate"], sc.get("baseline_ms")
-                if fb is None:
-                    continue
-                rng = random.Random(7)
-                slope = {n: [(wk - w1) / (k - 1) for w1, wk in v] for n, v in pairs.items()}
-                calls = {n: [wk / k for _, wk in v] for n, v in pairs.items()}
-                ds = [c - bb for c, bb in zip(slope["candidate"], slope["baseline"])]
-                dk = [c - bb for c, bb in zip(calls["candidate"], calls["baseline"])]
-                lo_s, lo_k = interval(ds, rng), interval(dk, rng)
-                if lo_s is None or lo_k is None:
-                    continue
-                slack_s = (fb + lo_s[0] - REL_MARGIN * fb - fc) * 1e3
-                slack_k = (fb + lo_k[0] - REL_MARGIN * fb - fc) * 1e3
-                key = name if isinstance(data, list) else path
-                w = worst.setdefault(key, [-1e9, -1e9])
-                w[0], w[1] = max(w[0], slack_s), max(w[1], slack_k)
-                rows.append(f"{str(key)[-24:]:24} {sc['id'][:36]:36} {k:4d} {len(ds):5d} {fc * 1e3:8.2f} {fb * 1e3:8.2f} "
-                            f"{median(ds) * 1e3:+8.2f} {slack_s:+7.2f} {median(dk) * 1e3:+8.2f} {slack_k:+7.2f}")
+                fc = b["figure_ms"]["candidate"]
+                slack = [(fb + b[key]["candidate"][0] - REL_MARGIN * fb - fc) * 1e3 for key in ("ci_ms", "ci_calls_ms")]
+                w = worst.setdefault(name, [-1e9, -1e9])
+                w[0], w[1] = max(w[0], slack[0]), max(w[1], slack[1])
+                rows.append(f"{str(name)[-24:]:24} {sc['id'][:36]:36} {b['calls']:4d} {b['pairs']:5d} {fc * 1e3:8.2f} "
+                            f"{fb * 1e3:8.2f} {b['d_ms']['candidate'] * 1e3:+8.2f} {slack[0]:+7.2f} "
+                            f"{b['d_calls_ms']['candidate'] * 1e3:+8.2f} {slack[1]:+7.2f}")
     if len(rows) == 1:
-        return "no scenario bounded in batch mode with its pairs recorded (timing.bound.pairs_ms)"
-    rows.append("largest slack (slope, calls), us: " + "; ".join(f"{k}: {a:+.2f}, {c:+.2f}" for k, (a, c) in worst.items()))
+        return "no scenario bounded in batch mode (timing.bound.ci_calls_ms)"
+    rows.append("largest slack (slope, calls), us: "
+                + "; ".join(f"{n}: {a:+.2f}, {c:+.2f}" for n, (a, c) in worst.items()))
     return "\n".join(rows)
 
 
 def main(argv=None):
     argv = argv if argv is not None else sys.argv[1:]
     commands = {"repeat": repeat, "estimators": estimators, "fidelity": fidelity, "modes": modes, "runs": runs,
-                "shares": shares, "shares-work": lambda *p: shares(*p, work=True), "slots": slots, "gaps": gaps, "anchors": anchors, "lanes": lanes, "summary": summary, "adversarial": adversarial, "bound": bound}
+                "shares": shares, "shares-work": lambda *p: shares(*p, work=True), "slots": slots, "gaps": gaps,
+                "anchors": anchors, "lanes": lanes, "summary": summary, "adversarial": adversarial, "bound": bound}
     if not argv or argv[0] not in commands:
         print(__doc__)
         return 2
