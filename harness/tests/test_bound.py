@@ -189,13 +189,16 @@ class Clock:
 
 
 class FakeEx:
-    """An executor in a bound session: each call writes y = 2 x into its slot (or what `behave`
-    makes of it) and costs `cost(pair)` ms of the parent's clock; `read_ms` more until the
+    """An executor in a bound session: each call writes y = f(x) into its slot (or what `behave`
+    makes of its input) and costs `cost(pair)` ms of the parent's clock; `read_ms` more until the
     parent's read returns (work still running when it answered)."""
 
-    def __init__(self, name, slots, cost, behave=None, offset=0.0, one_call=0.0):
+    def __init__(self, name, slots, cost, behave=None, offset=0.0, one_call=0.0, chain=None, at_once=False):
         self.name, self.slots, self.cost, self.behave, self.offset = name, slots, cost, behave, offset
         self.one_call = one_call      # ms more on a request of one call (forge6's flattened slope)
+        # the table's chained argument lists (bound.Chain), and whether a request's calls run at once
+        # (forge7: each reads its input as it was when the request came, before any of them wrote)
+        self.chain, self.at_once = chain, at_once
         self.calls, self.running, self.opened, self.syncs = 0, None, False, 0
 
     def bound_open(self, table):
@@ -209,14 +212,22 @@ class FakeEx:
     def bound_calls(self, js, tags, sync_each=True):
         Clock.ns += int((self.offset + (self.one_call if len(js) == 1 else 0.0)) * 1e6)
         self.syncs += len(js) if sync_each else 1
-        return [self._call(j) for j in js]
+        before = {j: self._input(j).clone() for j in js} if self.at_once else {}
+        return [self._call(j, before.get(j)) for j in js]
 
-    def _call(self, j):
-        slot = self.slots[j]
+    def _input(self, j):
+        n = len(self.slots)
+        if j < n:
+            return self.slots[j].tensors["x"]
+        return self.slots[self.chain.pred(j - n)].tensors["y"]      # a chained argument list
+
+    def _call(self, j, x=None):
+        slot = self.slots[j % len(self.slots)]
+        x = self._input(j) if x is None else x
         self.calls += 1
         ms = self.cost(self.calls)
         Clock.ns += int(ms * 1e6)
-        y = (2 * slot.tensors["x"]) if self.behave is None else self.behave(self.calls, slot)
+        y = f(x) if self.behave is None else self.behave(self.calls, x)
         if y is not None:
             slot.tensors["y"].copy_(y)
         return 0, 0
@@ -263,31 +274,43 @@ class Sets:
         return self.slots[j]
 
 
+def f(x):
+    """What the stand-ins compute: bounded along a chain of calls, and the same bits in every one."""
+    return 1 - 0.5 * x
+
+
 def _session(costs, behave=None, screen=1e-3, max_seconds=10.0, incumbent=None, slots=4, offsets=None, batch=False,
-             one_call=None):
-    """A Job over stand-ins: {name: cost(call) -> ms}; `behave` {name: (call, slot) -> y or None};
+             one_call=None, chained=True, at_once=()):
+    """A Job over stand-ins: {name: cost(call) -> ms}; `behave` {name: (call, x) -> y or None};
     `offsets` {name: ms a request costs that executor beside its calls}; `one_call` {name: ms more on a
-    request of one call}; `batch`: Options.bound_batch."""
+    request of one call}; `batch`: Options.bound_batch; `chained`: the tables hold a chain (y into x);
+    `at_once`: the implementations whose requests' calls run at once."""
     behave, offsets, one_call = behave or {}, offsets or {}, one_call or {}
     n_slots = slots
     stacks = {n: Stack(n_slots) for n in costs}
     slots = {n: [Slot(j, stacks[n]) for j in range(n_slots)] for n in costs}
-    exs = {n: FakeEx(n, slots[n], costs[n], behave.get(n), offsets.get(n, 0.0), one_call.get(n, 0.0)) for n in costs}
+    order = list(range(n_slots))
+    random.Random(5).shuffle(order)
+    chain = bound.Chain("x", "y", order, {n: n_slots for n in costs}) if chained else None
+    exs = {n: FakeEx(n, slots[n], costs[n], behave.get(n), offsets.get(n, 0.0), one_call.get(n, 0.0), chain,
+                     n in at_once) for n in costs}
     task = SimpleNamespace(entry="f", timing={"max_seconds": max_seconds},
-                           outputs=lambda: [SimpleNamespace(name="y")])
+                           outputs=lambda: [SimpleNamespace(name="y")], inputs=lambda: [SimpleNamespace(name="x")])
     scenario = SimpleNamespace(id="s1", params={})
 
     def expected(params, seed):
         x = torch.linspace(-1, 1, 64) * seed
-        return {"x": x}, {"y": 2 * x}, {"y": (1e-3, 0.0)}
+        return {"x": x}, {"y": f(x)}, {"y": (1e-3, 0.0)}
     ctx = SimpleNamespace(task=task, cand=exs["candidate"], refx=exs["baseline"], incx=exs.get("incumbent"),
                           device=SimpleNamespace(flush=lambda: None, sync=lambda: None), deadline=None,
                           screens={"s1": {"y": screen}} if screen is not None else {}, messages=[],
-                          oracle=SimpleNamespace(expected=expected), opts=SimpleNamespace(bound_batch=batch))
+                          oracle=SimpleNamespace(expected=expected, expected_for=lambda params, inputs: (
+                              inputs, {"y": f(inputs["x"])}, {"y": (1e-3, 0.0)})),
+                          opts=SimpleNamespace(bound_batch=batch))
     pin = SimpleNamespace(round=lambda rng: None, restore=lambda: None)
     timer = Timer()
     job = bound.Job(ctx, timer, {n: Sets(s) for n, s in slots.items()}, {n: Deck(timer.rng, n_slots) for n in costs},
-                    pin, scenario, 7)
+                    pin, scenario, 7, chain)
     return job, exs
 
 
@@ -315,7 +338,7 @@ def test_identical_code_stops_as_soon_as_its_figure_is_clear(clock):
 def test_an_answer_before_the_work_is_done_is_refused(clock):
     # "done" at once, the outputs written later: the parent's read right after sees poison
     job, _ = _session({"candidate": lambda c: 0.01, "baseline": _noisy(0.01, 2)},
-                      behave={"candidate": lambda call, slot: None})
+                      behave={"candidate": lambda call, x: None})
     run = bound.measure(job, {"candidate": 0.01, "baseline": 0.01})
     assert run["failure"][0] == "rejected" and "still held the harness's poison" in run["failure"][1]
 
@@ -323,14 +346,14 @@ def test_an_answer_before_the_work_is_done_is_refused(clock):
 def test_less_work_in_bound_requests_is_caught_against_the_reference(clock):
     # a kernel that tells a bound request by its caller and writes something cheaper there
     job, _ = _session({"candidate": lambda c: 0.005, "baseline": _noisy(0.01, 2)},
-                      behave={"candidate": lambda call, slot: slot.tensors["x"] * 1.9})
+                      behave={"candidate": lambda call, x: f(x) + 0.1})
     run = bound.measure(job, {"candidate": 0.01, "baseline": 0.01})
     assert run["failure"][0] == "incorrect" and "positions the parent drew after the call" in run["failure"][1]
 
 
 def test_without_a_screen_the_values_are_checked_against_the_reference(clock):
     job, _ = _session({"candidate": lambda c: 0.005, "baseline": _noisy(0.01, 2)}, screen=None,
-                      behave={"candidate": lambda call, slot: slot.tensors["x"] * 1.9})
+                      behave={"candidate": lambda call, x: f(x) + 0.1})
     assert bound.measure(job, {"candidate": 0.01, "baseline": 0.01})["failure"][0] == "incorrect"
     job, _ = _session({"candidate": _noisy(0.01, 1), "baseline": _noisy(0.01, 2)}, screen=None)
     assert bound.measure(job, {"candidate": 0.01, "baseline": 0.01})["failure"] is None
@@ -437,7 +460,7 @@ def test_a_figure_of_nothing_is_refused_not_divided_by():
 
 def test_an_incumbent_that_fails_its_bound_requests_is_left_out_never_blamed_on_the_candidate(clock):
     job, _ = _session({"candidate": _noisy(0.01, 1), "baseline": _noisy(0.01, 2), "incumbent": lambda c: 0.002},
-                      behave={"incumbent": lambda call, slot: None})
+                      behave={"incumbent": lambda call, x: None})
     with pytest.raises(ChildFailure) as err:
         bound.measure(job, {"candidate": 0.01, "baseline": 0.01, "incumbent": 0.002})
     assert err.value.who == "incumbent" and "poison" in str(err.value)
@@ -494,7 +517,7 @@ def test_a_batch_slope_is_free_of_the_executors_offsets(clock):
 
 def test_a_batch_answered_before_its_work_is_done_is_refused(clock):
     job, _ = _session({"candidate": lambda c: 0.001, "baseline": _noisy(0.01, 2)}, slots=40, batch=True,
-                      behave={"candidate": lambda call, slot: None if call % 5 == 0 else 2 * slot.tensors["x"]})
+                      behave={"candidate": lambda call, x: None if call % 5 == 0 else f(x)})
     found, rec, _ = _judge_session(job, {"candidate": 0.01, "baseline": 0.01})
     assert found[0] == "rejected" and "poison" in found[1]
 
@@ -521,7 +544,7 @@ def test_a_batch_reads_every_calls_outputs(clock):
     # the parent reads every call of the batch, not one drawn: a batch whose last call alone was left
     # undone (answered before it ran) still reads poison
     job, _ = _session({"candidate": lambda c: 0.001, "baseline": _noisy(0.01, 2)}, slots=40, batch=True,
-                      behave={"candidate": lambda call, slot: None if call % 40 == 0 else 2 * slot.tensors["x"]})
+                      behave={"candidate": lambda call, x: None if call % 40 == 0 else f(x)})
     found, rec, _ = _judge_session(job, {"candidate": 0.01, "baseline": 0.01})
     # in the first pair: one slot drawn of 39 (and the 4 checked after) would see it there about once in eight
     assert found is not None and found[0] == "rejected" and "poison" in found[1] and rec["pairs"] == 0
@@ -556,9 +579,54 @@ def test_a_batch_session_runs_through_real_executors(monkeypatch, cache_dir):
     assert len(runs) == 1
     run = runs[0]
     assert run["failure"] is None and run["pairs"] >= bound.PAIRS_MIN and run["path"] == "native", run
+    # softmax's y is its x's shape and dtype: every batch was a chain, its links checked
+    assert run["chain"] is not None and (run["chain"].inp, run["chain"].out) == ("x", "y") and run["chain"].off is None
     for n in ("candidate", "baseline"):
         assert len(run["walls"][n]) == run["pairs"] == len(run["walls_1"][n]) == len(run["walls_k"][n])
         # each pair's slope is its two requests' walls (no timing is asserted: this machine's load
         # moves a request by milliseconds, CI saw one call read 22 ms)
         for w, w1, wk in zip(run["walls"][n], run["walls_1"][n], run["walls_k"][n]):
             assert w == pytest.approx((wk - w1) / (run["calls"] - 1)) and w1 > 0 and wk > 0
+
+
+def test_a_batch_whose_calls_run_at_once_reads_its_chained_inputs_unwritten(clock):
+    # forge7: figures at 0.6 and a batch's calls run at once on streams of its own, so that its K calls'
+    # wall and its slope read an eighth of what the calls take in order: both floors go under its
+    # figure. Chained, each call after the first read its input before the call before it wrote it.
+    job, _ = _session({"candidate": lambda c: 0.012 / 8, "baseline": _noisy(0.012, 2)}, slots=40, batch=True,
+                      at_once=("candidate",))
+    found, rec, _ = _judge_session(job, {"candidate": 0.6 * 0.012, "baseline": 0.012})
+    assert rec["chain"] == {"input": "x", "output": "y", "off": None}
+    assert found is not None and found[0] == "incorrect" and "positions the parent drew" in found[1]
+    # the same without a chain (a task whose outputs match no input): nothing sees it, the known gap
+    job, _ = _session({"candidate": lambda c: 0.012 / 8, "baseline": _noisy(0.012, 2)}, slots=40, batch=True,
+                      at_once=("candidate",), chained=False)
+    found, rec, _ = _judge_session(job, {"candidate": 0.6 * 0.012, "baseline": 0.012})
+    assert found is None and rec["chain"] is None and rec["factor"]["candidate"] == 1.0
+
+
+def test_a_chained_call_that_reads_its_own_slots_input_is_caught(clock):
+    # calls made from the slot's own fresh input, not the one the table gives it: independent again
+    job, exs = _session({"candidate": lambda c: 0.012 / 8, "baseline": _noisy(0.012, 2)}, slots=40, batch=True)
+    cand = exs["candidate"]
+    cand._input = lambda j: cand.slots[j % len(cand.slots)].tensors["x"]
+    found, rec, _ = _judge_session(job, {"candidate": 0.6 * 0.012, "baseline": 0.012})
+    assert found is not None and found[0] == "incorrect"
+
+
+def test_an_honest_chain_checked_without_a_screen_is_checked_against_the_reference_on_its_inputs(clock):
+    job, _ = _session({"candidate": _noisy(0.012, 1), "baseline": _noisy(0.012, 2)}, slots=40, batch=True,
+                      screen=None)
+    found, rec, samples = _judge_session(job, {"candidate": 0.012, "baseline": 0.012})
+    assert found is None and rec["factor"]["candidate"] == 1.0 and rec["chain"]["off"] is None
+
+
+def test_a_chain_that_leaves_the_finite_range_in_the_baseline_is_turned_off(clock):
+    # a GEMM fed its own output grows past float16 in a few calls: the baseline's own chain says so, and
+    # the scenario's later batches are unchained, no honest candidate refused for it
+    grow = lambda call, x: torch.where(x == x, 1e30 * (x.abs() + 1), x)      # noqa: E731
+    job, _ = _session({"candidate": _noisy(0.012, 1), "baseline": _noisy(0.012, 2)}, slots=40, batch=True,
+                      behave={"candidate": grow, "baseline": grow})
+    found, rec, _ = _judge_session(job, {"candidate": 0.012, "baseline": 0.012})
+    assert found is None, found
+    assert rec["chain"]["off"] is not None and "finite range" in rec["chain"]["off"]

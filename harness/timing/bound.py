@@ -53,7 +53,7 @@ import time
 import torch
 
 from ..executor.handle import ChildFailure
-from ..task.tolerance import check_output, unwritten
+from ..task.tolerance import check_output, poison, unwritten
 from .rounds import executor_of as _executor
 from .stats import median, median_ci, ratio_ci
 
@@ -122,21 +122,80 @@ def calls_margin_ms(base_figure, k):
 
 class Job:
     """What a scenario's bound requests need from its timing loop: the timer (fresh inputs, the
-    scenario's rng), each implementation's slots and decks, the pinning."""
+    scenario's rng), each implementation's slots and decks, the pinning, the chain of its batches
+    (send_tables)."""
 
-    def __init__(self, ctx, timer, sets, decks, pin, scenario, seed_base):
+    def __init__(self, ctx, timer, sets, decks, pin, scenario, seed_base, chain=None):
         self.ctx, self.timer, self.sets, self.decks, self.pin = ctx, timer, sets, decks, pin
-        self.scenario, self.seed_base = scenario, seed_base
+        self.scenario, self.seed_base, self.chain = scenario, seed_base, chain
+
+
+class Chain:
+    """A batch's calls made one after the other by their data: each call after a batch's first takes
+    as its input `inp` the output `out` of the call before it (a slot's chained argument list, in the
+    executors' tables past their slots: `offset[name] + j`). A process that runs a batch's calls at once
+    (forge7: its own streams) reads its inputs before they are written, and the parent's checks of a
+    chained call (the baseline's call on the candidate's own previous output, _chain_checked) see it.
+    `order`: the slots in the cycle that a batch runs a stretch of (slot order[i + 1] reads order[i]'s
+    output). `off`: why the scenario's batches are not chained any more (the baseline's own chain left
+    the finite range), or None."""
+
+    def __init__(self, inp, out, order, offset):
+        self.inp, self.out, self.order, self.offset, self.off = inp, out, order, offset, None
+        self._pred = {order[i]: order[i - 1] for i in range(len(order))}
+
+    def pred(self, j):
+        return self._pred[j]
+
+    def stretch(self, start, count):
+        return [self.order[(start + i) % len(self.order)] for i in range(count)]
+
+
+def chain_of(task, slot):
+    """(input, output) names of the first output whose shape and dtype are an input's, in a slot of the
+    scenario; None where there is none (a batch's calls then are not chained)."""
+    ins = [a.name for a in task.inputs()]
+    for arg in task.outputs():
+        o = slot.tensors[arg.name]
+        for name in ins:
+            t = slot.tensors[name]
+            if t.shape == o.shape and t.dtype == o.dtype:
+                return name, arg.name
+    return None
+
+
+class _Chained:
+    """A slot's argument list with its input `inp` the output of slot `pred` (call_args reads spec())."""
+
+    def __init__(self, slot, pred, inp, out):
+        self.slot, self.pred, self.inp, self.out = slot, pred, inp, out
+
+    def spec(self, name):
+        return self.pred.spec(self.out) if name == self.inp else self.slot.spec(name)
 
 
 def send_tables(ctx, task, sets, names, scalars):
-    """Each executor of `names` gets its slots' argument lists once, for its bound requests."""
+    """Each executor of `names` gets its slots' argument lists once, for its bound requests, and past
+    them each slot's chained argument list where the task has a chain. Returns the Chain or None."""
     from ..executor.calls import call_args
+    count = min(len(sets[n].slots) for n in names)
+    link = chain_of(task, sets[names[0]].slots[0]) if count >= 2 else None
+    chain = None
+    if link is not None:
+        order = list(range(count))
+        random.Random(secrets.randbits(64)).shuffle(order)
+        chain = Chain(link[0], link[1], order, {n: len(sets[n].slots) for n in names})
     for name in names:
+        slots = sets[name].slots
+        batch = [call_args(task, s, scalars) for s in slots]
+        if chain is not None:
+            batch += [call_args(task, _Chained(slots[j], slots[chain.pred(j)], chain.inp, chain.out), scalars)
+                      for j in range(count)]
         ex = _executor(ctx, name)
         ex.running = name      # a failure here is that implementation's (an incumbent's is left out, not blamed)
-        ex.request({"cmd": "table", "id": TABLE, "batch": [call_args(task, s, scalars) for s in sets[name].slots]})
+        ex.request({"cmd": "table", "id": TABLE, "batch": batch})
         ex.running = None
+    return chain
 
 
 def judge(ctx, timing, samples, figure, job):
@@ -160,6 +219,9 @@ def judge(ctx, timing, samples, figure, job):
               "wall_ms": {n: median(w) for n, w in run["walls"].items() if w}}
     if k is not None:
         record["calls"] = k
+        chain = run["chain"]
+        # the batch's calls chained by their data (Chain), and since when not (its reason)
+        record["chain"] = None if chain is None else {"input": chain.inp, "output": chain.out, "off": chain.off}
         record["calls_margin_ms"] = calls_margin_ms(figs["baseline"], k)
         record["request_ms"] = {f"{n}:{size}": median(w) for size in ("1", "k")
                                 for n, w in run[f"walls_{size}"].items() if w}
@@ -230,7 +292,7 @@ def measure(job, figs):
     secret = random.Random(secrets.randbits(64))
     walls = {n: [] for n in names}
     out = {"walls": walls, "pairs": 0, "stopped": "max", "seconds": 0.0, "path": None, "failure": None}
-    unchecked = []      # pairs whose values the screen could not vouch for: (pair, seed, positions, values)
+    unchecked = Unchecked(secret)      # values the screen could not vouch for
     tag = 0
 
     def pair(k, exs):
@@ -296,45 +358,97 @@ def measure_batch(job, figs, k):
     then, in an order drawn over implementations and sizes, each implementation's request of one call
     and its request of k calls, the L2 flushed before each; the parent's clock stops once its own read
     of every call's outputs (BATCH_POSITIONS each, drawn when it answered) is back: a call answered
-    before its work was done reads poison, whichever of the k it is. Once all answered, CPU_CHECKED
-    slots drawn then are read in every implementation at the same positions and checked as measure()
-    does."""
+    before its work was done reads poison, whichever of the k it is. Where the task has a chain
+    (job.chain), the k calls are a stretch of it: each after the first reads the output of the one
+    before, and CHAIN_CHECKS of them are checked against the baseline's call on the same input
+    (_chain_checked). Once all answered, CPU_CHECKED of the unchained slots drawn then are read in
+    every implementation at the same positions and checked as measure() does."""
     ctx, timer, scenario = job.ctx, job.timer, job.scenario
     names = [n for n in ("candidate", "baseline", "incumbent") if n in figs]
     secret = random.Random(secrets.randbits(64))
     walls, one, many = ({n: [] for n in names} for _ in range(3))
+    chain = job.chain
     out = {"walls": walls, "walls_1": one, "walls_k": many, "pairs": 0, "stopped": "max", "seconds": 0.0,
-           "path": None, "failure": None, "calls": k}
-    unchecked = []
+           "path": None, "failure": None, "calls": k, "chain": chain}
+    unchecked = Unchecked(secret)
     tag = 0
 
     def pair(p, exs):
         nonlocal tag
-        chosen, seed = _fresh_slots(job, names, k + 1)
+        linked = chain is not None and chain.off is None
+        chosen, seed = _fresh_slots(job, names, k + 1, chain if linked else None)
         order = [(n, size) for n in names for size in (1, k)]
         timer.rng.shuffle(order)
         for n, size in order:
             mine = chosen[n][:1] if size == 1 else chosen[n][1:]
+            js = [s.j for s in mine]
+            if linked and size > 1:
+                js = js[:1] + [chain.offset[n] + j for j in js[1:]]
             tags = list(range(tag + 1, tag + size + 1))
             tag += size
             ctx.device.flush()
             ctx.device.sync()
             t0 = time.perf_counter_ns()
-            codes = exs[n].bound_calls([s.j for s in mine], tags, sync_each=False)
+            codes = exs[n].bound_calls(js, tags, sync_each=False)
             read = {n: _read_calls(ctx.task, mine, secret)}
             (one if size == 1 else many)[n].append((time.perf_counter_ns() - t0) / 1e6)
             failure = _returned(ctx, n, codes) or _written(ctx, scenario, p, read)
             if failure is not None:
                 return failure
+            if linked and n == "baseline" and size > 1 and any(_nonfinite(v) for v in read[n].values()):
+                chain.off = (f"the baseline's own chain of {k} calls left the finite range ({chain.out} into "
+                             f"{chain.inp}): batches unchained from pair {p + 2}")
         for n in names:
             walls[n].append((many[n][-1] - one[n][-1]) / (k - 1))
         out["pairs"] = p + 1
-        return _checked(ctx, scenario, p, seed, chosen, secret, unchecked)
+        if not linked:
+            return _checked(ctx, scenario, p, seed, chosen, secret, unchecked)
+        return (_checked(ctx, scenario, p, seed, {n: c[:2] for n, c in chosen.items()}, secret, unchecked)
+                or (None if chain.off is not None else _chain_checked(ctx, job, p, chosen, exs, secret, unchecked)))
 
     return _session(job, names, out, SHARE * float(ctx.task.timing["max_seconds"]), pair,
                     lambda rng: (_clear(walls, figs, rng, batch_margin_ms(figs["baseline"]))
                                  and _clear(many, figs, rng, calls_margin_ms(figs["baseline"], k), per=k)),
                     unchecked, secret)
+
+
+# Chained calls of a pair checked, each in every untrusted implementation: the baseline's call (an
+# untimed bound request) on that implementation's own previous output and the slot's other inputs,
+# read at the same positions as the chained call's output.
+CHAIN_CHECKS = 2
+
+
+def _chain_checked(ctx, job, p, chosen, exs, secret, unchecked):
+    """CHAIN_CHECKS chained calls of a pair (positions 2.. of `chosen`: the k calls' second on) against
+    the baseline's call on the same input: the untrusted call's previous output, copied by the parent
+    into the baseline's slot of that call (whose other inputs are the pair's fresh values, and whose
+    own values were read already). Poison, then the screen; what it cannot vouch for waits for the
+    reference, on those inputs. A failure or None."""
+    chain, task, base = job.chain, ctx.task, chosen["baseline"]
+    for name in (n for n in UNTRUSTED if n in chosen):
+        mine = chosen[name]
+        for t in secret.sample(range(2, len(mine)), min(CHAIN_CHECKS, len(mine) - 2)):
+            twin = base[t]
+            twin.tensors[chain.inp].copy_(mine[t - 1].tensors[chain.out])
+            for arg in task.outputs():
+                poison(twin.tensors[arg.name])
+            _returned(ctx, "baseline", [exs["baseline"].bound_call(twin.j, 0)])
+            positions = _positions(task, mine[t], secret)
+            values = {name: _read(task, mine[t], positions), "baseline": _read(task, twin, positions)}
+            failure = _written(ctx, job.scenario, p, values)
+            if failure is not None:
+                return failure
+            if not _vouched(ctx, job.scenario, values, name):
+                unchecked.add((p, name, lambda twin=twin: _inputs(task, twin), positions, values[name]))
+    return None
+
+
+def _inputs(task, slot):
+    return {a.name: slot.tensors[a.name].clone() for a in task.inputs()}
+
+
+def _nonfinite(vals):
+    return bool((~torch.isfinite(vals.float())).any())
 
 
 # CPU tasks (issue 39): a request's lean calls, sent at once and answered in turn (executor.handle.bound_calls):
@@ -418,7 +532,7 @@ def measure_cpu(job, figs, rounds_ci=None, margin=0.0):
     k = max(1, min(slots, CPU_CALLS_MAX, max(CPU_CALLS, math.ceil(CPU_LEAN_MS / max(figs["baseline"], 1e-6)))))
     walls = {n: [] for n in names}
     out = {"walls": walls, "pairs": 0, "stopped": "max", "seconds": 0.0, "path": None, "failure": None, "calls": k}
-    unchecked = []
+    unchecked = Unchecked(secret)
     tag = 0
 
     def pair(p, exs):
@@ -489,11 +603,14 @@ def _session(job, names, out, budget, pair, clear, unchecked, secret):
     return out
 
 
-def _fresh_slots(job, names, count):
-    """`count` slots drawn for a pair, the same indices in every implementation's set, all holding one
-    new seed's values: ({name: [slot]}, seed)."""
+def _fresh_slots(job, names, count, chain=None):
+    """`count` slots drawn for a pair (a stretch of `chain` from a slot drawn), the same indices in every
+    implementation's set, all holding one new seed's values: ({name: [slot]}, seed)."""
     slots = min(len(job.sets[n].slots) for n in names)
-    picks = job.timer.rng.sample(range(slots), count)
+    if chain is not None:
+        picks = chain.stretch(job.timer.rng.randrange(len(chain.order)), count)
+    else:
+        picks = job.timer.rng.sample(range(slots), count)
     chosen = {n: [job.sets[n].get(j) for j in picks] for n in names}
     return chosen, job.timer.fresh(*(s for n in names for s in chosen[n]))
 
@@ -631,35 +748,54 @@ def _screened(ctx, scenario, k, seed, positions, values, unchecked):
     """The untrusted values against the baseline's for the same inputs, within the re-checks' screen
     (loop.screen_limits, from the correctness stage); what the screen cannot vouch for waits for the
     reference (unchecked). Returns (status, reason) only for a value that is not a number."""
-    screen = getattr(ctx, "screens", {}).get(scenario.id)
-    base = values.get("baseline")
     for name in UNTRUSTED:
-        if name not in values:
-            continue
-        vouched = screen is not None and base is not None
-        for out, vals in values[name].items():
-            if not vouched:
-                break
-            ok, _, _ = check_output(out, vals, base[out], screen[out])
-            vouched = ok
-        if not vouched:
-            unchecked.append((k, name, seed, positions, values[name]))
+        if name in values and not _vouched(ctx, scenario, values, name):
+            unchecked.add((k, name, seed, positions, values[name]))
     return None
 
 
-# Pairs checked against the reference when the screen cannot vouch for them (refused by it, or no
+def _vouched(ctx, scenario, values, name):
+    """Whether `name`'s values lie within the screen of the baseline's (False without a screen)."""
+    screen = getattr(ctx, "screens", {}).get(scenario.id)
+    base = values.get("baseline")
+    if screen is None or base is None:
+        return False
+    return all(check_output(out, vals, base[out], screen[out])[0] for out, vals in values[name].items())
+
+
+# Values checked against the reference when the screen cannot vouch for them (refused by it, or no
 # screen for the scenario): a secret draw of at most this many (each computes the reference again).
 REFERENCE_CHECKS = 4
 
 
+class Unchecked:
+    """The values the screen could not vouch for: REFERENCE_CHECKS of them kept, a secret draw over every
+    one added (a reservoir). An entry: (pair, name, inputs, positions, values), its inputs the seed they
+    were made from, or a function that copies them (called only when the entry is kept)."""
+
+    def __init__(self, secret):
+        self.secret, self.seen, self.kept = secret, 0, []
+
+    def add(self, entry):
+        self.seen += 1
+        if len(self.kept) < REFERENCE_CHECKS:
+            i = len(self.kept)
+            self.kept.append(None)
+        else:
+            i = self.secret.randrange(self.seen)
+            if i >= REFERENCE_CHECKS:
+                return
+        k, name, src, positions, values = entry
+        self.kept[i] = (k, name, src() if callable(src) else src, positions, values)
+
+
 def _against_reference(ctx, scenario, unchecked, secret):
     """(status "incorrect", reason) when a bound request's values are off the reference's, else None."""
-    if not unchecked:
-        return None
-    chosen = list(unchecked)
-    secret.shuffle(chosen)
-    for k, name, seed, positions, vals in chosen[:REFERENCE_CHECKS]:
-        _, ref, tols = ctx.oracle.expected(scenario.params, seed)
+    for k, name, src, positions, vals in unchecked.kept:
+        if isinstance(src, dict):      # a chained call's inputs: the reference on them
+            _, ref, tols = ctx.oracle.expected_for(scenario.params, src)
+        else:
+            _, ref, tols = ctx.oracle.expected(scenario.params, src)
         for out, got in vals.items():
             want = ref[out].reshape(-1)[torch.tensor(positions[out], dtype=torch.long, device=ref[out].device)]
             ok, _, reason = check_output(out, got, want.cpu(), tols[out][0])

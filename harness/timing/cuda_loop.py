@@ -227,7 +227,7 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
                                timer.rng))
         drop_unsupported_peers(ctx, timer, impls, sets, unsupported)
         # The slots' argument lists for the bound requests (harness/timing/bound.py), once.
-        bound.send_tables(ctx, task, sets, [n for n in impls if not n.startswith("peer:")], timer.scalars)
+        chain = bound.send_tables(ctx, task, sets, [n for n in impls if not n.startswith("peer:")], timer.scalars)
         # Lazy loading, clocks, caches: not counted, and so one request of warmup_reps calls an
         # implementation, with no flush or pad between them.
         pin.round(timer.rng)
@@ -237,13 +237,13 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
             _call(ctx, name, bs, timer, pad=False, calls=max(1, policy["warmup_reps"]))
         def rounds(names, policy, unsupported, kept):
             out = _loop(ctx, timer, entry, names, sets, pool, policy, scenario, seed_base, pin, unsupported, False,
-                        kept)
+                        kept, chain)
             if out is not RECHECK:
                 return out
             # A bound that fires on identical-looking noise (one executor's requests slower for a few
             # rounds) is confirmed by a second loop of its own; its figures are the ones reported.
             return _loop(ctx, timer, entry, names, sets, pool, policy, scenario, seed_base, pin, unsupported, True,
-                         kept)
+                         kept, chain)
 
         first = rounds(impls, policy, unsupported, kept)
         apart = _apart(ctx, scenario, impls, policy, entry)
@@ -345,7 +345,8 @@ def _event_ms(reply, name, key="ms"):
     return float(ms[0])
 
 
-def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin, unsupported, confirming, kept):
+def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin, unsupported, confirming, kept,
+          chain=None):
     task, rng = ctx.task, timer.rng
     rcs = {}
     samples = {n: {"ms": [], "event_ms": [], "span_ms": [], "work_ms": [], "wall_ms": [], "excess_ms": [], "busy_ms": [],
@@ -430,7 +431,8 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
     pin.restore()     # the figures and re-checks are the parent's own work: every core again
     # Each peer's round is the mean of its calls in every peers' executor (harness/executor/lanes.py).
     samples, by_lane = merge(samples, lanes)
-    job = bound.Job(ctx, timer, sets, decks, pin, scenario, seed_base) if getattr(ctx.opts, "bound", True) else None
+    job = (bound.Job(ctx, timer, sets, decks, pin, scenario, seed_base, chain) if getattr(ctx.opts, "bound", True)
+           else None)
     out = _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, time.monotonic() - t_start,
                  scenario, seed_base, confirming, summary, kept, job)
     if isinstance(entry.get("timing"), dict):

@@ -133,8 +133,8 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
         if getattr(ctx.opts, "bound", True) and "baseline" in impls:
             # Bound requests after the rounds (timing/bound.py, issue 39): the slots' argument lists, once.
             native = [n for n in impls if not n.startswith("peer:")]
-            bound.send_tables(ctx, task, sets, native, timer.scalars)
-            job = bound.Job(ctx, timer, sets, {n: Deck(rng, pool) for n in native}, pin, scenario, seed_base)
+            chain = bound.send_tables(ctx, task, sets, native, timer.scalars)
+            job = bound.Job(ctx, timer, sets, {n: Deck(rng, pool) for n in native}, pin, scenario, seed_base, chain)
         return _loop(ctx, timer, entry, impls, sets, (pool, batch), policy, scenario, seed_base, pin, unsupported,
                      job)
     finally:
