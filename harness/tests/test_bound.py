@@ -630,3 +630,30 @@ def test_a_chain_that_leaves_the_finite_range_in_the_baseline_is_turned_off(cloc
     found, rec, _ = _judge_session(job, {"candidate": 0.012, "baseline": 0.012})
     assert found is None, found
     assert rec["chain"]["off"] is not None and "finite range" in rec["chain"]["off"]
+
+
+def test_a_batch_takes_slots_of_its_own_where_the_rounds_had_few(clock):
+    # a large scenario: the rounds had 3 slots (K = 2, a 50 us calls margin); the bound asks its room for
+    # K + 1 and gives them back after, whatever the pairs found
+    job, exs = _session({"candidate": _noisy(0.05, 1), "baseline": _noisy(0.05, 2)}, slots=3, batch=True)
+    big, _ = _session({"candidate": _noisy(0.05, 1), "baseline": _noisy(0.05, 2)}, slots=60, batch=True)
+    asked = []
+
+    class Room:
+        def widen(self, job_, names, want):
+            asked.append(want)
+            self.rounds = dict(job_.sets), job_.chain
+            job_.sets.update(big.sets)
+            job_.chain = big.chain
+            for n in names:
+                exs[n].slots, exs[n].chain = big.sets[n].slots, big.chain
+            return True
+
+        def restore(self, job_):
+            asked.append("restored")
+            job_.sets.update(self.rounds[0])
+            job_.chain = self.rounds[1]
+    job.room = Room()
+    found, rec, _ = _judge_session(job, {"candidate": 0.05, "baseline": 0.05})
+    assert asked == [bound.batch_size(0.05, bound.BATCH_CALLS_MAX + 1) + 1, "restored"]
+    assert found is None and rec["calls"] == 40 and rec["slots"] == 60 and len(job.sets["candidate"].slots) == 3

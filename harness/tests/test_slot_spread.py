@@ -97,3 +97,50 @@ def test_a_small_scenario_gets_many_placements_each_2_mib_apart():
     for slots in made.values():
         starts = [s.tensors["x"].data_ptr() for s in slots.slots]
         assert len(set(starts)) == pool and min(b - a for a, b in zip(starts, starts[1:])) >= SPREAD_ALIGN
+
+
+class _TableEx(_Ex):
+    """An executor with an arena that keeps the bound's tables it is sent."""
+
+    def __init__(self, arena):
+        super().__init__(arena)
+        self.tables, self.running = [], None
+
+    def request(self, msg):
+        assert msg["cmd"] == "table"
+        self.tables.append(msg["batch"])
+        return {}
+
+
+def test_the_bounds_batches_get_slots_of_their_own_where_the_rounds_had_few():
+    # A large scenario's rounds get 3 sets an implementation (the budget over every implementation and
+    # peer), while each arena is sized for a larger scenario's: the bound's batches (the candidate and
+    # the baseline only) get as many slots as the arenas hold, up to what is wanted, and the rounds'
+    # sets come back, the chain's cycle the same, once the bound is done.
+    from harness.timing import bound, cuda_loop as t
+    one = t.slot_footprint(t.set_bytes(TASK, SHAPES_IN, SHAPES_OUT))
+    cand, ref = _TableEx(_arena(20 * one, zeros=False)), _TableEx(_arena(20 * one, zeros=False))
+    ctx = type("Ctx", (), {})()
+    ctx.task, ctx.cand, ctx.refx = TASK, cand, ref
+    timer = type("T", (), {"rng": random.Random(1), "scalars": {"rows": 7, "cols": 33}})()
+    sets = _slots({"candidate": cand, "baseline": ref}, 3)
+    chain = bound.send_tables(ctx, TASK, sets, ["candidate", "baseline"], timer.scalars)
+    assert chain is not None and len(cand.tables[-1]) == 6, "3 slots and their chained argument lists"
+    room = t.BoundRoom(ctx, sets, SHAPES_IN, SHAPES_OUT, timer, 3)
+    job = bound.Job(ctx, timer, sets, None, None, None, 0, chain, room)
+    assert room.room(["candidate", "baseline"]) == 20
+    assert room.widen(job, ["candidate", "baseline"], 12)
+    assert len(sets["candidate"].slots) == len(sets["baseline"].slots) == 12 and job.sets is sets
+    assert len(job.chain.order) == 12 and len(cand.tables[-1]) == len(ref.tables[-1]) == 24
+    starts = [s.tensors["x"].data_ptr() for s in sets["candidate"].slots]
+    assert min(b - a for a, b in zip(starts, starts[1:])) >= one, "spread as the rounds' are"
+    room.restore(job)
+    assert len(sets["candidate"].slots) == 3 and job.chain.order == chain.order and len(cand.tables[-1]) == 6
+    assert cand.arena.live == 1 and ref.arena.live == 1, "the bound's slots given back"
+    # an arena that holds no more than the rounds' sets: nothing to widen
+    small = _TableEx(_arena(3 * one, zeros=False))
+    ctx.cand = small
+    sets2 = _slots({"candidate": small, "baseline": ref}, 3)
+    room2 = t.BoundRoom(ctx, sets2, SHAPES_IN, SHAPES_OUT, timer, 3)
+    assert not room2.widen(bound.Job(ctx, timer, sets2, None, None, None, 0, None, room2), ["candidate", "baseline"], 12)
+    assert len(sets2["candidate"].slots) == 3

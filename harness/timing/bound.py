@@ -125,9 +125,11 @@ class Job:
     scenario's rng), each implementation's slots and decks, the pinning, the chain of its batches
     (send_tables)."""
 
-    def __init__(self, ctx, timer, sets, decks, pin, scenario, seed_base, chain=None):
+    def __init__(self, ctx, timer, sets, decks, pin, scenario, seed_base, chain=None, room=None):
         self.ctx, self.timer, self.sets, self.decks, self.pin = ctx, timer, sets, decks, pin
         self.scenario, self.seed_base, self.chain = scenario, seed_base, chain
+        # where batch mode may have more slots than the rounds (cuda_loop.BoundRoom: widen, restore)
+        self.room = room
 
 
 class Chain:
@@ -174,16 +176,18 @@ class _Chained:
         return self.pred.spec(self.out) if name == self.inp else self.slot.spec(name)
 
 
-def send_tables(ctx, task, sets, names, scalars):
+def send_tables(ctx, task, sets, names, scalars, order=None):
     """Each executor of `names` gets its slots' argument lists once, for its bound requests, and past
-    them each slot's chained argument list where the task has a chain. Returns the Chain or None."""
+    them each slot's chained argument list where the task has a chain (its cycle drawn, or `order` where
+    that is one over as many slots). Returns the Chain or None."""
     from ..executor.calls import call_args
     count = min(len(sets[n].slots) for n in names)
     link = chain_of(task, sets[names[0]].slots[0]) if count >= 2 else None
     chain = None
     if link is not None:
-        order = list(range(count))
-        random.Random(secrets.randbits(64)).shuffle(order)
+        if order is None or len(order) != count:
+            order = list(range(count))
+            random.Random(secrets.randbits(64)).shuffle(order)
         chain = Chain(link[0], link[1], order, {n: len(sets[n].slots) for n in names})
     for name in names:
         slots = sets[name].slots
@@ -208,10 +212,19 @@ def judge(ctx, timing, samples, figure, job):
         return None
     if getattr(ctx, "device_kind", "cuda") == "cpu":
         return judge_cpu(ctx, timing, samples, figs, job)
-    k = None
+    k, widened = None, False
     if getattr(getattr(ctx, "opts", None), "bound_batch", False):
+        # K + 1 slots wanted: where the rounds had fewer (a large scenario's sets), the bound's batches
+        # get slots of their own from the arenas, the rounds' given back to them meanwhile
+        want = batch_size(figs["baseline"], BATCH_CALLS_MAX + 1) + 1
+        if job.room is not None and min(len(job.sets[n].slots) for n in figs) < want:
+            widened = job.room.widen(job, list(figs), want)
         k = batch_size(figs["baseline"], min(len(job.sets[n].slots) for n in figs))
-    run = measure(job, figs) if k is None else measure_batch(job, figs, k)
+    try:
+        run = measure(job, figs) if k is None else measure_batch(job, figs, k)
+    finally:
+        if widened:
+            job.room.restore(job)
     record = {"pairs": run["pairs"], "stopped": run["stopped"], "seconds": round(run["seconds"], 4),
               "path": run["path"],
               "margin_ms": single_margin_ms(figs["baseline"]) if k is None else batch_margin_ms(figs["baseline"]),
@@ -219,6 +232,7 @@ def judge(ctx, timing, samples, figure, job):
               "wall_ms": {n: median(w) for n, w in run["walls"].items() if w}}
     if k is not None:
         record["calls"] = k
+        record["slots"] = run["slots"]      # each implementation's, the rounds' or the bound's own (widened)
         chain = run["chain"]
         # the batch's calls chained by their data (Chain), and since when not (its reason)
         record["chain"] = None if chain is None else {"input": chain.inp, "output": chain.out, "off": chain.off}
@@ -369,7 +383,8 @@ def measure_batch(job, figs, k):
     walls, one, many = ({n: [] for n in names} for _ in range(3))
     chain = job.chain
     out = {"walls": walls, "walls_1": one, "walls_k": many, "pairs": 0, "stopped": "max", "seconds": 0.0,
-           "path": None, "failure": None, "calls": k, "chain": chain}
+           "path": None, "failure": None, "calls": k, "chain": chain,
+           "slots": min(len(job.sets[n].slots) for n in names)}
     unchecked = Unchecked(secret)
     tag = 0
 

@@ -228,6 +228,7 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
         drop_unsupported_peers(ctx, timer, impls, sets, unsupported)
         # The slots' argument lists for the bound requests (harness/timing/bound.py), once.
         chain = bound.send_tables(ctx, task, sets, [n for n in impls if not n.startswith("peer:")], timer.scalars)
+        room = BoundRoom(ctx, sets, shapes_in, shapes_out, timer, pool)
         # Lazy loading, clocks, caches: not counted, and so one request of warmup_reps calls an
         # implementation, with no flush or pad between them.
         pin.round(timer.rng)
@@ -237,13 +238,13 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
             _call(ctx, name, bs, timer, pad=False, calls=max(1, policy["warmup_reps"]))
         def rounds(names, policy, unsupported, kept):
             out = _loop(ctx, timer, entry, names, sets, pool, policy, scenario, seed_base, pin, unsupported, False,
-                        kept, chain)
+                        kept, chain, room)
             if out is not RECHECK:
                 return out
             # A bound that fires on identical-looking noise (one executor's requests slower for a few
             # rounds) is confirmed by a second loop of its own; its figures are the ones reported.
             return _loop(ctx, timer, entry, names, sets, pool, policy, scenario, seed_base, pin, unsupported, True,
-                         kept, chain)
+                         kept, chain, room)
 
         first = rounds(impls, policy, unsupported, kept)
         apart = _apart(ctx, scenario, impls, policy, entry)
@@ -263,6 +264,56 @@ def run_timing(ctx, scenario, entry, seed_base, rng):
         pin.restore()
         for s in sets.values():
             s.close()
+
+
+class BoundRoom:
+    """Slots of their own for the bound's batches (bound.judge), where the rounds' sets hold fewer than a
+    batch wants: on a large scenario the rounds get a few sets (SET_BUDGET_BYTES over every
+    implementation, the peers' too), while each arena is sized for the largest scenario's sets and the
+    bound pairs only the candidate, the baseline and the incumbent. widen() gives those implementations'
+    round sets back to their arenas and makes as many slots as the arenas hold, up to what is wanted,
+    spread as the rounds' are; restore() makes the rounds' sets again (their values are always fresh
+    before a call) with the same chain's cycle, for a confirming loop. The bound's tables are sent
+    again each time (bound.send_tables)."""
+
+    def __init__(self, ctx, sets, shapes_in, shapes_out, timer, pool):
+        self.ctx, self.sets, self.shapes_in, self.shapes_out = ctx, sets, shapes_in, shapes_out
+        self.timer, self.pool, self.widened, self.order = timer, pool, None, None
+
+    def room(self, names):
+        """Slots each of `names` could hold once its rounds' set is given back (0 without an arena)."""
+        per = slot_footprint(set_bytes(self.ctx.task, self.shapes_in, self.shapes_out))
+        free = []
+        for n in names:
+            arena = getattr(_executor(self.ctx, n), "arena", None)
+            if arena is None:
+                return 0
+            # an arena is carved in order and reused whole once no set is live: with the rounds' set the
+            # only one live, all of it; else what lies past the sets
+            free.append(arena.size if arena.live <= 1 else arena.size - arena.used)
+        return min(free) // per
+
+    def widen(self, job, names, want):
+        """Whether `names` now have more slots than the rounds' (job.sets and job.chain follow)."""
+        count = min(want, self.room(names))
+        if count <= min(len(self.sets[n].slots) for n in names):
+            return False
+        self.order = job.chain.order if job.chain is not None else None
+        self._make(job, names, count, None)
+        self.widened = names
+        return True
+
+    def restore(self, job):
+        if self.widened:
+            names, self.widened = self.widened, None
+            self._make(job, names, self.pool, self.order)
+
+    def _make(self, job, names, count, order):
+        for n in names:
+            self.sets.pop(n).close()
+        self.sets.update(make_slots({n: _executor(self.ctx, n) for n in names}, self.ctx.task, self.shapes_in,
+                                    self.shapes_out, count, self.timer.rng))
+        job.chain = bound.send_tables(self.ctx, self.ctx.task, self.sets, names, self.timer.scalars, order)
 
 
 def _fixed(kept):
@@ -346,7 +397,7 @@ def _event_ms(reply, name, key="ms"):
 
 
 def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin, unsupported, confirming, kept,
-          chain=None):
+          chain=None, room=None):
     task, rng = ctx.task, timer.rng
     rcs = {}
     samples = {n: {"ms": [], "event_ms": [], "span_ms": [], "work_ms": [], "wall_ms": [], "excess_ms": [], "busy_ms": [],
@@ -431,8 +482,8 @@ def _loop(ctx, timer, entry, impls, sets, pool, policy, scenario, seed_base, pin
     pin.restore()     # the figures and re-checks are the parent's own work: every core again
     # Each peer's round is the mean of its calls in every peers' executor (harness/executor/lanes.py).
     samples, by_lane = merge(samples, lanes)
-    job = (bound.Job(ctx, timer, sets, decks, pin, scenario, seed_base, chain) if getattr(ctx.opts, "bound", True)
-           else None)
+    job = (bound.Job(ctx, timer, sets, decks, pin, scenario, seed_base, chain, room)
+           if getattr(ctx.opts, "bound", True) else None)
     out = _judge(ctx, entry, samples, rcs, unsupported, rechecks, pool, time.monotonic() - t_start,
                  scenario, seed_base, confirming, summary, kept, job)
     if isinstance(entry.get("timing"), dict):
