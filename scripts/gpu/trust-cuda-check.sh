@@ -156,6 +156,8 @@ def bound_line(r):
             dk = b["d_calls_ms"].get("candidate")
             cik = (b.get("ci_calls_ms") or {}).get("candidate") or [None]
             calls = f" dK{us(dk)}/{us(cik[0])} by {(b.get('by') or {}).get('candidate', '-')}"
+            ch = b.get("chain")      # the batch's calls chained by their data, and on how many slots
+            calls += f" slots {b.get('slots')} chain {'-' if not ch else ('off' if ch.get('off') else ch['input'])}"
         out.append(f"{x['id']}:{b.get('mode', 'single')[0]}{b.get('calls', '')} d{us(d)}/{us(ci[0])}{calls} "
                    f"f{us(fig)} x{'-' if f is None else round(f, 2)}")
     return "; ".join(out)[:1500]
