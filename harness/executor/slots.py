@@ -87,6 +87,8 @@ class Slots:
         # Every slot's copy of one tensor as one [count, numel] view: the slots are laid out alike, one
         # after another, so the parent poisons and inspects a round's outputs in one operation each.
         self._stacked = {n: self._stack(n, count) for n in self.outputs}
+        # the inputs likewise, for one seed's values into many slots at once (Timer.fresh_slots)
+        self._inputs = {n: self._stack(n, count) for n in names if n not in self.outputs}
         if table is not None:
             ex.request({"cmd": "table", "id": table, "batch": [call_args(task, s, scalars) for s in self.slots]})
 
@@ -101,8 +103,8 @@ class Slots:
         return self.slots[k]
 
     def stacked(self, name):
-        """Every slot's copy of output `name` as one [count, numel] view (row j: slot j's)."""
-        return self._stacked[name]
+        """Every slot's copy of tensor `name` as one [count, numel] view (row j: slot j's)."""
+        return self._stacked[name] if name in self._stacked else self._inputs[name]
 
     def poison_outputs(self):
         """Poison every slot's outputs (one operation per output)."""
@@ -120,5 +122,5 @@ class Slots:
         return out
 
     def close(self):
-        self.slots, self._stacked = [], {}
+        self.slots, self._stacked, self._inputs = [], {}, {}
         close_set(self.ex, self.bs)

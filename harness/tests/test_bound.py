@@ -265,6 +265,9 @@ class Timer:
             poison(s.tensors["y"])
         return self.seed
 
+    def fresh_slots(self, chosen):
+        return self.fresh(*(s for slots in chosen.values() for s in slots))
+
 
 class Sets:
     def __init__(self, slots):

@@ -144,3 +144,50 @@ def test_the_bounds_batches_get_slots_of_their_own_where_the_rounds_had_few():
     room2 = t.BoundRoom(ctx, sets2, SHAPES_IN, SHAPES_OUT, timer, 3)
     assert not room2.widen(bound.Job(ctx, timer, sets2, None, None, None, 0, None, room2), ["candidate", "baseline"], 12)
     assert len(sets2["candidate"].slots) == 3
+
+
+def test_in_batch_mode_the_bounds_arenas_hold_its_slots_on_every_scenario():
+    # rmsnorm's quick set on the H200: the arenas were sized by r65536-c2048's two rounds' sets (1 GiB),
+    # so r4096-c8192's bound had 8 slots and r65536-c2048's two. In batch mode the candidate's, the
+    # baseline's and the incumbent's arenas hold BOUND_BYTES of a scenario's slots; the peers' do not.
+    from harness.timing import cuda_loop as t
+    ctx = type("Ctx", (), {})()
+    ctx.task, ctx.with_peers, ctx.has_baseline, ctx.has_incumbent = TASK, True, True, False
+    ctx.task = type("T", (), {"peers": [("a", None), ("b", None)], "args": TASK.args})()
+    ctx.messages = []
+    big = 512 << 20
+    per_sets = [(None, big)]
+    plain = t._arena_need(ctx, per_sets, 2, None)
+    ctx.opts = type("O", (), {"bound_batch": True})()
+    batch = t._arena_need(ctx, per_sets, 2, None)
+    assert plain["cand"] == t.SETS_MIN * big
+    assert batch["cand"] == batch["ref"] == t.BOUND_BYTES and batch["peer"] == plain["peer"]
+    assert t.BOUND_BYTES // big >= 1 + 7, "r65536-c2048: K = 7 at least"
+    # a room (the GPU's free memory shared out) caps it; a scenario whose three slots pass BOUND_BYTES
+    # keeps the rounds' sets (its bound makes single calls)
+    capped = t._arena_need(ctx, per_sets, 2, 3 * big)
+    assert capped["cand"] == 3 * big
+    assert t.bound_bytes(4 << 30) == 0 and t._arena_need(ctx, [(None, 4 << 30)], 2, None)["cand"] == 2 * (4 << 30)
+
+
+def test_one_seeds_inputs_go_into_many_slots_at_once():
+    # Timer.fresh_slots (the bound's batches): one copy per input over the slots' stacked copies, through
+    # the gaps between spread slots; the outputs poisoned; the slots not chosen untouched
+    from harness.task.tolerance import unwritten
+    from harness.timing.loop import Timer
+    ex = _Ex(_arena(64 << 20))
+    slots = _slots({"candidate": ex}, 6)["candidate"]
+    for s in slots.slots:
+        s.tensors["x"].fill_(-5.0)
+        s.tensors["y"].fill_(1.0)
+    x = torch.randn(SHAPES_IN["x"])
+    oracle = type("O", (), {"inputs": lambda self, p, seed: {"x": x * seed}})()
+    ctx = type("Ctx", (), {"task": TASK, "oracle": oracle})()
+    ctx.task = type("T", (), {"inputs": TASK.inputs, "scalar_values": lambda self, sc: {}})()
+    timer = Timer(ctx, type("S", (), {"params": {}})(), 3, random.Random(0))
+    chosen = [slots.get(j) for j in (4, 1, 2)]
+    assert timer.fresh_slots({"candidate": chosen}) == 3 and timer.seed_next == 4
+    for s in chosen:
+        assert torch.equal(s.tensors["x"], x * 3) and bool(unwritten(s.tensors["y"]).all())
+    for j in (0, 3, 5):
+        assert bool((slots.get(j).tensors["x"] == -5.0).all())

@@ -627,7 +627,7 @@ def _fresh_slots(job, names, count, chain=None):
     else:
         picks = job.timer.rng.sample(range(slots), count)
     chosen = {n: [job.sets[n].get(j) for j in picks] for n in names}
-    return chosen, job.timer.fresh(*(s for n in names for s in chosen[n]))
+    return chosen, job.timer.fresh_slots(chosen)
 
 
 def _returned(ctx, name, codes, sync=True):

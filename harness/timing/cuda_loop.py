@@ -187,13 +187,38 @@ def arena_bytes(ctx, scenarios, free_bytes=None, peer_lanes=0):
     return need
 
 
+# Batch mode's bound requests (bound.measure_batch) want K + 1 slots of the candidate, the baseline and
+# the incumbent on every scenario, K up to 2 ms of calls, where the rounds' sets give a large scenario
+# two or three (SET_BUDGET_BYTES over every implementation and peer): on the H200 rmsnorm's quick set
+# sized the arenas at 1 GiB, r4096-c8192 got 8 slots and r65536-c2048 two (single calls, a 0.1 ms
+# margin), and a forger at 0.6 kept its gain there (docs/harness-lab.md, 2026-12-06, fourth run). So
+# in batch mode those three arenas hold at least BOUND_BYTES of any scenario's slots (up to the K + 1
+# of the largest batch, and at least 1 + BATCH_CALLS_MIN slots, or none past the rounds' where that is
+# more than BOUND_BYTES), which cuda_loop.BoundRoom lends the bound: about 1 ms of memory-bound calls
+# on an H200 (a slot read and written once a call). The peers' arenas are not the bound's.
+BOUND_BYTES = 4 << 30
+
+
+def bound_bytes(per_set):
+    """The bytes of slots batch mode's bound wants of an arena on a scenario of `per_set` bytes."""
+    one = slot_footprint(per_set)
+    count = min(bound.BATCH_CALLS_MAX + 1, BOUND_BYTES // one)
+    return count * one if count >= 1 + bound.BATCH_CALLS_MIN else 0
+
+
 def _arena_need(ctx, per_sets, n_peers, room):
     need = {"cand": 0, "ref": 0, "inc": 0, "peer": 0}
+    batch = getattr(getattr(ctx, "opts", None), "bound_batch", False)
     for _, per_set in per_sets:
         room_s = scenario_pool(ctx, per_set, room) * slot_footprint(per_set)     # the slots, spread apart
-        need["cand"] = max(need["cand"], room_s)
-        need["ref"] = max(need["ref"], room_s)
-        need["inc"] = max(need["inc"], room_s)
+        own = room_s
+        if batch:
+            want = bound_bytes(per_set)
+            own = max(room_s, want if room is None else min(want, room // slot_footprint(per_set)
+                                                               * slot_footprint(per_set)))
+        need["cand"] = max(need["cand"], own)
+        need["ref"] = max(need["ref"], own)
+        need["inc"] = max(need["inc"], own)
         need["peer"] = max(need["peer"], room_s * max(1, n_peers))
     return need
 

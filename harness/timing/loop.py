@@ -60,6 +60,22 @@ class Timer:
             fill(self.task, bs, inputs, outputs=poison)
         return seed
 
+    def fresh_slots(self, chosen):
+        """fresh() for many slots ({name: [slots]}, all of one Slots each, bound.measure_batch): one new
+        seed's inputs into every one, a copy per input and implementation over the slots' stacked
+        copies, and every slot's outputs poisoned at once. Returns the seed."""
+        inputs = self.ctx.oracle.inputs(self.params, self.seed_next)
+        seed, self.seed_next = self.seed_next, self.seed_next + 1
+        for slots in chosen.values():
+            owner = slots[0].owner
+            for arg in self.task.inputs():
+                view = owner.stacked(arg.name)
+                rows = torch.tensor([s.j for s in slots], dtype=torch.long, device=view.device)
+                value = inputs[arg.name].reshape(1, -1).to(view.device)
+                view.index_copy_(0, rows, value.expand(len(slots), -1))
+            owner.poison_outputs()
+        return seed
+
     def fresh_round(self, chosen):
         """fresh() for a round ({name: [slots]}, all of one Slots each): call index i of every
         implementation gets the i-th new inputs, and each implementation's outputs are poisoned at once."""
