@@ -600,7 +600,7 @@ def test_a_batch_whose_calls_run_at_once_reads_its_chained_inputs_unwritten(cloc
                       at_once=("candidate",))
     found, rec, _ = _judge_session(job, {"candidate": 0.6 * 0.012, "baseline": 0.012})
     assert rec["chain"] == {"input": "x", "output": "y", "off": None}
-    assert found is not None and found[0] == "incorrect" and "positions the parent drew" in found[1]
+    assert found is not None and found[0] == "incorrect" and "queued just before it on the same stream" in found[1]
     # the same without a chain (a task whose outputs match no input): nothing sees it, the known gap
     job, _ = _session({"candidate": lambda c: 0.012 / 8, "baseline": _noisy(0.012, 2)}, slots=40, batch=True,
                       at_once=("candidate",), chained=False)

@@ -819,6 +819,13 @@ def _against_reference(ctx, scenario, unchecked, secret):
             ok, _, reason = check_output(out, got, want.cpu(), tols[out][0])
             if not ok and name == "incumbent":
                 _incumbent_failed(f"bound request #{k + 1}: {reason}")
+            if not ok and isinstance(src, dict):
+                return ("incorrect", f"during timing: bound request #{k + 1} of {scenario.id} ({name}), a call whose "
+                                     f"input was the output of the call queued just before it on the same stream: "
+                                     f"{reason} at positions the parent drew after the batch: the call read its input "
+                                     f"before that work was done (work on a stream of its own that does not wait for "
+                                     f"the stream it is given), or computed less than in timed calls; order every read "
+                                     f"after the work queued on the given stream")
             if not ok:
                 return ("incorrect", f"during timing: bound request #{k + 1} of {scenario.id} ({name}): {reason} at "
                                      f"positions the parent drew after the call: a call that computes less, or "
