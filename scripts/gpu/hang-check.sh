@@ -8,14 +8,13 @@
 # threads (their kernel wait channel, system call and state, /proc/PID/stack) and the GPU are written
 # down every 2 s into procs-CASE.txt: as it is (chained batches on the bound's own slots), with the
 # batches unchained (bound.chain_of answers None), and with the rounds' slots only (BoundRoom.widen
-# answers False). In $OUT: hang.tgz (every log, JSON and dump) and summary.txt.
+# answers False); CASES picks some (default all five). In $OUT: hang.tgz (every log, JSON and dump) and summary.txt.
 set -u
 : "${OUT:?set OUT}"
 PACK=hang
 . "$(dirname "$0")/lib.sh"
 T8=harness/adversarial/cuda/trust8_pad_side_stream.cu
 F7=harness/adversarial/cuda/forge7_bound_calls_overlap.cu
-NB=harness/adversarial/cuda/trust8_pad_nonblocking_stream.cu
 
 watch() {   # watch CASE: every executor's threads, every 2 s, until killed
   while true; do
@@ -48,11 +47,14 @@ PYEOF
   pack
 }
 
-case_ t8-as-is "$T8" r4096-c8192 "pass"
-case_ t8-unchained "$T8" r4096-c8192 "bound.chain_of = lambda task, slot: None"
-case_ t8-rounds-slots "$T8" r4096-c8192 "cuda_loop.BoundRoom.widen = lambda self, job, names, want: False"
-case_ f7-as-is "$F7" r4096-c8192,r1000-c4097 "pass"
-case_ f7-unchained "$F7" r4096-c8192,r1000-c4097 "bound.chain_of = lambda task, slot: None"
+CASES=${CASES:-t8-as-is t8-unchained t8-rounds-slots f7-as-is f7-unchained}
+for c in $CASES; do case $c in
+t8-as-is) case_ $c "$T8" r4096-c8192 "pass" ;;
+t8-unchained) case_ $c "$T8" r4096-c8192 "bound.chain_of = lambda task, slot: None" ;;
+t8-rounds-slots) case_ $c "$T8" r4096-c8192 "cuda_loop.BoundRoom.widen = lambda self, job, names, want: False" ;;
+f7-as-is) case_ $c "$F7" r4096-c8192,r1000-c4097 "pass" ;;
+f7-unchained) case_ $c "$F7" r4096-c8192,r1000-c4097 "bound.chain_of = lambda task, slot: None" ;;
+esac; done
 
 "$PY" - "$OUT" > "$OUT/summary.txt" 2>&1 <<'PYEOF'
 import json, sys
