@@ -129,7 +129,7 @@ def run_entry(task_dir, entry, workdir, cache_dir=None, **settings):
     tdir = task_copy(task_dir, entry["task_overrides"], Path(workdir) / entry["file"].split(".")[0])
     try:
         result = evaluate(Options(task_dir=str(tdir), candidate=str(entry["path"]), scenarios=entry["scenarios"],
-                                  cache_dir=cache_dir, call_timeout=60, **{**settings, **layers_off(entry)}))
+                                  cache_dir=cache_dir, **{"call_timeout": 60, **settings, **layers_off(entry)}))
     except EnvironmentProblem as exc:
         return {"file": entry["file"], "hack": entry.get("hack"), "trust": entry.get("trust"), "status": None,
                 "flags": [], "ok": None,
@@ -169,6 +169,8 @@ def main(argv=None):
     p.add_argument("--cache-dir")
     p.add_argument("--task-dir", help="evaluate against this task folder instead of the manifest's")
     p.add_argument("--bound-batch", action="store_true", help="CUDA: the bound requests in batch mode (Options.bound_batch)")
+    p.add_argument("--call-timeout", type=float, default=60.0,
+                   help="seconds without progress before a candidate's executor is killed (Options.call_timeout)")
     args = p.parse_args(argv)
     task_dir, entries = load_manifest(args.manifest)
     task_dir = Path(args.task_dir).resolve() if args.task_dir else task_dir
@@ -178,7 +180,8 @@ def main(argv=None):
     outcomes = []
     with tempfile.TemporaryDirectory(prefix="kernelseek-adv-") as tmp:
         for entry in entries:
-            out = run_entry(task_dir, entry, Path(tmp), args.cache_dir, bound_batch=args.bound_batch)
+            out = run_entry(task_dir, entry, Path(tmp), args.cache_dir, bound_batch=args.bound_batch,
+                            call_timeout=args.call_timeout)
             outcomes.append(out)
             if args.json:   # after every candidate, so that a run cut short keeps what it found
                 Path(args.json).write_text(json.dumps(outcomes, indent=1))

@@ -95,7 +95,7 @@ flash)
 batch)
   wait "$PREBUILD" 2>/dev/null
   fits batch 150 && step adversarial-batch 300 "$PY" -m harness.adversarial.run "$MANIFEST" --bound-batch \
-    --json "$W/adversarial-batch.json"
+    --call-timeout 25 --json "$W/adversarial-batch.json"
   # twice each: the first keeps the peers' figures where this host has none, the second is the budget's case
   fits rms-batch 45 && eval_json rmsnorm-batch-first 60 $R --peer-processes 1 --bound-batch \
     && eval_json rmsnorm-batch 40 $R --peer-processes 1 --bound-batch
