@@ -7,7 +7,7 @@ Slot looks like a BufferSet (tensors, ref, spec) to the code that fills, calls a
 """
 
 from ..task.dtypes import DTYPES
-from ..task.tolerance import poison, unwritten
+from ..task.tolerance import poison, poison_rows, unwritten
 from .calls import call_args
 from .memory import close_set, new_sets, slot_stride
 from .shm import ALIGN, layout
@@ -110,6 +110,11 @@ class Slots:
         """Poison every slot's outputs (one operation per output)."""
         for view in self._stacked.values():
             poison(view)
+
+    def poison_slots(self, rows):
+        """Poison the outputs of the slots `rows` (a long tensor of indices), one operation per output."""
+        for view in self._stacked.values():
+            poison_rows(view, rows.to(view.device))
 
     def unwritten_outputs(self, slots):
         """{slot index: [outputs still holding poison]} for `slots` (of this Slots), the clean ones left out."""

@@ -23,6 +23,12 @@ def poison(t):
     (t.view(as_int) if as_int != t.dtype else t).fill_(bits)
 
 
+def poison_rows(t, rows):
+    """poison() into rows `rows` (a long tensor on t's device) of a 2-D tensor, in one operation."""
+    as_int, bits = POISON_BITS[t.dtype]
+    (t.view(as_int) if as_int != t.dtype else t).index_fill_(0, rows, bits)
+
+
 def unwritten(t):
     """Boolean mask of the elements that still hold the poison pattern."""
     as_int, bits = POISON_BITS[t.dtype]

@@ -190,4 +190,4 @@ def test_one_seeds_inputs_go_into_many_slots_at_once():
     for s in chosen:
         assert torch.equal(s.tensors["x"], x * 3) and bool(unwritten(s.tensors["y"]).all())
     for j in (0, 3, 5):
-        assert bool((slots.get(j).tensors["x"] == -5.0).all())
+        assert bool((slots.get(j).tensors["x"] == -5.0).all()) and bool((slots.get(j).tensors["y"] == 1.0).all())

@@ -306,9 +306,16 @@ def test_the_parent_writes_each_rounds_inputs_on_that_rounds_core(cache_dir, mon
         seen.append(["fresh", os.sched_getaffinity(0)])
         return real_fresh_one(self, *slots, **kw)
 
+    real_fresh_slots = loop.Timer.fresh_slots
+
+    def fresh_slots(self, chosen):     # the same, one copy per input over the slots' stacked copies
+        seen.append(["fresh", os.sched_getaffinity(0)])
+        return real_fresh_slots(self, chosen)
+
     monkeypatch.setattr(rounds.Pinning, "round", pinned)
     monkeypatch.setattr(loop.Timer, "fresh_round", fresh)
     monkeypatch.setattr(loop.Timer, "fresh", fresh_one)
+    monkeypatch.setattr(loop.Timer, "fresh_slots", fresh_slots)
     result = evaluate(Options(task_dir=str(CPU_TASK), candidate=str(CPU_TASK / "baseline.cpp"), scenarios="r4096-c64",
                               cache_dir=cache_dir, with_peers=False))
     assert result["status"] == "ok", result["messages"]

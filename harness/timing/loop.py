@@ -63,17 +63,17 @@ class Timer:
     def fresh_slots(self, chosen):
         """fresh() for many slots ({name: [slots]}, all of one Slots each, bound.measure_batch): one new
         seed's inputs into every one, a copy per input and implementation over the slots' stacked
-        copies, and every slot's outputs poisoned at once. Returns the seed."""
+        copies, and their outputs poisoned likewise. Returns the seed."""
         inputs = self.ctx.oracle.inputs(self.params, self.seed_next)
         seed, self.seed_next = self.seed_next, self.seed_next + 1
         for slots in chosen.values():
             owner = slots[0].owner
+            rows = torch.tensor([s.j for s in slots], dtype=torch.long)
             for arg in self.task.inputs():
                 view = owner.stacked(arg.name)
-                rows = torch.tensor([s.j for s in slots], dtype=torch.long, device=view.device)
                 value = inputs[arg.name].reshape(1, -1).to(view.device)
-                view.index_copy_(0, rows, value.expand(len(slots), -1))
-            owner.poison_outputs()
+                view.index_copy_(0, rows.to(view.device), value.expand(len(slots), -1))
+            owner.poison_slots(rows)
         return seed
 
     def fresh_round(self, chosen):
