@@ -15,6 +15,7 @@ import socket
 import struct
 import subprocess
 import threading
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -282,6 +283,16 @@ def f(x):
     return 1 - 0.5 * x
 
 
+def _expected_for(params, inputs):
+    """Oracle.expected_for over the stand-ins' f: a reference whose outputs hold NaN/Inf is refused
+    (TaskError), as the task's own would be."""
+    from harness.errors import TaskError
+    y = f(inputs["x"])
+    if not bool(torch.isfinite(y).all()):
+        raise TaskError("reference.py", "reference(): 'y' contains NaN/Inf")
+    return inputs, {"y": y}, {"y": (1e-3, 0.0)}
+
+
 def _session(costs, behave=None, screen=1e-3, max_seconds=10.0, incumbent=None, slots=4, offsets=None, batch=False,
              one_call=None, chained=True, at_once=()):
     """A Job over stand-ins: {name: cost(call) -> ms}; `behave` {name: (call, x) -> y or None};
@@ -307,8 +318,7 @@ def _session(costs, behave=None, screen=1e-3, max_seconds=10.0, incumbent=None, 
     ctx = SimpleNamespace(task=task, cand=exs["candidate"], refx=exs["baseline"], incx=exs.get("incumbent"),
                           device=SimpleNamespace(flush=lambda: None, sync=lambda: None), deadline=None,
                           screens={"s1": {"y": screen}} if screen is not None else {}, messages=[],
-                          oracle=SimpleNamespace(expected=expected, expected_for=lambda params, inputs: (
-                              inputs, {"y": f(inputs["x"])}, {"y": (1e-3, 0.0)})),
+                          oracle=SimpleNamespace(expected=expected, expected_for=_expected_for),
                           opts=SimpleNamespace(bound_batch=batch))
     pin = SimpleNamespace(round=lambda rng: None, restore=lambda: None)
     timer = Timer()
@@ -660,3 +670,45 @@ def test_a_batch_takes_slots_of_its_own_where_the_rounds_had_few(clock):
     found, rec, _ = _judge_session(job, {"candidate": 0.05, "baseline": 0.05})
     assert asked == [bound.batch_size(0.05, bound.BATCH_CALLS_MAX + 1) + 1, "restored"]
     assert found is None and rec["calls"] == 40 and rec["slots"] == 60 and len(job.sets["candidate"].slots) == 3
+
+
+def test_an_exception_in_a_session_ends_the_executors_sessions(monkeypatch, cache_dir):
+    # Seen on the GPU: the reference refused a chained call's inputs (TaskError) in the middle of a
+    # session, the executors were left in their bound loops, and the next request (the rounds' tables
+    # made again) was read as a bound request and never answered: "no progress ... while running
+    # candidate". Now every session is ended however the pairs end, and the executors answer again.
+    from harness.evaluate import Options, evaluate
+    from harness.executor.calls import call_args
+    from .conftest import CPU_TASK
+    seen = []
+    judge_cpu = bound.judge_cpu
+
+    def boom(*args):
+        raise RuntimeError("the parent's own fault, mid-session")
+
+    def both(ctx, timing, samples, figs, job):
+        k = bound.batch_size(figs["baseline"], min(len(job.sets[n].slots) for n in figs))
+        with monkeypatch.context() as m:
+            m.setattr(bound, "_against_reference", boom)
+            with pytest.raises(RuntimeError):
+                bound.measure_batch(job, figs, k)
+        for n in ("candidate", "baseline"):     # a JSON request answered at once, as outside any session
+            ex = bound._executor(ctx, n)
+            t0 = time.monotonic()
+            ex.request({"cmd": "table", "id": bound.TABLE, "batch": [call_args(ctx.task, s, job.timer.scalars)
+                                                                     for s in job.sets[n].slots]})
+            seen.append((n, time.monotonic() - t0))
+        return judge_cpu(ctx, timing, samples, figs, job)
+    monkeypatch.setattr(bound, "judge_cpu", both)
+    result = evaluate(Options(task_dir=str(CPU_TASK), candidate=str(CPU_TASK / "baseline.cpp"), scenarios="r64-c128",
+                              cache_dir=cache_dir, with_peers=False, call_timeout=10))
+    assert result["status"] == "ok", result["messages"]
+    assert [n for n, _ in seen] == ["candidate", "baseline"] and all(s < 5 for _, s in seen)
+
+
+def test_a_chained_output_that_is_not_finite_is_refused_where_the_baseline_is(clock):
+    # a call that read its input unwritten and made NaN of it: refused at once, with what it means
+    job, _ = _session({"candidate": _noisy(0.012, 1), "baseline": _noisy(0.012, 2)}, slots=40, batch=True,
+                      behave={"candidate": lambda call, x: torch.full_like(x, float("nan")) if call % 3 == 0 else f(x)})
+    found, rec, _ = _judge_session(job, {"candidate": 0.012, "baseline": 0.012})
+    assert found is not None and found[0] == "incorrect" and "NaN/Inf" in found[1] and "same stream" in found[1]

@@ -52,8 +52,9 @@ import time
 
 import torch
 
+from ..errors import TaskError
 from ..executor.handle import ChildFailure
-from ..task.tolerance import check_output, poison, unwritten
+from ..task.tolerance import check_output, nonfinite_count, poison, unwritten
 from .rounds import executor_of as _executor
 from .stats import median, median_ci, ratio_ci
 
@@ -222,6 +223,11 @@ def judge(ctx, timing, samples, figure, job):
         k = batch_size(figs["baseline"], min(len(job.sets[n].slots) for n in figs))
     try:
         run = measure(job, figs) if k is None else measure_batch(job, figs, k)
+    except BaseException:
+        # the scenario ends here (its sets, the bound's among them, closed by the loop), or is timed again
+        # on new sets (an incumbent left out): the rounds' sets are not made again
+        widened = False
+        raise
     finally:
         if widened:
             job.room.restore(job)
@@ -446,8 +452,11 @@ def _chain_checked(ctx, job, p, chosen, exs, secret, unchecked):
     for name in (n for n in UNTRUSTED if n in chosen):
         mine = chosen[name]
         for t in secret.sample(range(2, len(mine)), min(CHAIN_CHECKS, len(mine) - 2)):
-            twin = base[t]
-            twin.tensors[chain.inp].copy_(mine[t - 1].tensors[chain.out])
+            twin, before = base[t], mine[t - 1].tensors[chain.out]
+            bad = nonfinite_count(before)
+            if bad and not nonfinite_count(base[t - 1].tensors[chain.out]):
+                return _not_finite(job.scenario, p, name, chain, bad, before.numel())
+            twin.tensors[chain.inp].copy_(before)
             for arg in task.outputs():
                 poison(twin.tensors[arg.name])
             _returned(ctx, "baseline", [exs["baseline"].bound_call(twin.j, 0)])
@@ -459,6 +468,15 @@ def _chain_checked(ctx, job, p, chosen, exs, secret, unchecked):
             if not _vouched(ctx, job.scenario, values, name):
                 unchecked.add((p, name, lambda twin=twin: _inputs(task, twin), positions, values[name]))
     return None
+
+
+def _not_finite(scenario, p, name, chain, bad, n):
+    return ("incorrect", f"during timing: bound request #{p + 1} of {scenario.id} ({name}): {chain.out} held {bad} "
+                         f"NaN/Inf of {n} values after a call whose input was the output of the call queued just "
+                         f"before it on the same stream (the baseline's held none): the call read its input before "
+                         f"that work was done (work on a stream of its own that does not wait for the stream it is "
+                         f"given), or computed less than in timed calls; order every read after the work queued on "
+                         f"the given stream")
 
 
 def _inputs(task, slot):
@@ -582,8 +600,9 @@ def _session(job, names, out, budget, pair, clear, unchecked, secret):
     requests, then `pair(p, executors)` per pair (it records its walls and returns a failure or None),
     until `clear(rng)` holds at a count in CHECKS (more pairs could only confirm the figures), PAIRS_MAX,
     or `budget` seconds (PAIRS_MIN pairs at least); then the values the screen could not vouch for
-    against the reference. The sessions are ended when the pairs ran to their end or found a failure
-    (not on an exception: the executor is killed), the pinning restored. Returns `out`, filled."""
+    against the reference. The sessions are ended however it goes (on an exception too: an executor
+    left in its session would read the next request as a bound one and never answer it; seen on the
+    GPU), the pinning restored. Returns `out`, filled."""
     ctx, timer = job.ctx, job.timer
     exs = {n: _executor(ctx, n) for n in names}
     opened, paths, clean = [], {}, False
@@ -615,10 +634,23 @@ def _session(job, names, out, budget, pair, clear, unchecked, secret):
         for n in opened:
             if clean or out["failure"] is not None:
                 paths[n] = exs[n].bound_close().get("path")
+            else:
+                _end(exs[n])
             exs[n].running = None
         job.pin.restore()
     out["path"] = paths.get("candidate")
     return out
+
+
+def _end(ex):
+    """End an executor's bound session on the way out of an exception (raised in the parent, or by another
+    executor), so that its next request is not read as a bound request; one that cannot answer is killed."""
+    try:
+        ex.bound_close()
+    except ChildFailure:
+        pass      # dead, or killed by its handle for a reply that was not the session's end
+    except OSError:
+        ex.kill()
 
 
 def _fresh_slots(job, names, count, chain=None):
@@ -811,7 +843,14 @@ def _against_reference(ctx, scenario, unchecked, secret):
     """(status "incorrect", reason) when a bound request's values are off the reference's, else None."""
     for k, name, src, positions, vals in unchecked.kept:
         if isinstance(src, dict):      # a chained call's inputs: the reference on them
-            _, ref, tols = ctx.oracle.expected_for(scenario.params, src)
+            try:
+                _, ref, tols = ctx.oracle.expected_for(scenario.params, src)
+            except TaskError as exc:
+                # inputs outside what the reference takes (its outputs not finite on them): that value is not
+                # judged; a call's own non-finite outputs are refused before (_chain_checked)
+                ctx.messages.append(f"{scenario.id}: a chained bound request's values were not checked against the "
+                                    f"reference, which refused its inputs ({str(exc)[:160]})")
+                continue
         else:
             _, ref, tols = ctx.oracle.expected(scenario.params, src)
         for out, got in vals.items():
