@@ -712,3 +712,19 @@ def test_a_chained_output_that_is_not_finite_is_refused_where_the_baseline_is(cl
                       behave={"candidate": lambda call, x: torch.full_like(x, float("nan")) if call % 3 == 0 else f(x)})
     found, rec, _ = _judge_session(job, {"candidate": 0.012, "baseline": 0.012})
     assert found is not None and found[0] == "incorrect" and "NaN/Inf" in found[1] and "same stream" in found[1]
+
+
+def test_the_parent_prepares_its_read_before_the_clock_starts(clock, monkeypatch):
+    # Once an executor answered, the parent's clock holds the gather alone: the positions' draws and
+    # their copy to the device (K x 4 of them) come before the request, or an executor that answers
+    # before its work is done has that preparation overlap its work while an honest one pays it whole.
+    real = bound._plan_reads
+
+    def dear(task, slots, secret):
+        Clock.ns += 10_000_000       # 10 ms of the parent's own work
+        return real(task, slots, secret)
+    monkeypatch.setattr(bound, "_plan_reads", dear)
+    job, _ = _session({"candidate": lambda c: 0.012, "baseline": lambda c: 0.012}, slots=40, batch=True)
+    run = bound.measure_batch(job, {"candidate": 0.012, "baseline": 0.012}, 39)
+    assert run["failure"] is None
+    assert max(max(w) for w in run["walls_k"].values()) < 39 * 0.012 + 1.0

@@ -380,8 +380,8 @@ def measure_batch(job, figs, k):
     {name: [ms a request]}, ...}. A pair: one new seed's inputs in 1 + k slots of each implementation,
     then, in an order drawn over implementations and sizes, each implementation's request of one call
     and its request of k calls, the L2 flushed before each; the parent's clock stops once its own read
-    of every call's outputs (BATCH_POSITIONS each, drawn when it answered) is back: a call answered
-    before its work was done reads poison, whichever of the k it is. Where the task has a chain
+    of every call's outputs (BATCH_POSITIONS each, drawn secretly before the request) is back: a call
+    answered before its work was done reads poison, whichever of the k it is. Where the task has a chain
     (job.chain), the k calls are a stretch of it: each after the first reads the output of the one
     before, and CHAIN_CHECKS of them are checked against the baseline's call on the same input
     (_chain_checked). Once all answered, CPU_CHECKED of the unchained slots drawn then are read in
@@ -410,11 +410,12 @@ def measure_batch(job, figs, k):
                 js = js[:1] + [chain.offset[n] + j for j in js[1:]]
             tags = list(range(tag + 1, tag + size + 1))
             tag += size
+            plan = _plan_reads(ctx.task, mine, secret)      # drawn and on the device before the clock starts
             ctx.device.flush()
             ctx.device.sync()
             t0 = time.perf_counter_ns()
             codes = exs[n].bound_calls(js, tags, sync_each=False)
-            read = {n: _read_calls(ctx.task, mine, secret)}
+            read = {n: _gather(plan)}
             (one if size == 1 else many)[n].append((time.perf_counter_ns() - t0) / 1e6)
             failure = _returned(ctx, n, codes) or _written(ctx, scenario, p, read)
             if failure is not None:
@@ -752,12 +753,15 @@ def _read(task, slot, positions):
     return got
 
 
-def _read_calls(task, slots, secret):
-    """{output: values} at BATCH_POSITIONS positions of every slot in `slots` (one implementation's, all
-    of one Slots), drawn now: one gather per output over the slots' stacked copies, in the parent's
-    context, as _read."""
+def _plan_reads(task, slots, secret):
+    """{output: (stacked view, rows, cols)}: BATCH_POSITIONS positions of every slot in `slots` (one
+    implementation's, all of one Slots), drawn from the parent's secret before the request is sent and
+    put on the device then, so that what the parent does once the executor answered is the gather alone:
+    an executor that answers before its work is done must not have the parent's own preparation of the
+    read overlap that work, which an honest executor's wall holds (the suspected way forge5 read ~10 us a
+    call under the baseline on the H100, docs/harness-lab.md, 2026-12-07)."""
     owner = slots[0].owner
-    got = {}
+    plan = {}
     for arg in task.outputs():
         view = owner.stacked(arg.name)
         n = view.shape[1]
@@ -766,10 +770,15 @@ def _read_calls(task, slots, secret):
             for _ in range(min(BATCH_POSITIONS, n)):
                 rows.append(s.j)
                 cols.append(secret.randrange(n))
-        r = torch.tensor(rows, dtype=torch.long, device=view.device)
-        c = torch.tensor(cols, dtype=torch.long, device=view.device)
-        got[arg.name] = view[r, c].cpu()
-    return got
+        plan[arg.name] = (view, torch.tensor(rows, dtype=torch.long, device=view.device),
+                          torch.tensor(cols, dtype=torch.long, device=view.device))
+    return plan
+
+
+def _gather(plan):
+    """{output: values} of a plan (_plan_reads): one gather per output over the slots' stacked copies, in
+    the parent's context, which waits for the other process's work on the GPU (as _read)."""
+    return {name: view[r, c].cpu() for name, (view, r, c) in plan.items()}
 
 
 def _incumbent_failed(why):
