@@ -11,8 +11,9 @@ synchronise the device, write 16 bytes; no pad, no events, no CUPTI, no Python),
 executors. For each, the parent:
 
 - has written poison into the slot's outputs (with the inputs);
-- reads its clock, sends the request, and once "done" arrives reads a few output elements at
-  positions it draws then, from a secret seed, through its own mapping and in its own context (a
+- has drawn a few output positions from a secret seed and put them on the device;
+- reads its clock, sends the request, and once "done" arrives reads the output elements at those
+  positions, and nothing else, through its own mapping and in its own context (a
   gather kernel: contexts of two processes do not share the GPU's compute at once, so the read waits
   for whatever the candidate's context still runs, or sees poison), and reads its clock again when
   that read is back: wall = t1 - t0;
@@ -321,16 +322,17 @@ def measure(job, figs):
         seed = timer.fresh(*chosen.values())
         order = list(names)
         timer.rng.shuffle(order)
-        positions, values = None, {}
+        # drawn from the parent's secret and put on the device before either request: once an executor
+        # answered, the parent's clock holds the gather alone (_plan_reads says why)
+        positions, values = _positions(ctx.task, chosen[names[0]], secret), {}
         for n in order:
+            plan = _plan_read(ctx.task, chosen[n], positions)
             ctx.device.flush()
             ctx.device.sync()
             tag += 1
             t0 = time.perf_counter_ns()
             codes = [exs[n].bound_call(chosen[n].j, tag)]
-            if positions is None:      # drawn once the first of the pair has answered
-                positions = _positions(ctx.task, chosen[n], secret)
-            values[n] = _read(ctx.task, chosen[n], positions)
+            values[n] = _gather(plan)
             walls[n].append((time.perf_counter_ns() - t0) / 1e6)
             failure = _returned(ctx, n, codes)
             if failure is not None:
@@ -740,6 +742,16 @@ def _positions(task, slot, secret):
         n = slot.tensors[arg.name].numel()
         out[arg.name] = [secret.randrange(n) for _ in range(min(POSITIONS, n))]
     return out
+
+
+def _plan_read(task, slot, positions):
+    """_plan_reads for one slot at `positions` ({output: positions})."""
+    plan = {}
+    for arg in task.outputs():
+        flat = slot.tensors[arg.name].reshape(1, -1)
+        plan[arg.name] = (flat, torch.zeros(len(positions[arg.name]), dtype=torch.long, device=flat.device),
+                          torch.tensor(positions[arg.name], dtype=torch.long, device=flat.device))
+    return plan
 
 
 def _read(task, slot, positions):
