@@ -2,7 +2,10 @@
 # Issue 39: why a candidate with streams of its own stopped answering in batch mode's bound requests
 # (the H200 run at 3701340: trust8_pad_side_stream on r4096-c8192, forge7 and trust8_pad_nonblocking on
 # the batch scenario after the one they were caught on: "no progress for 60 s while running
-# candidate"). From the repository root, with .carry/host carried; about 3 minutes:
+# candidate"). Its first case's dump on an H100 showed both executors idle in bound.c's read and the
+# parent waiting: a session left open by an exception (fixed in 88b17e9, docs/harness-lab.md,
+# 2026-12-07); kept as the way to see where an executor waits. From the repository root, with
+# .carry/host carried; about 3 minutes:
 #   KS_COMMIT=<this tree's commit> OUT=/tmp/out bash scripts/gpu/hang-check.sh
 # Each case is one evaluation (--bound-batch, no peers, a 20 s call timeout) while every executor's
 # threads (their kernel wait channel, system call and state, /proc/PID/stack) and the GPU are written
