@@ -587,7 +587,7 @@ def test_a_batch_session_runs_through_real_executors(monkeypatch, cache_dir):
         return judge_cpu(ctx, timing, samples, figs, job)
     monkeypatch.setattr(bound, "judge_cpu", both)
     result = evaluate(Options(task_dir=str(CPU_TASK), candidate=str(CPU_TASK / "baseline.cpp"),
-                              scenarios="r64-c128", cache_dir=cache_dir, with_peers=False))
+                              scenarios="r64-c128", cache_dir=cache_dir, with_peers=False, bound_batch=True))
     assert result["status"] == "ok", result["messages"]
     assert len(runs) == 1
     run = runs[0]

@@ -122,6 +122,7 @@ def test_the_bounds_batches_get_slots_of_their_own_where_the_rounds_had_few():
     cand, ref = _TableEx(_arena(20 * one, zeros=False)), _TableEx(_arena(20 * one, zeros=False))
     ctx = type("Ctx", (), {})()
     ctx.task, ctx.cand, ctx.refx = TASK, cand, ref
+    ctx.opts = type("O", (), {"bound_batch": True})()      # the bound's own slots are batch mode's
     timer = type("T", (), {"rng": random.Random(1), "scalars": {"rows": 7, "cols": 33}})()
     sets = _slots({"candidate": cand, "baseline": ref}, 3)
     chain = bound.send_tables(ctx, TASK, sets, ["candidate", "baseline"], timer.scalars)

@@ -180,11 +180,13 @@ class _Chained:
 
 def send_tables(ctx, task, sets, names, scalars, order=None):
     """Each executor of `names` gets its slots' argument lists once, for its bound requests, and past
-    them each slot's chained argument list where the task has a chain (its cycle drawn, or `order` where
-    that is one over as many slots). Returns the Chain or None."""
+    them, in batch mode (the only one that chains), each slot's chained argument list where the task
+    has a chain (its cycle drawn, or `order` where that is one over as many slots). Returns the Chain or
+    None."""
     from ..executor.calls import call_args
     count = min(len(sets[n].slots) for n in names)
-    link = chain_of(task, sets[names[0]].slots[0]) if count >= 2 else None
+    batch = getattr(getattr(ctx, "opts", None), "bound_batch", False)
+    link = chain_of(task, sets[names[0]].slots[0]) if batch and count >= 2 else None
     chain = None
     if link is not None:
         if order is None or len(order) != count:
@@ -341,7 +343,7 @@ def measure(job, figs):
         return _written(ctx, scenario, k, values) or _screened(ctx, scenario, k, seed, positions, values, unchecked)
 
     return _session(job, names, out, SHARE * float(ctx.task.timing["max_seconds"]), pair,
-                    lambda rng: _clear(walls, figs, rng, single_margin_ms(figs["baseline"])), unchecked, secret)
+                    lambda rng: _clear(walls, figs, rng, single_margin_ms(figs["baseline"])), unchecked)
 
 
 # Batch mode (Options.bound_batch). On an H100 two executors' single-call requests read tens of
@@ -422,7 +424,7 @@ def measure_batch(job, figs, k):
             failure = _returned(ctx, n, codes) or _written(ctx, scenario, p, read)
             if failure is not None:
                 return failure
-            if linked and n == "baseline" and size > 1 and any(_nonfinite(v) for v in read[n].values()):
+            if linked and n == "baseline" and size > 1 and any(nonfinite_count(v) for v in read[n].values()):
                 chain.off = (f"the baseline's own chain of {k} calls left the finite range ({chain.out} into "
                              f"{chain.inp}): batches unchained from pair {p + 2}")
         for n in names:
@@ -436,7 +438,7 @@ def measure_batch(job, figs, k):
     return _session(job, names, out, SHARE * float(ctx.task.timing["max_seconds"]), pair,
                     lambda rng: (_clear(walls, figs, rng, batch_margin_ms(figs["baseline"]))
                                  and _clear(many, figs, rng, calls_margin_ms(figs["baseline"], k), per=k)),
-                    unchecked, secret)
+                    unchecked)
 
 
 # Chained calls of a pair checked, each in every untrusted implementation: the baseline's call (an
@@ -473,21 +475,20 @@ def _chain_checked(ctx, job, p, chosen, exs, secret, unchecked):
     return None
 
 
+# What a chained call found wrong means, in the reasons _not_finite and _against_reference give.
+_UNORDERED = ("the call read its input before that work was done (work on a stream of its own that does not wait "
+              "for the stream it is given), or computed less than in timed calls; order every read after the work "
+              "queued on the given stream")
+_CHAINED = "a call whose input was the output of the call queued just before it on the same stream"
+
+
 def _not_finite(scenario, p, name, chain, bad, n):
     return ("incorrect", f"during timing: bound request #{p + 1} of {scenario.id} ({name}): {chain.out} held {bad} "
-                         f"NaN/Inf of {n} values after a call whose input was the output of the call queued just "
-                         f"before it on the same stream (the baseline's held none): the call read its input before "
-                         f"that work was done (work on a stream of its own that does not wait for the stream it is "
-                         f"given), or computed less than in timed calls; order every read after the work queued on "
-                         f"the given stream")
+                         f"NaN/Inf of {n} values after {_CHAINED} (the baseline's held none): {_UNORDERED}")
 
 
 def _inputs(task, slot):
     return {a.name: slot.tensors[a.name].clone() for a in task.inputs()}
-
-
-def _nonfinite(vals):
-    return bool((~torch.isfinite(vals.float())).any())
 
 
 # CPU tasks (issue 39): a request's lean calls, sent at once and answered in turn (executor.handle.bound_calls):
@@ -595,10 +596,10 @@ def measure_cpu(job, figs, rounds_ci=None, margin=0.0):
 
     budget = max(SHARE * float(ctx.task.timing["max_seconds"]), CPU_MIN_SECONDS)
     return _session(job, names, out, budget, pair, lambda rng: _clear_cpu(walls, rounds_ci, margin, rng),
-                    unchecked, secret)
+                    unchecked)
 
 
-def _session(job, names, out, budget, pair, clear, unchecked, secret):
+def _session(job, names, out, budget, pair, clear, unchecked):
     """A scenario's bound session, whatever its pairs are: each executor of `names` in a session of bound
     requests, then `pair(p, executors)` per pair (it records its walls and returns a failure or None),
     until `clear(rng)` holds at a count in CHECKS (more pairs could only confirm the figures), PAIRS_MAX,
@@ -630,7 +631,7 @@ def _session(job, names, out, budget, pair, clear, unchecked, secret):
             if n_pairs >= PAIRS_MIN and time.monotonic() - t_start > budget:
                 out["stopped"] = "time"
                 break
-        out["failure"] = _against_reference(ctx, job.scenario, unchecked, secret)
+        out["failure"] = _against_reference(ctx, job.scenario, unchecked)
         clean = True
     finally:
         out["seconds"] = time.monotonic() - t_start
@@ -659,11 +660,10 @@ def _end(ex):
 def _fresh_slots(job, names, count, chain=None):
     """`count` slots drawn for a pair (a stretch of `chain` from a slot drawn), the same indices in every
     implementation's set, all holding one new seed's values: ({name: [slot]}, seed)."""
-    slots = min(len(job.sets[n].slots) for n in names)
     if chain is not None:
         picks = chain.stretch(job.timer.rng.randrange(len(chain.order)), count)
     else:
-        picks = job.timer.rng.sample(range(slots), count)
+        picks = job.timer.rng.sample(range(min(len(job.sets[n].slots) for n in names)), count)
     chosen = {n: [job.sets[n].get(j) for j in picks] for n in names}
     return chosen, job.timer.fresh_slots(chosen)
 
@@ -757,12 +757,7 @@ def _plan_read(task, slot, positions):
 def _read(task, slot, positions):
     """{output: the values at `positions`, on the host}, read through the parent's own mapping by a
     gather kernel in its own context, which waits for the other process's work on the GPU."""
-    got = {}
-    for arg in task.outputs():
-        flat = slot.tensors[arg.name].reshape(-1)
-        idx = torch.tensor(positions[arg.name], dtype=torch.long, device=flat.device)
-        got[arg.name] = flat[idx].cpu()
-    return got
+    return _gather(_plan_read(task, slot, positions))
 
 
 def _plan_reads(task, slots, secret):
@@ -860,7 +855,7 @@ class Unchecked:
         self.kept[i] = (k, name, src() if callable(src) else src, positions, values)
 
 
-def _against_reference(ctx, scenario, unchecked, secret):
+def _against_reference(ctx, scenario, unchecked):
     """(status "incorrect", reason) when a bound request's values are off the reference's, else None."""
     for k, name, src, positions, vals in unchecked.kept:
         if isinstance(src, dict):      # a chained call's inputs: the reference on them
@@ -880,12 +875,8 @@ def _against_reference(ctx, scenario, unchecked, secret):
             if not ok and name == "incumbent":
                 _incumbent_failed(f"bound request #{k + 1}: {reason}")
             if not ok and isinstance(src, dict):
-                return ("incorrect", f"during timing: bound request #{k + 1} of {scenario.id} ({name}), a call whose "
-                                     f"input was the output of the call queued just before it on the same stream: "
-                                     f"{reason} at positions the parent drew after the batch: the call read its input "
-                                     f"before that work was done (work on a stream of its own that does not wait for "
-                                     f"the stream it is given), or computed less than in timed calls; order every read "
-                                     f"after the work queued on the given stream")
+                return ("incorrect", f"during timing: bound request #{k + 1} of {scenario.id} ({name}), {_CHAINED}: "
+                                     f"{reason} at positions the parent drew after the batch: {_UNORDERED}")
             if not ok:
                 return ("incorrect", f"during timing: bound request #{k + 1} of {scenario.id} ({name}): {reason} at "
                                      f"positions the parent drew after the call: a call that computes less, or "

@@ -199,10 +199,11 @@ def arena_bytes(ctx, scenarios, free_bytes=None, peer_lanes=0):
 BOUND_BYTES = 4 << 30
 
 
-def bound_bytes(per_set):
-    """The bytes of slots batch mode's bound wants of an arena on a scenario of `per_set` bytes."""
+def bound_bytes(per_set, room=None):
+    """The bytes of slots batch mode's bound wants of an arena on a scenario of `per_set` bytes, within
+    `room` (bytes an implementation) where one is set."""
     one = slot_footprint(per_set)
-    count = min(bound.BATCH_CALLS_MAX + 1, BOUND_BYTES // one)
+    count = min(bound.BATCH_CALLS_MAX + 1, (BOUND_BYTES if room is None else min(BOUND_BYTES, room)) // one)
     return count * one if count >= 1 + bound.BATCH_CALLS_MIN else 0
 
 
@@ -211,11 +212,7 @@ def _arena_need(ctx, per_sets, n_peers, room):
     batch = getattr(getattr(ctx, "opts", None), "bound_batch", False)
     for _, per_set in per_sets:
         room_s = scenario_pool(ctx, per_set, room) * slot_footprint(per_set)     # the slots, spread apart
-        own = room_s
-        if batch:
-            want = bound_bytes(per_set)
-            own = max(room_s, want if room is None else min(want, room // slot_footprint(per_set)
-                                                               * slot_footprint(per_set)))
+        own = max(room_s, bound_bytes(per_set, room)) if batch else room_s
         need["cand"] = max(need["cand"], own)
         need["ref"] = max(need["ref"], own)
         need["inc"] = max(need["inc"], own)
@@ -304,10 +301,10 @@ class BoundRoom:
     def __init__(self, ctx, sets, shapes_in, shapes_out, timer, pool):
         self.ctx, self.sets, self.shapes_in, self.shapes_out = ctx, sets, shapes_in, shapes_out
         self.timer, self.pool, self.widened, self.order = timer, pool, None, None
+        self.one = slot_footprint(set_bytes(ctx.task, shapes_in, shapes_out))     # a slot's bytes in an arena
 
     def room(self, names):
         """Slots each of `names` could hold once its rounds' set is given back (0 without an arena)."""
-        per = slot_footprint(set_bytes(self.ctx.task, self.shapes_in, self.shapes_out))
         free = []
         for n in names:
             arena = getattr(_executor(self.ctx, n), "arena", None)
@@ -316,7 +313,7 @@ class BoundRoom:
             # an arena is carved in order and reused whole once no set is live: with the rounds' set the
             # only one live, all of it; else what lies past the sets
             free.append(arena.size if arena.live <= 1 else arena.size - arena.used)
-        return min(free) // per
+        return min(free) // self.one
 
     def widen(self, job, names, want):
         """Whether `names` now have more slots than the rounds' (job.sets and job.chain follow)."""

@@ -50,12 +50,16 @@ class Timer:
         self.rng, self.seed_next = rng, seed_base
         self.last_cpu = {}
 
+    def _next(self):
+        """(seed, inputs) of the next seed."""
+        seed, self.seed_next = self.seed_next, self.seed_next + 1
+        return seed, self.ctx.oracle.inputs(self.params, seed)
+
     def fresh(self, *sets, poison=True):
         """New inputs (the next seed) and poison into each of `sets`: the calls of one index of a
         round get the same values, each in its own implementation's buffers. poison=False: the
         caller poisons the outputs itself (fresh_round)."""
-        inputs = self.ctx.oracle.inputs(self.params, self.seed_next)
-        seed, self.seed_next = self.seed_next, self.seed_next + 1
+        seed, inputs = self._next()
         for bs in sets:
             fill(self.task, bs, inputs, outputs=poison)
         return seed
@@ -64,8 +68,7 @@ class Timer:
         """fresh() for many slots ({name: [slots]}, all of one Slots each, bound.measure_batch): one new
         seed's inputs into every one, a copy per input and implementation over the slots' stacked
         copies, and their outputs poisoned likewise. Returns the seed."""
-        inputs = self.ctx.oracle.inputs(self.params, self.seed_next)
-        seed, self.seed_next = self.seed_next, self.seed_next + 1
+        seed, inputs = self._next()
         for slots in chosen.values():
             owner = slots[0].owner
             rows = torch.tensor([s.j for s in slots], dtype=torch.long)
