@@ -1,4 +1,5 @@
-import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { setTimeout as delay } from 'node:timers/promises';
+import { ErrorCode, Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { DigestConfig } from '../config/index.js';
 import { NonRetryableError } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
@@ -10,7 +11,7 @@ import { deliverScheduledDigest, type DeliveryResult, type DigestDeps } from './
 export const DIGEST_QUEUE = 'digest';
 export const DIGEST_JOB_NAME = 'digest';
 
-/** One scheduler per channel, with an id every replica computes alike: upserting it twice is a no-op. */
+/** One scheduler per channel, with an id every replica computes alike: upserting it twice leaves one. */
 export function digestSchedulerId(channel: string): string {
   return jobIdFor('digest', { channel });
 }
@@ -43,12 +44,32 @@ export async function scheduleDigests(
   }
   if (!config.channel || !wanted) return { scheduled: null, removed };
   const data: ScheduledDigestJob = ScheduledDigestJobSchema.parse({ channel: config.channel });
-  await queue.upsertJobScheduler(
-    wanted,
-    { pattern: config.cron, tz: config.timezone },
-    { name: DIGEST_JOB_NAME, data, opts: { ...DIGEST_JOB_OPTIONS, ...options.jobOptions } },
-  );
-  return { scheduled: wanted, removed };
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await queue.upsertJobScheduler(
+        wanted,
+        { pattern: config.cron, tz: config.timezone },
+        { name: DIGEST_JOB_NAME, data, opts: { ...DIGEST_JOB_OPTIONS, ...options.jobOptions } },
+      );
+      return { scheduled: wanted, removed };
+    } catch (error) {
+      if (!isIterationCollision(error) || attempt >= UPSERT_ATTEMPTS) throw error;
+      await delay(UPSERT_RETRY_MS * attempt);
+    }
+  }
+}
+
+const UPSERT_ATTEMPTS = 5;
+const UPSERT_RETRY_MS = 250;
+
+/**
+ * BullMQ refuses an upsert whose next iteration's job id is already taken by a job it cannot replace
+ * (codes -10 and -11): another replica's worker took that iteration between this call reading the
+ * clock and the script running. Transient: a moment later the next iteration is a later one.
+ */
+function isIterationCollision(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === ErrorCode.SchedulerJobIdCollision || code === ErrorCode.SchedulerJobSlotsBusy;
 }
 
 /**

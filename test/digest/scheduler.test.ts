@@ -88,6 +88,28 @@ describe('digest scheduling on Redis and PostgreSQL', () => {
     expect(await queue.getJobSchedulersCount()).toBe(0);
   });
 
+  it('an upsert whose next iteration is taken (another replica took it that instant) waits and goes in', async () => {
+    // The race two replicas hit under load: one reads the clock, the other's worker takes that
+    // iteration, then the first's upsert finds the job id taken (BullMQ code -10). Made here by hand:
+    // the next 09:00's iteration id held by a job, freed a moment later.
+    const config = { cron: '0 9 * * *', timezone: 'UTC', channel: CHANNEL };
+    const scratch = new Queue(DIGEST_QUEUE, { connection, prefix: `${prefix}-scratch` });
+    queues.push(scratch);
+    await scheduleDigests(scratch, config);
+    const iteration = (await scratch.getDelayed())[0]!.id!;
+    expect(iteration).toMatch(/^repeat:digest-C0DIGEST:\d+$/);
+    const queue = queueOf();
+    await queue.add('digest', { channel: CHANNEL }, { jobId: iteration });
+    const freed = delay(400).then(async () => (await queue.getJob(iteration))!.remove());
+    expect(await scheduleDigests(queue, config)).toEqual({ scheduled: digestSchedulerId(CHANNEL), removed: [] });
+    await freed;
+    expect(await queue.getJobScheduler(digestSchedulerId(CHANNEL))).toMatchObject({ pattern: '0 9 * * *', tz: 'UTC' });
+    // Held for good, it is BullMQ's error after a few tries, not a hang.
+    await queue.obliterate({ force: true });
+    await queue.add('digest', { channel: CHANNEL }, { jobId: iteration });
+    await expect(scheduleDigests(queue, config)).rejects.toMatchObject({ code: -10 });
+  });
+
   it('two scheduler instances running at once post exactly one digest', async () => {
     const handles = [await openDatabase({ kind: 'postgres', url: t.url! }), await openDatabase({ kind: 'postgres', url: t.url! })];
     const results: DeliveryResult[] = [];
