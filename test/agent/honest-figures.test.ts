@@ -1,4 +1,4 @@
-import { copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { copyFile, cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,14 +25,22 @@ import { startEngine, waitFor, type EngineHarness } from './helpers.js';
 // The real harness on cpu_softmax, a scripted model, PostgreSQL (the CLI reads the same database).
 
 /**
+ * cpu_softmax with its quick subset moved to three of its largest scenarios. The shipped subset holds
+ * r7-c33 and r64-c128, calls so small that on a loaded CI machine the call's overhead decided their
+ * figures: FAST read 2.15 on that subset against 2.59 for the counted kernel on the full set, and the
+ * run this test is about did not happen.
+ */
+const QUICK = ['r256-c1024', 'r512-c512', 'r1024-c128'];
+
+/**
  * Fast (AVX2) everywhere, but doing its work twice over outside the three quick scenarios: a counted
- * best well above the baseline on the full set, and well below what it does on the subset. (Three
+ * best well above the baseline on the full set, and well below what FAST does on the subset. (Three
  * times over, the full set's interval came within reach of the baseline on a loaded CI machine: no
  * counted best, and the bank's first question had no best to state.)
  */
 const SLOWER_OFF_QUICK = `${FAST.replace(/extern "C"(.*)\bsoftmax_rows\(/, 'static$1fast_rows(')}
 extern "C" int softmax_rows(const float* x, float* y, int64_t rows, int64_t cols) {
-  const bool quick = (rows == 64 && cols == 128) || (rows == 7 && cols == 33) || (rows == 256 && cols == 1024);
+  const bool quick = (rows == 256 && cols == 1024) || (rows == 512 && cols == 512) || (rows == 1024 && cols == 128);
   if (!quick) fast_rows(x, y, rows, cols);
   return fast_rows(x, y, rows, cols);
 }
@@ -57,11 +65,13 @@ questions:
 
 let db: TestDatabase;
 let tmp: { dir: string; remove(): Promise<void> };
+let tasksDir: string;
 let h: EngineHarness;
 
 beforeAll(async () => {
   db = await createTestDatabase('postgres');
   tmp = await createTempDir('ks-honest-');
+  tasksDir = path.join(tmp.dir, 'kernels');
 });
 afterAll(async () => {
   await h?.close();
@@ -78,12 +88,18 @@ describe('a quick evaluation better than the counted best', () => {
     await mkdir(bankDir, { recursive: true });
     await writeFile(path.join(bankDir, 'bank.yaml'), BANK);
     await copyFile(path.join(REPO_ROOT, 'questions', 'terms.yaml'), path.join(bankDir, 'terms.yaml'));
+    const taskDir = path.join(tasksDir, 'cpu_softmax');
+    await cp(path.join(REPO_ROOT, 'kernels', 'cpu_softmax'), taskDir, { recursive: true });
+    const yaml = await readFile(path.join(taskDir, 'task.yaml'), 'utf8');
+    const moved = yaml.replace(/^ {2}quick: \[.*\]$/m, `  quick: [${QUICK.join(', ')}]`);
+    expect(moved).not.toBe(yaml);
+    await writeFile(path.join(taskDir, 'task.yaml'), moved);
     const started = new Date();
     h = await startEngine({
       store: db.store,
       dataDir: tmp.dir,
       bankDir,
-      env: { KERNELSEEK_CONVERGE_STOPS: '2' },
+      env: { KERNELSEEK_CONVERGE_STOPS: '2', KERNELSEEK_TASKS_DIR: tasksDir },
       server: {
         script: [
           // 1. Counted: correct on all 11 scenarios, fast on three of them.
@@ -109,11 +125,9 @@ describe('a quick evaluation better than the counted best', () => {
     ]);
     const counted = evaluations[0]!.speedupVsBaseline!;
     const quick = evaluations[1]!.speedupVsBaseline!;
-    // The case of the issue: the quick figure is clearly above the counted one, far enough that the
-    // two never print alike. Not by a fixed large factor: the ratio is measured on a shared CPU, where
-    // the off-quick scenarios' second pass costs less than twice (small calls, warm caches); a loaded
-    // CI machine read 3.16 against 2.67 (1.18x).
-    expect(quick).toBeGreaterThan(counted * 1.08);
+    // The case of the issue: the quick figure is clearly above the counted one (3.49 against 2.62 with
+    // three busy loops beside the test on this two-core machine).
+    expect(quick).toBeGreaterThan(counted * 1.1);
     expect(counted).toBeGreaterThan(1.05);
     const countedText = fmt(counted);
     const quickText = fmt(quick);
@@ -199,7 +213,7 @@ describe('a quick evaluation better than the counted best', () => {
     // The CLI over the same database: `runs`, then `show` for the run and one evaluation as the model
     // read it, with the per-scenario table, intervals and verdicts.
     await h.close();
-    const env = { KERNELSEEK_DATA_DIR: tmp.dir, DATABASE_URL: db.url!, KERNELSEEK_TASKS_DIR: path.join(REPO_ROOT, 'kernels'), LOG_LEVEL: 'silent', ANTHROPIC_API_KEY: 'sk-ant-x' };
+    const env = { KERNELSEEK_DATA_DIR: tmp.dir, DATABASE_URL: db.url!, KERNELSEEK_TASKS_DIR: tasksDir, LOG_LEVEL: 'silent', ANTHROPIC_API_KEY: 'sk-ant-x' };
     const runs = await runKernelseek(['runs', '--json'], env);
     expect((JSON.parse(runs.stdout) as { id: string; best: number }[]).find((r) => r.id === run.id)!.best).toBe(counted);
     const shown = await runKernelseek(['show', run.id], env);
