@@ -147,7 +147,7 @@ describe('kernelseek run', () => {
         }
       },
     });
-    expect(result.code).toBe(130);
+    expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(130);
     expect(result.stdout).toMatch(/question from tester: Which scenario is slowest, and why\?/);
     expect(result.stdout).toMatch(/Interrupted: stopping the run/);
     expect(result.stdout).toMatch(/Run ks-[a-z0-9]+ stopped: interrupted in the terminal \(Ctrl-C\)/);
