@@ -70,7 +70,11 @@ describe('answers bound to their decision card', () => {
       return outcomes;
     };
     const racing = Promise.all([keepAnswering(), keepAnswering()]);
-    await engine.askFromBankNow(run.id);
+    // The bank is one of the racers: an answer may settle d2 before it is asked (a loaded machine did),
+    // and then it is refused like any late answer.
+    await engine.askFromBankNow(run.id).catch((e: unknown) => {
+      if (!(e instanceof UserInputError && /is not at a decision point/.test(e.message))) throw e;
+    });
     const outcomes = (await racing).flat();
     expect(outcomes).toContain('stored');
     expect(outcomes).toContain('refused');
