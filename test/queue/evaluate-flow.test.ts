@@ -98,14 +98,14 @@ describe('evaluations through Redis and a gpu-worker process (cpu host)', () => 
       dispatcher.evaluate(request({ runId: 'ks-hang', seq: 3 })),
     ]);
     // The harness's own per-call timeout: a result with status timeout and the reason.
-    expect(byCallTimeout.status).toBe('timeout');
+    expect(byCallTimeout.status, JSON.stringify(byCallTimeout).slice(0, 2000)).toBe('timeout');
     if (byCallTimeout.status !== 'harness_error') {
       expect(byCallTimeout.result.scenarios[0]).toMatchObject({ id: 'r7-c33', correct: false, status: 'timeout' });
     }
     // The evaluation's time limit (the job's 40 s less the worker's 4 s margin) stops the hanging call
     // inside the scenario: a result with status timeout, and the reason. (The worker's own hard limit,
     // for a harness that does not stop itself, is covered in test/harness/runner.test.ts.)
-    expect(byTimeLimit.status).toBe('timeout');
+    expect(byTimeLimit.status, JSON.stringify(byTimeLimit).slice(0, 2000)).toBe('timeout');
     if (byTimeLimit.status !== 'harness_error') {
       expect(byTimeLimit.result.scenarios[0]?.reason).toMatch(/the evaluation's time limit was reached during this scenario/);
     }
