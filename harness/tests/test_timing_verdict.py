@@ -180,8 +180,13 @@ def test_an_incumbent_is_timed_beside_the_candidate(cache_dir, tmp_path):
     # Three times the work: ~3x. The interval widens on a loaded CI machine (1.38x its lower end seen
     # there), so what is asserted is that it excludes "no faster" by a margin, and the estimate is ~3x.
     assert s["speedup_vs_incumbent_ci"][0] > 1.2 and s["speedup_vs_incumbent_geomean"] > 1.8, s
+    # Each scenario's estimate is ~3x; its own interval, from 9-12 rounds, may still reach 1 on this
+    # two-core machine (r256-c1024: 2.76 [0.95, 4.66] from 11 rounds, one round preempted), so one
+    # scenario may read `same`, never `slower`, and the others `faster`.
+    verdicts = [sc["verdict_vs_incumbent"] for sc in result["scenarios"]]
+    assert verdicts.count("faster") >= 2 and set(verdicts) <= {"faster", "same"}, verdicts
     for sc in result["scenarios"]:
-        assert sc["incumbent_ms"] > sc["time_ms"] and sc["verdict_vs_incumbent"] == "faster"
+        assert sc["incumbent_ms"] > 1.8 * sc["time_ms"], sc["id"]
         assert len(sc["timing"]["ratios"]["incumbent"]) == sc["timing"]["reps"]
         assert "incumbent" in sc["timing"]["overhead_ms"]     # its own executor, its own request overhead
     # The baseline is still the baseline: the slower incumbent changed nothing there.
