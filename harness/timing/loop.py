@@ -282,9 +282,7 @@ def _loop(ctx, timer, entry, impls, sets, sizes, policy, scenario, seed_base, pi
         chosen = {name: [sets[name].get(j) for j in rng.sample(range(pool), batch)] for name in impls}
         seeds = timer.fresh_round(chosen)
         drawn = {name: list(zip(chosen[name], seeds)) for name in impls}
-        owners = {}      # each executor's null request borrows the slots of one implementation it runs
-        for name in impls:
-            owners.setdefault(_side(name), name)
+        owners = _null_owners(impls)
         order = impls + [f"null:{side}" for side in owners]
         rng.shuffle(order)
         ctx.device.flush([slot.span for slots in chosen.values() for slot in slots])
@@ -337,6 +335,14 @@ def _loop(ctx, timer, entry, impls, sets, sizes, policy, scenario, seed_base, pi
                   time.monotonic() - t_start, scenario, seed_base, job)
 
 
+def _null_owners(impls):
+    """{executor side: the implementation whose slots its null requests borrow}: the first it runs."""
+    owners = {}
+    for name in impls:
+        owners.setdefault(_side(name), name)
+    return owners
+
+
 # Null requests added, alternately, before a calibration finding is judged (calibration_finding).
 CONFIRM_NULLS = 24
 
@@ -347,9 +353,7 @@ def _confirm_nulls(ctx, timer, impls, sets, batch, null, null_wall):
     one of them, a moment of load on a shared machine is not (the Triton task's own baseline, judged
     against itself, was once rejected so on a saturated CI machine, with as few as 5 rounds' worth).
     The figures are not touched: each round subtracted what was known then."""
-    owners = {}
-    for name in impls:
-        owners.setdefault(_side(name), name)
+    owners = _null_owners(impls)
     sides = [side for side in ("cand", "ref") if side in owners]
     for _ in range(CONFIRM_NULLS):
         for side in sides:
