@@ -1,5 +1,5 @@
 import sys
 
-from .cli import main
+from .cli import main, process_started
 
-sys.exit(main())
+sys.exit(main(started=process_started()))

@@ -2,12 +2,31 @@
 
 import argparse
 import json
+import os
 import sys
+import time
 from pathlib import Path
 
 from .errors import HarnessError
 from .executor.lanes import DEFAULT_PROCESSES, MAX_PROCESSES
 from .progress import Progress
+
+
+def process_started():
+    """When this process started, on time.monotonic()'s clock (/proc/self/stat's start time against
+    the boot-time clock it counts on); now where that cannot be read. The evaluation's time limit
+    counts from there: the interpreter's start and torch's import are seconds on a loaded host, and
+    the worker that spawned us counts its own hard limit from the spawn."""
+    now = time.monotonic()
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            ticks = int(f.read().rsplit(b")", 1)[1].split()[19])
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return now
+    # A figure no start of ours could take (a clock that is not the boot-time one in a namespace):
+    # ignored rather than trusted.
+    return now - age if 0.0 <= age <= 120.0 else now
 
 
 def _parser():
@@ -81,8 +100,11 @@ def _parser():
     return p
 
 
-def main(argv=None):
+def main(argv=None, started=None):
+    """`started`: when this process started (time.monotonic()), which `python3 -m harness` passes
+    (process_started()): an evaluation's time limit counts from there. None: from evaluate()'s call."""
     args = _parser().parse_args(argv)
+    args.started = started
     try:
         return _dispatch(args)
     except HarnessError as exc:
@@ -184,7 +206,7 @@ def _eval(args):
                    peer_processes=args.peer_processes, bound_batch=args.bound_batch,
                    cache_dir=args.cache_dir, reference_cache_gb=args.reference_cache_gb, seed_pool=args.seed_pool,
                    incumbent=args.incumbent, call_timeout=args.call_timeout, timeout=args.timeout,
-                   progress=Progress(args.progress))
+                   started=args.started, progress=Progress(args.progress))
     opts.early = _early_peers(opts)
     try:
         from .evaluate import evaluate   # imports torch (1-2 s): the peers' executor starts meanwhile

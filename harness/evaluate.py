@@ -63,6 +63,10 @@ class Context:
 def evaluate(opts):
     """Run an evaluation; returns the result dict. Raises HarnessError only for harness problems."""
     t0 = time.monotonic()
+    # The time limit counts from the process's start where the caller knows it (the command line:
+    # the interpreter's start and torch's import take seconds on a loaded host, and the worker's hard
+    # limit, a few seconds later, counts from the spawn).
+    deadline = (opts.started if opts.started is not None else t0) + opts.timeout
     progress = opts.progress or Progress()
     task = load_task(opts.task_dir)
     module = load_reference(task)
@@ -111,12 +115,12 @@ def evaluate(opts):
     # starting the executors, the scenarios' stages, shutting down.
     spent = {"task": round(time.monotonic() - t0, 3)}
     try:
-        ctx = _prepare(task, module, device_kind, opts, result, source, workdir, progress, t0 + opts.timeout,
+        ctx = _prepare(task, module, device_kind, opts, result, source, workdir, progress, deadline,
                        scenarios, spent, early)
         if ctx is not None:
             t_run = time.monotonic()
             ctx.correct_base = correct_base
-            _run_scenarios(ctx, scenarios, result, base_seed, t0, workdir, progress)
+            _run_scenarios(ctx, scenarios, result, base_seed, workdir, progress)
             spent["scenarios"] = round(time.monotonic() - t_run, 3)
     except RuntimeError as exc:
         if not out_of_memory(exc):
@@ -437,11 +441,11 @@ def _start_child(ctx, workdir):
     return pair
 
 
-def _run_scenarios(ctx, scenarios, result, base_seed, t0, workdir, progress):
+def _run_scenarios(ctx, scenarios, result, base_seed, workdir, progress):
     """Correctness on every scenario first, then the timing of those that passed: the peers' executor
     finishes starting meanwhile, and a candidate refused on its last scenario is refused before
     anything is timed."""
-    run = _Pass(ctx, scenarios, result, base_seed, t0, workdir, progress)
+    run = _Pass(ctx, scenarios, result, base_seed, workdir, progress)
     if run.over("correctness", range(len(scenarios))):
         run.over("timing", timing_order(ctx.task, scenarios,
                                         [i for i, e in enumerate(result["scenarios"]) if e["status"] == "ok"]))
@@ -473,9 +477,9 @@ class _Pass:
     executor restarted (at most MAX_CRASH_RESTARTS times), a timeout or a rejection ending the
     evaluation, the incumbent left out when it is the one that failed."""
 
-    def __init__(self, ctx, scenarios, result, base_seed, t0, workdir, progress):
+    def __init__(self, ctx, scenarios, result, base_seed, workdir, progress):
         self.ctx, self.scenarios, self.result, self.base_seed = ctx, scenarios, result, base_seed
-        self.t0, self.workdir, self.progress = t0, workdir, progress
+        self.workdir, self.progress = workdir, progress
         self.rng_master = random.Random(f"{base_seed}:timing")
         self.crashes = 0
         self.reported = 0
@@ -488,7 +492,7 @@ class _Pass:
         while todo:
             i = todo[0]
             scenario, entry = self.scenarios[i], result["scenarios"][i]
-            if time.monotonic() - self.t0 > ctx.opts.timeout:
+            if time.monotonic() > ctx.deadline:
                 _stop(result, "timeout", f"the evaluation's time limit ({ctx.opts.timeout:g} s) was reached after "
                                          f"{len(indices) - len(todo)} of {len(indices)} scenarios"
                                          + (" had been timed" if stage == "timing" else "")

@@ -34,6 +34,9 @@ class Options:
     seed_pool: int = 2
     call_timeout: float = 30.0
     timeout: float = 1800.0
+    # When the evaluation's process started (time.monotonic()): `timeout` counts from there, not from
+    # evaluate()'s call; None, from the call (a caller that runs several evaluations in one process).
+    started: float = None
     progress: Progress = None
     # Tests turn the executor's seccomp filter off to show the checks behind it still catch a class.
     confine: bool = True

@@ -1,11 +1,13 @@
 """Candidates that do not build, crash, hang or fail; and the harness's own argument errors."""
 
 import json
+import subprocess
+import sys
 import time
 
 from harness.schema import validate_result
 
-from .conftest import CPU_TASK
+from .conftest import CPU_TASK, REPO
 
 ENTRY = 'extern "C" int softmax_rows(const float* x, float* y, long long rows, long long cols)'
 
@@ -112,8 +114,7 @@ def test_the_evaluation_time_limit(run_cli):
 def test_the_evaluation_time_limit_stops_a_hanging_call(run_cli, candidate):
     # A call that never returns, with a call timeout far beyond the evaluation's: the evaluation's
     # own limit must stop it inside the scenario (before, the executor waited for the call timeout).
-    source = (CPU_TASK / "baseline.cpp").read_text().replace(
-        "  return 0;\n}", "  for (volatile unsigned long spin = 0;; ++spin) {}\n  return 0;\n}")
+    source = _hang_source()
     started = time.monotonic()
     proc = run_cli("eval", "--task-dir", str(CPU_TASK), "--candidate", str(candidate(source)), "--json", "-",
                    "--no-peers", "--scenarios", "r7-c33", "--call-timeout", "600", "--timeout", "8")
@@ -121,6 +122,35 @@ def test_the_evaluation_time_limit_stops_a_hanging_call(run_cli, candidate):
     assert result["status"] == "timeout", result["messages"]
     assert "the evaluation's time limit was reached during this scenario" in result["scenarios"][0]["reason"]
     assert time.monotonic() - started < 60
+
+
+def _hang_source():
+    return (CPU_TASK / "baseline.cpp").read_text().replace(
+        "  return 0;\n}", "  for (volatile unsigned long spin = 0;; ++spin) {}\n  return 0;\n}")
+
+
+def test_the_time_limit_counts_from_the_process_start(candidate, cache_dir):
+    # The worker kills the harness at its hard limit, counted from the spawn, a few seconds after the
+    # limit it gives the harness: the interpreter's start and torch's import (seconds on a loaded host)
+    # must count against the harness's limit too, or a hanging call outlives the hard one (seen on a
+    # loaded CI machine: harness_error, no result, in place of timeout). Here 6 s pass before the
+    # harness's own code starts.
+    path = candidate(_hang_source())
+    argv = ["harness", "eval", "--task-dir", str(CPU_TASK), "--candidate", str(path), "--json", "-",
+            "--no-peers", "--no-baseline", "--scenarios", "r7-c33", "--call-timeout", "600", "--timeout", "8",
+            "--cache-dir", cache_dir]
+    late_start = f"import runpy, sys, time; time.sleep(6); sys.argv = {argv!r}; " \
+                 "runpy.run_module('harness', run_name='__main__', alter_sys=True)"
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, "-c", late_start], cwd=REPO, capture_output=True, text=True, timeout=120)
+    wall = time.monotonic() - started
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout)
+    assert result["status"] == "timeout", result["messages"]
+    assert "the evaluation's time limit was reached during this scenario" in result["scenarios"][0]["reason"]
+    # evaluate() itself had what was left of the 8 s (without the process's start: all 8 of them)
+    assert result["summary"]["seconds"] < 5, result["time_spent"]
+    assert wall < 13, (wall, result["time_spent"])
 
 
 def test_run_to_run_differences_within_tolerance_are_reported(run_cli, candidate):
