@@ -133,24 +133,25 @@ def test_the_time_limit_counts_from_the_process_start(candidate, cache_dir):
     # The worker kills the harness at its hard limit, counted from the spawn, a few seconds after the
     # limit it gives the harness: the interpreter's start and torch's import (seconds on a loaded host)
     # must count against the harness's limit too, or a hanging call outlives the hard one (seen on a
-    # loaded CI machine: harness_error, no result, in place of timeout). Here 6 s pass before the
-    # harness's own code starts.
+    # loaded CI machine: harness_error, no result, in place of timeout). Here 5 s of the 10 pass before
+    # the harness's own code starts.
     path = candidate(_hang_source())
     argv = ["harness", "eval", "--task-dir", str(CPU_TASK), "--candidate", str(path), "--json", "-",
-            "--no-peers", "--no-baseline", "--scenarios", "r7-c33", "--call-timeout", "600", "--timeout", "8",
+            "--no-peers", "--no-baseline", "--scenarios", "r7-c33", "--call-timeout", "600", "--timeout", "10",
             "--cache-dir", cache_dir]
-    late_start = f"import runpy, sys, time; time.sleep(6); sys.argv = {argv!r}; " \
+    late_start = f"import runpy, sys, time; time.sleep(5); sys.argv = {argv!r}; " \
                  "runpy.run_module('harness', run_name='__main__', alter_sys=True)"
     started = time.monotonic()
     proc = subprocess.run([sys.executable, "-c", late_start], cwd=REPO, capture_output=True, text=True, timeout=120)
     wall = time.monotonic() - started
     assert proc.returncode == 0, proc.stderr[-2000:]
     result = json.loads(proc.stdout)
+    # Stopped inside the hanging call, or (a host so loaded that the imports ate the rest) before it
     assert result["status"] == "timeout", result["messages"]
-    assert "the evaluation's time limit was reached during this scenario" in result["scenarios"][0]["reason"]
-    # evaluate() itself had what was left of the 8 s (without the process's start: all 8 of them)
-    assert result["summary"]["seconds"] < 5, result["time_spent"]
-    assert wall < 13, (wall, result["time_spent"])
+    assert "the evaluation's time limit was reached" in result["scenarios"][0]["reason"]
+    # evaluate() itself had what was left of the 10 s (without the process's start: all 10 of them)
+    assert result["summary"]["seconds"] < 7.5, result["time_spent"]
+    assert wall < 14, (wall, result["time_spent"])
 
 
 def test_run_to_run_differences_within_tolerance_are_reported(run_cli, candidate):
