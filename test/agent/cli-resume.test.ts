@@ -114,7 +114,13 @@ describe('kernelseek run --resume', () => {
     const listed = kernelseek(['runs', '--json'], env(dataDir));
     expect((await listed.exited).code).toBe(0);
     const rows = JSON.parse(listed.stdout()) as { id: string; status: string }[];
-    expect(rows.find((r) => r.id === runId)).toMatchObject({ status: 'interrupted' });
+    const row = rows.find((r) => r.id === runId);
+    if (row?.status !== 'interrupted') {
+      // Once seen `queued` under heavy load: what the store holds says which part did not hold (the lease, the status).
+      const handle = await openDatabase({ kind: 'pglite', dataDir: path.join(dataDir, 'pgdata') });
+      const stored = await createStore(handle.db).runs.get(runId).finally(() => handle.close());
+      expect.fail(`listed ${JSON.stringify(row)} at ${new Date().toISOString()}; stored: status ${stored?.status}, lease ${stored?.leaseOwner ?? 'none'} until ${stored?.leaseExpiresAt?.toISOString() ?? '-'}`);
+    }
 
     const second = kernelseek(['run', '--resume', runId], env(dataDir));
     const done = await second.exited;
