@@ -175,11 +175,12 @@ describe('a scripted model attacking through bash and gpu_bash under `kernelseek
     await client.connect();
     try {
       const run = (await client.query('select best_speedup, best_evaluation_id from runs where id = $1', [runId])).rows[0];
-      const evals = (await client.query("select id, status, speedup_vs_baseline, (result->'summary'->>'speedup_vs_baseline_geomean')::float8 as measured from evaluations where run_id = $1", [runId])).rows;
+      const evals = (await client.query("select id, status, speedup_vs_baseline, (result->'summary'->>'speedup_vs_baseline_geomean')::float8 as measured, result->'summary' as summary from evaluations where run_id = $1", [runId])).rows;
       expect(evals).toHaveLength(1);
       expect(evals[0].status).toBe('ok');
       expect(evals[0].speedup_vs_baseline).toBe(evals[0].measured);
-      expect(run.best_evaluation_id).toBe(evals[0].id);
+      // A new best needs the harness's interval to say faster: once not so on a saturated machine (the summary says)
+      expect(run.best_evaluation_id, JSON.stringify(evals[0].summary)).toBe(evals[0].id);
       expect(run.best_speedup).toBe(evals[0].measured);
       expect(run.best_speedup).toBeLessThan(10);
     } finally {
