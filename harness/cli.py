@@ -104,17 +104,16 @@ def main(argv=None, started=None):
     """`started`: when this process started (time.monotonic()), which `python3 -m harness` passes
     (process_started()): an evaluation's time limit counts from there. None: from evaluate()'s call."""
     args = _parser().parse_args(argv)
-    args.started = started
     try:
-        return _dispatch(args)
+        return _dispatch(args, started)
     except HarnessError as exc:
         sys.stderr.write(f"harness: error: {exc}\n")
         return exc.exit_code
 
 
-def _dispatch(args):
+def _dispatch(args, started):
     if args.command == "eval":
-        return _eval(args)
+        return _eval(args, started)
     if args.command == "scenarios":
         from .task.scenarios import select_scenarios
         from .task.model import load_task
@@ -188,7 +187,7 @@ def _pool(text):
     return n
 
 
-def _eval(args):
+def _eval(args, started):
     from .options import Options
     if args.compile_only:
         from .compile_only import compile_only
@@ -206,7 +205,7 @@ def _eval(args):
                    peer_processes=args.peer_processes, bound_batch=args.bound_batch,
                    cache_dir=args.cache_dir, reference_cache_gb=args.reference_cache_gb, seed_pool=args.seed_pool,
                    incumbent=args.incumbent, call_timeout=args.call_timeout, timeout=args.timeout,
-                   started=args.started, progress=Progress(args.progress))
+                   started=started, progress=Progress(args.progress))
     opts.early = _early_peers(opts)
     try:
         from .evaluate import evaluate   # imports torch (1-2 s): the peers' executor starts meanwhile

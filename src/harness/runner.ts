@@ -159,7 +159,11 @@ const EXIT_MEANINGS: Record<number, string> = {
   4: 'this machine cannot run the evaluation (no compiler or no CUDA device)',
 };
 
-/** The harness's own time budget: it stops between scenarios a little before we kill it. */
+/**
+ * The harness's own time budget, a little under the hard limit at which we kill it: counted, like the
+ * hard limit, from the process's start (harness/cli.py process_started), it stops a hanging call or
+ * the scenarios left in time to write its result.
+ */
 function innerTimeout(hardSeconds: number): number {
   return Math.max(1, hardSeconds - Math.min(60, Math.max(3, hardSeconds * 0.1)));
 }
